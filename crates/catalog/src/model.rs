@@ -1,0 +1,185 @@
+//! The catalog: what Grafton knows about a database, independent of the backend.
+
+use serde::Serialize;
+
+/// Which database a catalog was read from; decides SQL dialect and type mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Backend {
+    /// PostgreSQL, via tokio-postgres.
+    Postgres,
+    /// SQLite, via rusqlite.
+    Sqlite,
+}
+
+/// Every table and view Grafton exposes, in a stable order (schema, name).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Catalog {
+    /// Tables and views.
+    pub tables: Vec<Table>,
+    /// Postgres enum types, referenced by `ScalarKind::Enum`.
+    pub enums: Vec<EnumType>,
+}
+
+/// A table or a view.
+#[derive(Debug, Clone, Serialize)]
+pub struct Table {
+    /// Schema name (`public`; SQLite uses `main`).
+    pub schema: String,
+    /// Table name as in the database.
+    pub name: String,
+    /// Table or view.
+    pub kind: TableKind,
+    /// Columns in ordinal order.
+    pub columns: Vec<Column>,
+    /// Primary key column names in key order; empty when there is none.
+    pub primary_key: Vec<String>,
+    /// Name of the primary key constraint, when the database names it.
+    pub primary_key_name: Option<String>,
+    /// Unique constraints (and unique indexes) other than the primary key.
+    pub unique_constraints: Vec<UniqueConstraint>,
+    /// Foreign keys from this table to others (composite keys included).
+    pub foreign_keys: Vec<ForeignKey>,
+    /// Table comment, used as the GraphQL description.
+    pub comment: Option<String>,
+}
+
+/// Whether a relation is a base table or a view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum TableKind {
+    /// A base table.
+    Table,
+    /// A view (or materialized view).
+    View,
+}
+
+/// A column and its type.
+#[derive(Debug, Clone, Serialize)]
+pub struct Column {
+    /// Column name as in the database.
+    pub name: String,
+    /// The database's own type name (`int4`, `timestamptz`, `TEXT`…).
+    pub db_type: String,
+    /// How the column maps to GraphQL.
+    pub scalar: ScalarKind,
+    /// True when the column may hold NULL.
+    pub nullable: bool,
+    /// True when the column has a default (or is generated / autoincrement).
+    pub has_default: bool,
+    /// Column comment, used as the GraphQL description.
+    pub comment: Option<String>,
+}
+
+/// A unique constraint or unique index.
+#[derive(Debug, Clone, Serialize)]
+pub struct UniqueConstraint {
+    /// Constraint (or index) name.
+    pub name: String,
+    /// Columns in key order.
+    pub columns: Vec<String>,
+}
+
+/// A foreign key: `columns` of this table reference `ref_columns` of `ref_table`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ForeignKey {
+    /// Constraint name (SQLite: synthesized as `<table>_<cols>_fkey`).
+    pub name: String,
+    /// Referencing columns, in order.
+    pub columns: Vec<String>,
+    /// Referenced table's schema.
+    pub ref_schema: String,
+    /// Referenced table's name.
+    pub ref_table: String,
+    /// Referenced columns, paired with `columns` by position.
+    pub ref_columns: Vec<String>,
+}
+
+/// A Postgres enum type.
+#[derive(Debug, Clone, Serialize)]
+pub struct EnumType {
+    /// Schema name of the type.
+    pub schema: String,
+    /// Type name.
+    pub name: String,
+    /// Labels in sort order.
+    pub values: Vec<String>,
+}
+
+/// The GraphQL-facing kind of a column type. Closed: anything else is `Text` with a
+/// warning at start-up.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum ScalarKind {
+    /// 16/32-bit integers → `Int`.
+    Int,
+    /// 64-bit integers → `bigint`.
+    BigInt,
+    /// float4/float8/real → `Float`.
+    Float,
+    /// numeric/decimal → `numeric`.
+    Numeric,
+    /// Strings → `String`.
+    Text,
+    /// Booleans → `Boolean`.
+    Boolean,
+    /// uuid → `uuid`.
+    Uuid,
+    /// timestamptz → `timestamptz`.
+    Timestamptz,
+    /// timestamp → `timestamp`.
+    Timestamp,
+    /// date → `date`.
+    Date,
+    /// time → `time`.
+    Time,
+    /// timetz → `timetz`.
+    Timetz,
+    /// interval → `interval`.
+    Interval,
+    /// json → `json`.
+    Json,
+    /// jsonb → `jsonb`.
+    Jsonb,
+    /// bytea → `bytea`.
+    Bytea,
+    /// A Postgres enum: index into `Catalog::enums`.
+    Enum(usize),
+}
+
+impl ScalarKind {
+    /// Whether values of this kind can be summed and averaged.
+    pub fn is_numeric(&self) -> bool {
+        matches!(self, Self::Int | Self::BigInt | Self::Float | Self::Numeric)
+    }
+
+    /// Whether `min`/`max` are defined for this kind.
+    pub fn is_comparable(&self) -> bool {
+        !matches!(self, Self::Json | Self::Boolean | Self::Bytea)
+    }
+
+    /// Whether the text-only operators (`_like`, `_ilike`, …) apply.
+    pub fn is_text(&self) -> bool {
+        matches!(self, Self::Text)
+    }
+}
+
+impl Catalog {
+    /// Finds a table by schema and name.
+    pub fn table(&self, schema: &str, name: &str) -> Option<&Table> {
+        self.tables
+            .iter()
+            .find(|t| t.schema == schema && t.name == name)
+    }
+
+    /// Index of a table by schema and name.
+    pub fn table_index(&self, schema: &str, name: &str) -> Option<usize> {
+        self.tables
+            .iter()
+            .position(|t| t.schema == schema && t.name == name)
+    }
+}
+
+impl Table {
+    /// Finds a column by name.
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+}

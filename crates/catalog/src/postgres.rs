@@ -1,0 +1,350 @@
+//! PostgreSQL introspection: three catalog queries (relations with their columns,
+//! key constraints and unique indexes, enum types), pipelined on one connection.
+
+use std::collections::HashMap;
+
+use tokio_postgres::types::Type;
+use tokio_postgres::{Client, Row};
+
+use crate::{
+    normalize, Catalog, CatalogError, Column, EnumType, ForeignKey, Introspected, ScalarKind,
+    Table, TableKind, UniqueConstraint,
+};
+
+/// Relations (tables, partitioned tables, views, materialized views) of the given
+/// schemas, one row per column in ordinal order (one row with NULL columns for a
+/// relation without columns). Domains are resolved to their base type.
+const RELATIONS_SQL: &str = r#"
+WITH RECURSIVE domain_base(domain_oid, base_oid) AS (
+    SELECT t.oid, t.typbasetype FROM pg_catalog.pg_type t WHERE t.typtype = 'd'
+  UNION ALL
+    SELECT d.domain_oid, t.typbasetype
+    FROM domain_base d JOIN pg_catalog.pg_type t ON t.oid = d.base_oid
+    WHERE t.typtype = 'd'
+)
+SELECT n.nspname::text AS table_schema,
+       c.relname::text AS table_name,
+       c.relkind::text AS relkind,
+       pg_catalog.obj_description(c.oid, 'pg_class') AS table_comment,
+       a.attname::text AS column_name,
+       et.oid AS type_oid,
+       et.typname::text AS type_name,
+       etn.nspname::text AS type_schema,
+       et.typtype::text AS type_type,
+       elt.typname::text AS element_type_name,
+       NOT (a.attnotnull OR (at.typtype = 'd' AND at.typnotnull)) AS nullable,
+       (a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> ''
+        OR (at.typtype = 'd' AND at.typdefault IS NOT NULL)) AS has_default,
+       pg_catalog.col_description(c.oid, a.attnum) AS column_comment
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_catalog.pg_attribute a
+       ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+LEFT JOIN pg_catalog.pg_type at ON at.oid = a.atttypid
+LEFT JOIN domain_base db
+       ON db.domain_oid = a.atttypid
+      AND NOT EXISTS (SELECT FROM pg_catalog.pg_type x
+                      WHERE x.oid = db.base_oid AND x.typtype = 'd')
+LEFT JOIN pg_catalog.pg_type et ON et.oid = COALESCE(db.base_oid, a.atttypid)
+LEFT JOIN pg_catalog.pg_namespace etn ON etn.oid = et.typnamespace
+LEFT JOIN pg_catalog.pg_type elt ON elt.oid = et.typelem AND et.typcategory = 'A'
+WHERE c.relkind IN ('r', 'p', 'v', 'm')
+  AND NOT c.relispartition
+  AND n.nspname = ANY($1)
+ORDER BY n.nspname, c.relname, a.attnum
+"#;
+
+/// Primary keys, unique constraints and foreign keys (columns paired in key
+/// order), then unique indexes that back no constraint and are neither partial
+/// nor on expressions (contype `i`).
+const CONSTRAINTS_SQL: &str = r#"
+SELECT n.nspname::text AS table_schema,
+       cl.relname::text AS table_name,
+       con.conname::text AS name,
+       con.contype::text AS kind,
+       ARRAY(SELECT a.attname::text
+             FROM unnest(con.conkey) WITH ORDINALITY k(attnum, ord)
+             JOIN pg_catalog.pg_attribute a
+               ON a.attrelid = con.conrelid AND a.attnum = k.attnum
+             ORDER BY k.ord) AS columns,
+       rn.nspname::text AS ref_schema,
+       rcl.relname::text AS ref_table,
+       ARRAY(SELECT a.attname::text
+             FROM unnest(con.confkey) WITH ORDINALITY k(attnum, ord)
+             JOIN pg_catalog.pg_attribute a
+               ON a.attrelid = con.confrelid AND a.attnum = k.attnum
+             ORDER BY k.ord) AS ref_columns
+FROM pg_catalog.pg_constraint con
+JOIN pg_catalog.pg_class cl ON cl.oid = con.conrelid
+JOIN pg_catalog.pg_namespace n ON n.oid = cl.relnamespace
+LEFT JOIN pg_catalog.pg_class rcl ON rcl.oid = con.confrelid
+LEFT JOIN pg_catalog.pg_namespace rn ON rn.oid = rcl.relnamespace
+WHERE con.contype IN ('p', 'u', 'f')
+  AND con.conparentid = 0
+  AND n.nspname = ANY($1)
+UNION ALL
+SELECT n.nspname::text,
+       cl.relname::text,
+       ic.relname::text,
+       'i',
+       ARRAY(SELECT a.attname::text
+             FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(attnum, ord)
+             JOIN pg_catalog.pg_attribute a
+               ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+             WHERE k.ord <= i.indnkeyatts
+             ORDER BY k.ord),
+       NULL,
+       NULL,
+       ARRAY[]::text[]
+FROM pg_catalog.pg_index i
+JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
+JOIN pg_catalog.pg_class cl ON cl.oid = i.indrelid
+JOIN pg_catalog.pg_namespace n ON n.oid = cl.relnamespace
+WHERE i.indisunique
+  AND NOT i.indisprimary
+  AND i.indisvalid
+  AND i.indpred IS NULL
+  AND i.indexprs IS NULL
+  AND NOT EXISTS (SELECT FROM pg_catalog.pg_constraint x
+                  WHERE x.conindid = i.indexrelid AND x.contype IN ('p', 'u', 'x'))
+  AND n.nspname = ANY($1)
+"#;
+
+/// Enum types of the given schemas, plus those used by their columns (directly
+/// or through a domain), with labels in sort order.
+const ENUMS_SQL: &str = r#"
+WITH used(type_oid) AS (
+    SELECT a.atttypid
+    FROM pg_catalog.pg_attribute a
+    JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = ANY($1) AND a.attnum > 0 AND NOT a.attisdropped
+)
+SELECT t.oid AS type_oid,
+       n.nspname::text AS type_schema,
+       t.typname::text AS type_name,
+       ARRAY(SELECT e.enumlabel::text FROM pg_catalog.pg_enum e
+             WHERE e.enumtypid = t.oid ORDER BY e.enumsortorder) AS labels
+FROM pg_catalog.pg_type t
+JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
+WHERE t.typtype = 'e'
+  AND (n.nspname = ANY($1)
+       OR t.oid IN (SELECT type_oid FROM used)
+       OR t.oid IN (SELECT d.typbasetype FROM pg_catalog.pg_type d
+                    WHERE d.typtype = 'd' AND d.oid IN (SELECT type_oid FROM used)))
+ORDER BY n.nspname, t.typname
+"#;
+
+/// Reads the catalog of the given schemas (e.g. `["public"]`) from PostgreSQL.
+///
+/// Issues three catalog queries, pipelined on the connection: relations with
+/// their columns, key constraints and unique indexes, and enum types. Tables come
+/// out ordered by (schema, name), columns in ordinal order; types that have no
+/// exact GraphQL mapping are exposed as `Text` and reported in `warnings`.
+pub async fn introspect_postgres(
+    client: &Client,
+    schemas: &[String],
+) -> Result<Introspected, CatalogError> {
+    let params: [(&(dyn tokio_postgres::types::ToSql + Sync), Type); 1] =
+        [(&schemas, Type::NAME_ARRAY)];
+    let (relations, constraints, enums) = futures_util::future::try_join3(
+        client.query_typed(RELATIONS_SQL, &params),
+        client.query_typed(CONSTRAINTS_SQL, &params),
+        client.query_typed(ENUMS_SQL, &params),
+    )
+    .await?;
+
+    let mut warnings = Vec::new();
+    let mut catalog = Catalog::default();
+
+    let mut enum_index: HashMap<u32, usize> = HashMap::new();
+    for row in &enums {
+        let oid: u32 = row.try_get("type_oid")?;
+        enum_index.insert(oid, catalog.enums.len());
+        catalog.enums.push(EnumType {
+            schema: row.try_get("type_schema")?,
+            name: row.try_get("type_name")?,
+            values: row.try_get("labels")?,
+        });
+    }
+
+    let mut table_index: HashMap<(String, String), usize> = HashMap::new();
+    for row in &relations {
+        let schema: String = row.try_get("table_schema")?;
+        let name: String = row.try_get("table_name")?;
+        let key = (schema, name);
+        let index = match table_index.get(&key) {
+            Some(&i) => i,
+            None => {
+                let relkind: String = row.try_get("relkind")?;
+                let kind = match relkind.as_str() {
+                    "v" | "m" => TableKind::View,
+                    _ => TableKind::Table,
+                };
+                catalog.tables.push(Table {
+                    schema: key.0.clone(),
+                    name: key.1.clone(),
+                    kind,
+                    columns: Vec::new(),
+                    primary_key: Vec::new(),
+                    primary_key_name: None,
+                    unique_constraints: Vec::new(),
+                    foreign_keys: Vec::new(),
+                    comment: row.try_get("table_comment")?,
+                });
+                table_index.insert(key, catalog.tables.len() - 1);
+                catalog.tables.len() - 1
+            }
+        };
+        let Some(column_name) = row.try_get::<_, Option<String>>("column_name")? else {
+            continue;
+        };
+        let table = &mut catalog.tables[index];
+        let (db_type, scalar, warning) = column_type(row, &enum_index)?;
+        if let Some(what) = warning {
+            warnings.push(format!(
+                "column {}.{}.{} has type {what}, exposed as String",
+                table.schema, table.name, column_name
+            ));
+        }
+        table.columns.push(Column {
+            name: column_name,
+            db_type,
+            scalar,
+            nullable: row.try_get::<_, Option<bool>>("nullable")?.unwrap_or(true),
+            has_default: row
+                .try_get::<_, Option<bool>>("has_default")?
+                .unwrap_or(false),
+            comment: row.try_get("column_comment")?,
+        });
+    }
+
+    for row in &constraints {
+        let schema: String = row.try_get("table_schema")?;
+        let table_name: String = row.try_get("table_name")?;
+        // Constraints of relations that are not exposed (partitions) are skipped.
+        let Some(&index) = table_index.get(&(schema, table_name)) else {
+            continue;
+        };
+        let name: String = row.try_get("name")?;
+        let kind: String = row.try_get("kind")?;
+        let columns: Vec<String> = row.try_get("columns")?;
+        let table = &mut catalog.tables[index];
+        match kind.as_str() {
+            "p" => {
+                table.primary_key = columns;
+                table.primary_key_name = Some(name);
+            }
+            "u" | "i" => table
+                .unique_constraints
+                .push(UniqueConstraint { name, columns }),
+            "f" => {
+                let ref_schema: Option<String> = row.try_get("ref_schema")?;
+                let ref_table: Option<String> = row.try_get("ref_table")?;
+                let ref_columns: Vec<String> = row.try_get("ref_columns")?;
+                let (Some(ref_schema), Some(ref_table)) = (ref_schema, ref_table) else {
+                    continue;
+                };
+                if !table_index.contains_key(&(ref_schema.clone(), ref_table.clone())) {
+                    warnings.push(format!(
+                        "foreign key {name} on {}.{} references {ref_schema}.{ref_table}, \
+                         which is not introspected; ignored",
+                        table.schema, table.name
+                    ));
+                    continue;
+                }
+                table.foreign_keys.push(ForeignKey {
+                    name,
+                    columns,
+                    ref_schema,
+                    ref_table,
+                    ref_columns,
+                });
+            }
+            _ => {}
+        }
+    }
+
+    normalize(&mut catalog);
+    tracing::debug!(
+        tables = catalog.tables.len(),
+        enums = catalog.enums.len(),
+        warnings = warnings.len(),
+        "introspected postgres"
+    );
+    Ok(Introspected { catalog, warnings })
+}
+
+/// The column's `db_type`, its scalar kind, and (when it is not mapped exactly)
+/// the type name to warn about.
+fn column_type(
+    row: &Row,
+    enum_index: &HashMap<u32, usize>,
+) -> Result<(String, ScalarKind, Option<String>), CatalogError> {
+    let type_oid: Option<u32> = row.try_get("type_oid")?;
+    let name: String = row
+        .try_get::<_, Option<String>>("type_name")?
+        .unwrap_or_default();
+    let schema: String = row
+        .try_get::<_, Option<String>>("type_schema")?
+        .unwrap_or_default();
+    let typtype: String = row
+        .try_get::<_, Option<String>>("type_type")?
+        .unwrap_or_default();
+    let element: Option<String> = row.try_get("element_type_name")?;
+
+    if let Some(element) = element {
+        let db_type = format!("{element}[]");
+        return Ok((db_type.clone(), ScalarKind::Text, Some(db_type)));
+    }
+    if typtype == "e" {
+        if let Some(&i) = type_oid.and_then(|oid| enum_index.get(&oid)) {
+            return Ok((name, ScalarKind::Enum(i), None));
+        }
+    }
+    let builtin = typtype == "b" && (schema == "pg_catalog" || name == "citext");
+    match builtin.then(|| scalar_for_type_name(&name)).flatten() {
+        Some(scalar) => Ok((name, scalar, None)),
+        None => Ok((name.clone(), ScalarKind::Text, Some(name))),
+    }
+}
+
+/// The scalar kind of a built-in PostgreSQL base type, by its `pg_type` name.
+fn scalar_for_type_name(name: &str) -> Option<ScalarKind> {
+    Some(match name {
+        "int2" | "int4" => ScalarKind::Int,
+        "int8" => ScalarKind::BigInt,
+        "float4" | "float8" => ScalarKind::Float,
+        "numeric" => ScalarKind::Numeric,
+        "text" | "varchar" | "bpchar" | "name" | "citext" => ScalarKind::Text,
+        "bool" => ScalarKind::Boolean,
+        "uuid" => ScalarKind::Uuid,
+        "timestamptz" => ScalarKind::Timestamptz,
+        "timestamp" => ScalarKind::Timestamp,
+        "date" => ScalarKind::Date,
+        "time" => ScalarKind::Time,
+        "timetz" => ScalarKind::Timetz,
+        "interval" => ScalarKind::Interval,
+        "json" => ScalarKind::Json,
+        "jsonb" => ScalarKind::Jsonb,
+        "bytea" => ScalarKind::Bytea,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_builtin_type_names() {
+        assert_eq!(scalar_for_type_name("int4"), Some(ScalarKind::Int));
+        assert_eq!(scalar_for_type_name("int8"), Some(ScalarKind::BigInt));
+        assert_eq!(scalar_for_type_name("bpchar"), Some(ScalarKind::Text));
+        assert_eq!(
+            scalar_for_type_name("timestamptz"),
+            Some(ScalarKind::Timestamptz)
+        );
+        assert_eq!(scalar_for_type_name("tsvector"), None);
+    }
+}

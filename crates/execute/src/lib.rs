@@ -1,0 +1,114 @@
+//! Executing rendered statements: one pool per backend, values bound as parameters,
+//! and the single JSON value the database built returned as text, unparsed.
+
+mod error;
+mod params;
+mod postgres;
+mod sqlite;
+
+pub use error::{DbErrorKind, ExecuteError};
+
+use grafton_catalog::{Backend, Introspected};
+use grafton_sql::{Dialect, Statement};
+use serde_json::{Map, Value};
+
+/// Where the database is, parsed from a URL or a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A `postgres://` / `postgresql://` connection URL.
+    Postgres(String),
+    /// A SQLite file path.
+    Sqlite(std::path::PathBuf),
+}
+
+impl Target {
+    /// Parses `postgres://…`, `postgresql://…`, `sqlite://path`, `sqlite:path` or a plain path.
+    pub fn parse(url: &str) -> Result<Self, ExecuteError> {
+        let url = url.trim();
+        if url.is_empty() {
+            return Err(ExecuteError::Config("the database URL is empty".into()));
+        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(Self::Postgres(url.to_owned()));
+        }
+        if let Some(path) = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+        {
+            return Ok(Self::Sqlite(path.into()));
+        }
+        if url.contains("://") {
+            return Err(ExecuteError::Config(format!(
+                "unsupported database URL '{url}': use postgres://… or sqlite://path"
+            )));
+        }
+        Ok(Self::Sqlite(url.into()))
+    }
+}
+
+/// A connection pool to one database.
+#[derive(Clone)]
+pub enum Database {
+    /// PostgreSQL via deadpool-postgres.
+    Postgres(postgres::PgDatabase),
+    /// SQLite via a deadpool of rusqlite connections.
+    Sqlite(sqlite::SqliteDatabase),
+}
+
+impl Database {
+    /// Opens a pool of `pool_size` connections and checks that one connects.
+    pub async fn connect(target: &Target, pool_size: usize) -> Result<Self, ExecuteError> {
+        match target {
+            Target::Postgres(url) => Ok(Self::Postgres(
+                postgres::PgDatabase::connect(url, pool_size).await?,
+            )),
+            Target::Sqlite(path) => Ok(Self::Sqlite(
+                sqlite::SqliteDatabase::open(path, pool_size).await?,
+            )),
+        }
+    }
+
+    /// Which backend this is.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Self::Postgres(_) => Backend::Postgres,
+            Self::Sqlite(_) => Backend::Sqlite,
+        }
+    }
+
+    /// The SQL dialect to render for this database.
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            Self::Postgres(_) => Dialect::Postgres,
+            Self::Sqlite(_) => Dialect::Sqlite,
+        }
+    }
+
+    /// Reads the catalog (Postgres: the given schemas).
+    pub async fn introspect(&self, schemas: &[String]) -> Result<Introspected, ExecuteError> {
+        match self {
+            Self::Postgres(db) => db.introspect(schemas).await,
+            Self::Sqlite(db) => db.introspect().await,
+        }
+    }
+
+    /// Runs a statement whose one row and column is JSON; returns that JSON's text.
+    pub async fn query_json(
+        &self,
+        statement: &Statement,
+        variables: &Map<String, Value>,
+    ) -> Result<String, ExecuteError> {
+        match self {
+            Self::Postgres(db) => db.query_json(statement, variables).await,
+            Self::Sqlite(db) => db.query_json(statement, variables).await,
+        }
+    }
+
+    /// Checks that the database answers.
+    pub async fn ping(&self) -> Result<(), ExecuteError> {
+        match self {
+            Self::Postgres(db) => db.ping().await,
+            Self::Sqlite(db) => db.ping().await,
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! Turning GraphQL values into bind values for each backend.
+
+use grafton_sql::{Param, ParamValue};
+use serde_json::{Map, Value};
+
+/// The JSON value a parameter takes for this request.
+pub(crate) fn value_of<'a>(param: &'a Param, variables: &'a Map<String, Value>) -> &'a Value {
+    match &param.value {
+        ParamValue::Literal(v) => v,
+        ParamValue::Variable(name) => variables.get(name).unwrap_or(&Value::Null),
+    }
+}
+
+/// Postgres parameters travel as text and are cast in the SQL (`$1::"int4"`), so one
+/// prepared statement serves every type, enums included.
+pub(crate) fn postgres_text(param: &Param, value: &Value) -> Option<String> {
+    if param.list {
+        let items = match value {
+            Value::Null => return None,
+            Value::Array(items) => items.as_slice(),
+            other => std::slice::from_ref(other),
+        };
+        return Some(array_literal(items));
+    }
+    scalar_text(value)
+}
+
+fn scalar_text(value: &Value) -> Option<String> {
+    match value {
+        Value::Null => None,
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::String(s) => Some(s.clone()),
+        // json/jsonb values.
+        other => Some(other.to_string()),
+    }
+}
+
+/// A Postgres array literal: `{"a","b\"c",NULL}`. Every element is quoted, so no
+/// element text can change the array's structure.
+fn array_literal(items: &[Value]) -> String {
+    let mut out = String::from("{");
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        match scalar_text(item) {
+            None => out.push_str("NULL"),
+            Some(text) => {
+                out.push('"');
+                for c in text.chars() {
+                    if c == '"' || c == '\\' {
+                        out.push('\\');
+                    }
+                    out.push(c);
+                }
+                out.push('"');
+            }
+        }
+    }
+    out.push('}');
+    out
+}
+
+/// SQLite parameters bind natively; lists go in as JSON text for `json_each`.
+pub(crate) fn sqlite_value(param: &Param, value: &Value) -> rusqlite::types::Value {
+    use rusqlite::types::Value as V;
+    if param.list {
+        return match value {
+            Value::Null => V::Null,
+            Value::Array(_) => V::Text(value.to_string()),
+            other => V::Text(Value::Array(vec![other.clone()]).to_string()),
+        };
+    }
+    match value {
+        Value::Null => V::Null,
+        Value::Bool(b) => V::Integer(i64::from(*b)),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => V::Integer(i),
+            None => V::Real(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => V::Text(s.clone()),
+        other => V::Text(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use grafton_sql::SqlType;
+
+    fn list() -> Param {
+        Param {
+            value: ParamValue::Literal(Value::Null),
+            ty: SqlType::Builtin("text"),
+            list: true,
+        }
+    }
+
+    #[test]
+    fn array_literals_quote_everything() {
+        let v = serde_json::json!(["a", "b\"c", "d\\e", null, 1, "}{,"]);
+        assert_eq!(
+            postgres_text(&list(), &v).as_deref(),
+            Some(r#"{"a","b\"c","d\\e",NULL,"1","}{,"}"#)
+        );
+    }
+
+    #[test]
+    fn single_value_is_a_list_of_one() {
+        assert_eq!(
+            postgres_text(&list(), &serde_json::json!(3)).as_deref(),
+            Some(r#"{"3"}"#)
+        );
+    }
+}

@@ -1,0 +1,206 @@
+//! SQLite: a deadpool of rusqlite connections in WAL mode (many readers), each with
+//! Grafton's aggregate functions registered and a prepared-statement cache.
+
+use crate::error::{DbErrorKind, ExecuteError};
+use crate::params::{sqlite_value, value_of};
+use deadpool::managed::{self, Metrics, RecycleError, RecycleResult};
+use deadpool::Runtime;
+use deadpool_sync::SyncWrapper;
+use grafton_catalog::Introspected;
+use grafton_sql::Statement;
+use rusqlite::functions::{Aggregate, Context, FunctionFlags};
+use rusqlite::{Connection, OpenFlags};
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+struct Manager {
+    path: PathBuf,
+}
+
+impl managed::Manager for Manager {
+    type Type = SyncWrapper<Connection>;
+    type Error = rusqlite::Error;
+
+    async fn create(&self) -> Result<Self::Type, Self::Error> {
+        let path = self.path.clone();
+        SyncWrapper::new(Runtime::Tokio1, move || open(&path)).await
+    }
+
+    async fn recycle(&self, conn: &mut Self::Type, _: &Metrics) -> RecycleResult<Self::Error> {
+        // A connection is reusable unless a panic poisoned it; no query per checkout.
+        if conn.is_mutex_poisoned() {
+            return Err(RecycleError::message("connection poisoned by a panic"));
+        }
+        Ok(())
+    }
+}
+
+type Pool = managed::Pool<Manager>;
+
+/// A pool of connections to one SQLite file.
+#[derive(Clone)]
+pub struct SqliteDatabase {
+    pool: Pool,
+}
+
+fn open(path: &Path) -> rusqlite::Result<Connection> {
+    // No CREATE flag: a mistyped path is an error, not a new empty database.
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI,
+    )?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+    conn.execute_batch(
+        "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA case_sensitive_like = ON;",
+    )?;
+    conn.set_prepared_statement_cache_capacity(256);
+    register_functions(&conn)?;
+    Ok(conn)
+}
+
+fn interact_error(e: deadpool_sync::InteractError) -> ExecuteError {
+    ExecuteError::Database {
+        kind: DbErrorKind::Other,
+        message: format!("database worker failed: {e}"),
+    }
+}
+
+fn pool_error(e: managed::PoolError<rusqlite::Error>) -> ExecuteError {
+    match e {
+        managed::PoolError::Backend(e) => e.into(),
+        other => ExecuteError::Database {
+            kind: DbErrorKind::Unavailable,
+            message: format!("database unavailable: {other}"),
+        },
+    }
+}
+
+impl SqliteDatabase {
+    /// Opens the pool and checks that the file opens as a database.
+    pub async fn open(path: &Path, pool_size: usize) -> Result<Self, ExecuteError> {
+        if !path.exists() {
+            return Err(ExecuteError::Connect(format!(
+                "SQLite file '{}' does not exist",
+                path.display()
+            )));
+        }
+        let pool = Pool::builder(Manager {
+            path: path.to_owned(),
+        })
+        .max_size(pool_size.max(1))
+        .runtime(Runtime::Tokio1)
+        .wait_timeout(Some(Duration::from_secs(10)))
+        .build()
+        .map_err(|e| ExecuteError::Config(e.to_string()))?;
+        let db = Self { pool };
+        db.ping()
+            .await
+            .map_err(|e| ExecuteError::Connect(format!("{}: {e}", path.display())))?;
+        Ok(db)
+    }
+
+    pub(crate) async fn introspect(&self) -> Result<Introspected, ExecuteError> {
+        let conn = self.pool.get().await.map_err(pool_error)?;
+        conn.interact(|c| grafton_catalog::introspect_sqlite(c))
+            .await
+            .map_err(interact_error)?
+            .map_err(ExecuteError::from)
+    }
+
+    pub(crate) async fn query_json(
+        &self,
+        statement: &Statement,
+        variables: &Map<String, Value>,
+    ) -> Result<String, ExecuteError> {
+        let values: Vec<rusqlite::types::Value> = statement
+            .params
+            .iter()
+            .map(|p| sqlite_value(p, value_of(p, variables)))
+            .collect();
+        let sql = statement.sql.clone();
+        let conn = self.pool.get().await.map_err(pool_error)?;
+        conn.interact(move |c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            stmt.query_row(rusqlite::params_from_iter(values.iter()), |row| {
+                row.get::<_, Option<String>>(0)
+            })
+        })
+        .await
+        .map_err(interact_error)?
+        .map(|json| json.unwrap_or_else(|| "null".to_owned()))
+        .map_err(ExecuteError::from)
+    }
+
+    pub(crate) async fn ping(&self) -> Result<(), ExecuteError> {
+        let conn = self.pool.get().await.map_err(pool_error)?;
+        conn.interact(|c| c.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(())))
+            .await
+            .map_err(interact_error)?
+            .map_err(ExecuteError::from)
+    }
+}
+
+/// Which variance statistic a registered aggregate computes.
+#[derive(Clone, Copy)]
+enum Stat {
+    VarSamp,
+    VarPop,
+    StddevSamp,
+    StddevPop,
+}
+
+/// Welford's running mean and sum of squares: stable where `Σx² − (Σx)²/n` is not.
+#[derive(Default)]
+struct Welford {
+    n: f64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Aggregate<Welford, Option<f64>> for Stat {
+    fn init(&self, _: &mut Context<'_>) -> rusqlite::Result<Welford> {
+        Ok(Welford::default())
+    }
+
+    fn step(&self, ctx: &mut Context<'_>, acc: &mut Welford) -> rusqlite::Result<()> {
+        let x: Option<f64> = ctx.get(0)?;
+        if let Some(x) = x {
+            acc.n += 1.0;
+            let delta = x - acc.mean;
+            acc.mean += delta / acc.n;
+            acc.m2 += delta * (x - acc.mean);
+        }
+        Ok(())
+    }
+
+    fn finalize(&self, _: &mut Context<'_>, acc: Option<Welford>) -> rusqlite::Result<Option<f64>> {
+        let Some(acc) = acc else { return Ok(None) };
+        let var = match self {
+            Stat::VarSamp | Stat::StddevSamp if acc.n > 1.0 => acc.m2 / (acc.n - 1.0),
+            Stat::VarPop | Stat::StddevPop if acc.n > 0.0 => acc.m2 / acc.n,
+            _ => return Ok(None),
+        };
+        Ok(Some(match self {
+            Stat::StddevSamp | Stat::StddevPop => var.sqrt(),
+            _ => var,
+        }))
+    }
+}
+
+/// SQLite lacks Postgres's variance family; these match its NULL rules.
+fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
+    let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
+    for (name, stat) in [
+        ("grafton_var_samp", Stat::VarSamp),
+        ("grafton_var_pop", Stat::VarPop),
+        ("grafton_stddev_samp", Stat::StddevSamp),
+        ("grafton_stddev_pop", Stat::StddevPop),
+    ] {
+        conn.create_aggregate_function(name, 1, flags, stat)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,13 @@
+//! The query IR: a tree of selections over tables, built from a validated operation.
+//!
+//! Leaf values written as variables stay variables (bind parameters), so one plan
+//! serves every request of the same shape. Variables that decide the *shape* (a whole
+//! `where` object, an `@include(if:)`, an `order_by` enum) are inlined and reported in
+//! [`Query::shape_vars`], so callers can key their plan cache on their values.
+
+mod build;
+mod input;
+mod types;
+
+pub use build::{build_query, IrError};
+pub use types::*;

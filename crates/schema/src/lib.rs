@@ -1,0 +1,13 @@
+//! From a database catalog, a config file and a naming convention to a GraphQL schema
+//! (SDL + validated `apollo-compiler` schema) and the model that maps it back to SQL.
+
+pub mod build;
+pub mod config;
+pub mod model;
+pub mod naming;
+mod sdl;
+
+pub use build::{build, SchemaError};
+pub use config::Config;
+pub use model::*;
+pub use naming::{Arg, Combinator, CompareOp, Convention, Naming};

@@ -1,0 +1,599 @@
+//! Rendering the AST to SQL text for one dialect, collecting bind parameters in order.
+
+use crate::ast::*;
+use serde::Serialize;
+use std::fmt::Write;
+
+/// Which SQL dialect to render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Dialect {
+    /// PostgreSQL: `$n::type` parameters, `json_build_object`, `DISTINCT ON`.
+    Postgres,
+    /// SQLite: `?n` parameters, `json_object`, window-function `DISTINCT ON`.
+    Sqlite,
+}
+
+/// Rendered SQL text and its parameters; parameter `i` is `$i+1` / `?i+1` in the text.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Statement {
+    /// The SQL text.
+    pub sql: String,
+    /// Parameters in placeholder order.
+    pub params: Vec<Param>,
+}
+
+/// Postgres caps function arguments at 100, so wide objects are built in chunks and joined.
+const PG_MAX_PAIRS: usize = 50;
+/// SQLite's default cap is 127 arguments per function call.
+const SQLITE_MAX_PAIRS: usize = 60;
+
+/// Renders a top-level `SELECT`.
+pub fn render(select: &Select, dialect: Dialect) -> Statement {
+    let mut r = Renderer {
+        dialect,
+        sql: String::with_capacity(512),
+        params: Vec::new(),
+    };
+    r.select(select);
+    Statement {
+        sql: r.sql,
+        params: r.params,
+    }
+}
+
+struct Renderer {
+    dialect: Dialect,
+    sql: String,
+    params: Vec<Param>,
+}
+
+impl Renderer {
+    fn push(&mut self, s: &str) {
+        self.sql.push_str(s);
+    }
+
+    fn ident(&mut self, name: &str) {
+        self.sql.push('"');
+        for c in name.chars() {
+            if c == '"' {
+                self.sql.push('"');
+            }
+            self.sql.push(c);
+        }
+        self.sql.push('"');
+    }
+
+    fn string(&mut self, s: &str) {
+        self.sql.push('\'');
+        for c in s.chars() {
+            if c == '\'' {
+                self.sql.push('\'');
+            }
+            self.sql.push(c);
+        }
+        self.sql.push('\'');
+    }
+
+    /// Same param (same variable or literal, same type) reuses its placeholder.
+    fn param(&mut self, p: &Param) {
+        let index = match self.params.iter().position(|q| q == p) {
+            Some(i) => i + 1,
+            None => {
+                self.params.push(p.clone());
+                self.params.len()
+            }
+        };
+        match self.dialect {
+            Dialect::Postgres => {
+                let _ = write!(self.sql, "${index}::");
+                match &p.ty {
+                    SqlType::Builtin(name) => self.ident(name),
+                    SqlType::Named { schema, name } => {
+                        self.ident(schema);
+                        self.push(".");
+                        self.ident(name);
+                    }
+                }
+                if p.list {
+                    self.push("[]");
+                }
+            }
+            Dialect::Sqlite => {
+                let _ = write!(self.sql, "?{index}");
+            }
+        }
+    }
+
+    fn comma_list<T>(&mut self, items: &[T], mut each: impl FnMut(&mut Self, &T)) {
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                self.push(", ");
+            }
+            each(self, item);
+        }
+    }
+
+    fn select(&mut self, s: &Select) {
+        if self.dialect == Dialect::Sqlite && !s.distinct_on.is_empty() {
+            if let Some(From::Table { alias, .. }) = &s.from {
+                return self.sqlite_distinct_on(s, alias);
+            }
+        }
+        self.push("SELECT ");
+        if !s.distinct_on.is_empty() {
+            self.push("DISTINCT ON (");
+            self.comma_list(&s.distinct_on, |r, e| r.expr(e));
+            self.push(") ");
+        }
+        self.select_items(&s.items);
+        if let Some(from) = &s.from {
+            self.push(" FROM ");
+            self.from(from);
+        }
+        self.select_tail(s.filter.as_ref(), s);
+    }
+
+    fn select_items(&mut self, items: &[SelectItem]) {
+        if items.is_empty() {
+            self.push("1");
+        }
+        self.comma_list(items, |r, item| match item {
+            SelectItem::Expr(e, alias) => {
+                r.expr(e);
+                r.push(" AS ");
+                r.ident(alias);
+            }
+            SelectItem::AllFrom(alias) => {
+                r.ident(alias);
+                r.push(".*");
+            }
+        });
+    }
+
+    fn select_tail(&mut self, filter: Option<&Expr>, s: &Select) {
+        if let Some(f) = filter {
+            self.push(" WHERE ");
+            self.expr(f);
+        }
+        if !s.order_by.is_empty() {
+            self.push(" ORDER BY ");
+            self.order_items(&s.order_by);
+        }
+        if let Some(l) = &s.limit {
+            self.push(" LIMIT ");
+            self.expr(l);
+        } else if s.offset.is_some() && self.dialect == Dialect::Sqlite {
+            // SQLite only accepts OFFSET after a LIMIT.
+            self.push(" LIMIT -1");
+        }
+        if let Some(o) = &s.offset {
+            self.push(" OFFSET ");
+            self.expr(o);
+        }
+    }
+
+    /// SQLite has no `DISTINCT ON`: keep the first row per partition by a window.
+    fn sqlite_distinct_on(&mut self, s: &Select, alias: &str) {
+        self.push("SELECT ");
+        self.select_items(&s.items);
+        self.push(" FROM (SELECT ");
+        self.ident(alias);
+        self.push(".*, row_number() OVER (PARTITION BY ");
+        self.comma_list(&s.distinct_on, |r, e| r.expr(e));
+        if !s.order_by.is_empty() {
+            self.push(" ORDER BY ");
+            self.order_items(&s.order_by);
+        }
+        self.push(") AS \"__grafton_rn\"");
+        if let Some(from) = &s.from {
+            self.push(" FROM ");
+            self.from(from);
+        }
+        if let Some(f) = &s.filter {
+            self.push(" WHERE ");
+            self.expr(f);
+        }
+        self.push(") AS ");
+        self.ident(alias);
+        let rn = Expr::Compare {
+            left: Box::new(Expr::Column {
+                table: alias.to_owned(),
+                column: "__grafton_rn".to_owned(),
+            }),
+            op: BinOp::Eq,
+            right: Box::new(Expr::Int(1)),
+        };
+        self.select_tail(Some(&rn), s);
+    }
+
+    fn from(&mut self, f: &From) {
+        match f {
+            From::Table {
+                schema,
+                name,
+                alias,
+            } => {
+                if let Some(schema) = schema {
+                    self.ident(schema);
+                    self.push(".");
+                }
+                self.ident(name);
+                self.push(" AS ");
+                self.ident(alias);
+            }
+            From::Subquery { select, alias } => {
+                self.push("(");
+                self.select(select);
+                self.push(") AS ");
+                self.ident(alias);
+            }
+        }
+    }
+
+    fn order_items(&mut self, items: &[OrderItem]) {
+        self.comma_list(items, |r, o| {
+            r.expr(&o.expr);
+            r.push(match o.direction {
+                Direction::Asc => " ASC",
+                Direction::Desc => " DESC",
+            });
+            match o.nulls {
+                Some(Nulls::First) => r.push(" NULLS FIRST"),
+                Some(Nulls::Last) => r.push(" NULLS LAST"),
+                None => {}
+            }
+        });
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        match e {
+            Expr::Column { table, column } => {
+                self.ident(table);
+                self.push(".");
+                self.ident(column);
+            }
+            Expr::Param(p) => self.param(p),
+            Expr::Str(s) => self.string(s),
+            Expr::Int(i) => {
+                let _ = write!(self.sql, "{i}");
+            }
+            Expr::Bool(true) => self.push("TRUE"),
+            Expr::Bool(false) => self.push("FALSE"),
+            Expr::Null => self.push("NULL"),
+            Expr::Compare { left, op, right } => {
+                self.push("(");
+                self.expr(left);
+                self.push(match op {
+                    BinOp::Eq => " = ",
+                    BinOp::Neq => " <> ",
+                    BinOp::Gt => " > ",
+                    BinOp::Gte => " >= ",
+                    BinOp::Lt => " < ",
+                    BinOp::Lte => " <= ",
+                });
+                self.expr(right);
+                self.push(")");
+            }
+            Expr::Pattern {
+                expr,
+                op,
+                negated,
+                pattern,
+            } => self.pattern(expr, *op, *negated, pattern),
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                self.push("(");
+                self.expr(expr);
+                match self.dialect {
+                    Dialect::Postgres => {
+                        self.push(if *negated { " <> ALL(" } else { " = ANY(" });
+                        self.param(list);
+                        self.push(")");
+                    }
+                    Dialect::Sqlite => {
+                        self.push(if *negated { " NOT IN" } else { " IN" });
+                        self.push(" (SELECT value FROM json_each(");
+                        self.param(list);
+                        self.push("))");
+                    }
+                }
+                self.push(")");
+            }
+            Expr::IsNull { expr, negated } => {
+                self.push("(");
+                self.expr(expr);
+                self.push(if *negated {
+                    " IS NOT NULL)"
+                } else {
+                    " IS NULL)"
+                });
+            }
+            Expr::IsNullParam { expr, param } => {
+                self.push("((");
+                self.expr(expr);
+                self.push(" IS NULL) = ");
+                self.param(param);
+                self.push(")");
+            }
+            Expr::And(items) => self.junction(items, " AND ", "TRUE"),
+            Expr::Or(items) => self.junction(items, " OR ", "FALSE"),
+            Expr::Not(inner) => {
+                self.push("(NOT ");
+                self.expr(inner);
+                self.push(")");
+            }
+            Expr::Exists(s) => {
+                self.push("EXISTS (");
+                self.select(s);
+                self.push(")");
+            }
+            Expr::Subquery(s) => {
+                self.push("(");
+                self.select(s);
+                self.push(")");
+            }
+            Expr::JsonSubquery(s) => match self.dialect {
+                Dialect::Postgres => {
+                    self.push("(");
+                    self.select(s);
+                    self.push(")");
+                }
+                Dialect::Sqlite => {
+                    // Subquery results lose SQLite's JSON subtype; json() restores it.
+                    self.push("json((");
+                    self.select(s);
+                    self.push("))");
+                }
+            },
+            Expr::JsonObject(pairs) => self.json_object(pairs),
+            Expr::ToJson(inner, kind) => self.to_json(inner, *kind),
+            Expr::JsonAgg { expr, order_by } => {
+                match self.dialect {
+                    Dialect::Postgres => self.push("coalesce(json_agg("),
+                    Dialect::Sqlite => self.push("json_group_array(json("),
+                }
+                self.expr(expr);
+                if self.dialect == Dialect::Sqlite {
+                    self.push(")");
+                }
+                if !order_by.is_empty() {
+                    self.push(" ORDER BY ");
+                    self.order_items(order_by);
+                }
+                match self.dialect {
+                    Dialect::Postgres => self.push("), '[]')"),
+                    // json_group_array already yields [] for no rows.
+                    Dialect::Sqlite => self.push(")"),
+                }
+            }
+            Expr::CountStar => self.push("count(*)"),
+            Expr::Count { columns, distinct } => self.count(columns, *distinct),
+            Expr::Agg(func, inner) => self.agg(*func, inner),
+        }
+    }
+
+    fn junction(&mut self, items: &[Expr], sep: &str, empty: &str) {
+        match items {
+            [] => self.push(empty),
+            [one] => self.expr(one),
+            _ => {
+                self.push("(");
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.push(sep);
+                    }
+                    self.expr(item);
+                }
+                self.push(")");
+            }
+        }
+    }
+
+    fn pattern(&mut self, expr: &Expr, op: PatternOp, negated: bool, pattern: &Expr) {
+        self.push("(");
+        let sqlite = self.dialect == Dialect::Sqlite;
+        if sqlite && op == PatternOp::ILike {
+            self.push("lower(");
+            self.expr(expr);
+            self.push(")");
+        } else {
+            self.expr(expr);
+        }
+        let not = if negated { " NOT" } else { "" };
+        match (op, self.dialect) {
+            (PatternOp::Like, _) | (PatternOp::ILike, Dialect::Sqlite) => {
+                let _ = write!(self.sql, "{not} LIKE ");
+            }
+            (PatternOp::ILike, Dialect::Postgres) => {
+                let _ = write!(self.sql, "{not} ILIKE ");
+            }
+            (PatternOp::Similar, _) => {
+                let _ = write!(self.sql, "{not} SIMILAR TO ");
+            }
+            (PatternOp::Regex | PatternOp::IRegex, Dialect::Sqlite) => {
+                let _ = write!(self.sql, "{not} REGEXP ");
+            }
+            (PatternOp::Regex, Dialect::Postgres) => {
+                self.push(if negated { " !~ " } else { " ~ " });
+            }
+            (PatternOp::IRegex, Dialect::Postgres) => {
+                self.push(if negated { " !~* " } else { " ~* " });
+            }
+        }
+        if sqlite && op == PatternOp::ILike {
+            self.push("lower(");
+            self.expr(pattern);
+            self.push(")");
+        } else {
+            self.expr(pattern);
+        }
+        if sqlite && matches!(op, PatternOp::Like | PatternOp::ILike) {
+            // Postgres escapes LIKE patterns with backslash by default; SQLite needs it said.
+            self.push(" ESCAPE '\\'");
+        }
+        self.push(")");
+    }
+
+    fn json_object(&mut self, pairs: &[(String, Expr)]) {
+        let (func, max) = match self.dialect {
+            Dialect::Postgres => ("json_build_object(", PG_MAX_PAIRS),
+            Dialect::Sqlite => ("json_object(", SQLITE_MAX_PAIRS),
+        };
+        let chunks: Vec<&[(String, Expr)]> = if pairs.is_empty() {
+            vec![pairs]
+        } else {
+            pairs.chunks(max).collect()
+        };
+        if chunks.len() > 1 {
+            // Join the chunks' text: `{a…}` + `{b…}` → `{a…, b…}`, keeping key order.
+            self.push(match self.dialect {
+                Dialect::Postgres => "(",
+                Dialect::Sqlite => "json(",
+            });
+        }
+        let last = chunks.len() - 1;
+        for (i, chunk) in chunks.iter().enumerate() {
+            if i > 0 {
+                self.push(" || ', ' || ");
+            }
+            let trim_start = i > 0;
+            let trim_end = i < last;
+            if chunks.len() > 1 {
+                self.push("substr(");
+            }
+            self.push(func);
+            self.comma_list(chunk, |r, (k, v)| {
+                r.string(k);
+                r.push(", ");
+                r.expr(v);
+            });
+            self.push(")");
+            if chunks.len() > 1 {
+                if self.dialect == Dialect::Postgres {
+                    self.push("::text");
+                }
+                // substr(text, start, length): drop the leading `{` and/or trailing `}`.
+                let start = if trim_start { 2 } else { 1 };
+                let _ = write!(self.sql, ", {start}");
+                if trim_end {
+                    self.push(", length(");
+                    self.push(func);
+                    self.comma_list(chunk, |r, (k, v)| {
+                        r.string(k);
+                        r.push(", ");
+                        r.expr(v);
+                    });
+                    self.push(")");
+                    if self.dialect == Dialect::Postgres {
+                        self.push("::text");
+                    }
+                    let _ = write!(self.sql, ") - {start}");
+                }
+                self.push(")");
+            }
+        }
+        if chunks.len() > 1 {
+            self.push(match self.dialect {
+                Dialect::Postgres => ")::json",
+                Dialect::Sqlite => ")",
+            });
+        }
+    }
+
+    fn to_json(&mut self, inner: &Expr, kind: JsonKind) {
+        match (self.dialect, kind) {
+            (Dialect::Postgres, _) | (Dialect::Sqlite, JsonKind::Plain) => self.expr(inner),
+            (Dialect::Sqlite, JsonKind::Boolean) => {
+                self.push("CASE WHEN ");
+                self.expr(inner);
+                self.push(" IS NULL THEN NULL WHEN ");
+                self.expr(inner);
+                self.push(" THEN json('true') ELSE json('false') END");
+            }
+            (Dialect::Sqlite, JsonKind::Float) => {
+                // Integral floats print as `2`, as Postgres prints float8.
+                self.push("CASE WHEN ");
+                self.expr(inner);
+                self.push(" = CAST(");
+                self.expr(inner);
+                self.push(" AS INTEGER) THEN CAST(");
+                self.expr(inner);
+                self.push(" AS INTEGER) ELSE ");
+                self.expr(inner);
+                self.push(" END");
+            }
+            (Dialect::Sqlite, JsonKind::Json) => {
+                self.push("json(");
+                self.expr(inner);
+                self.push(")");
+            }
+        }
+    }
+
+    fn count(&mut self, columns: &[Expr], distinct: bool) {
+        match columns {
+            [] => self.push("count(*)"),
+            [one] => {
+                self.push(if distinct {
+                    "count(DISTINCT "
+                } else {
+                    "count("
+                });
+                self.expr(one);
+                self.push(")");
+            }
+            many => {
+                if distinct {
+                    self.push(match self.dialect {
+                        Dialect::Postgres => "count(DISTINCT ROW(",
+                        Dialect::Sqlite => "count(DISTINCT json_array(",
+                    });
+                    self.comma_list(many, |r, e| r.expr(e));
+                    self.push("))");
+                } else {
+                    self.push("count(*)");
+                }
+                self.push(" FILTER (WHERE ");
+                for (i, c) in many.iter().enumerate() {
+                    if i > 0 {
+                        self.push(" AND ");
+                    }
+                    self.expr(c);
+                    self.push(" IS NOT NULL");
+                }
+                self.push(")");
+            }
+        }
+    }
+
+    fn agg(&mut self, func: AggFunc, inner: &Expr) {
+        let name = match (self.dialect, func) {
+            (_, AggFunc::Sum) => "sum",
+            (_, AggFunc::Min) => "min",
+            (_, AggFunc::Max) => "max",
+            (_, AggFunc::Avg) => "avg",
+            (Dialect::Postgres, AggFunc::Stddev) => "stddev",
+            (Dialect::Postgres, AggFunc::StddevPop) => "stddev_pop",
+            (Dialect::Postgres, AggFunc::StddevSamp) => "stddev_samp",
+            (Dialect::Postgres, AggFunc::VarPop) => "var_pop",
+            (Dialect::Postgres, AggFunc::VarSamp) => "var_samp",
+            (Dialect::Postgres, AggFunc::Variance) => "variance",
+            // SQLite has none of these built in; the executor registers them.
+            (Dialect::Sqlite, AggFunc::Stddev | AggFunc::StddevSamp) => "grafton_stddev_samp",
+            (Dialect::Sqlite, AggFunc::StddevPop) => "grafton_stddev_pop",
+            (Dialect::Sqlite, AggFunc::VarPop) => "grafton_var_pop",
+            (Dialect::Sqlite, AggFunc::VarSamp | AggFunc::Variance) => "grafton_var_samp",
+        };
+        self.push(name);
+        self.push("(");
+        self.expr(inner);
+        self.push(")");
+        if self.dialect == Dialect::Postgres && func.is_statistical() {
+            // numeric results would print as 2.5000000000000000; GraphQL says Float.
+            self.push("::float8");
+        }
+    }
+}

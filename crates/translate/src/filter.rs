@@ -1,0 +1,165 @@
+//! `where` → SQL conditions, and the join conditions of relationships.
+
+use crate::select::Ctx;
+use grafton_catalog::ScalarKind;
+use grafton_ir::{BoolExp, Value};
+use grafton_schema::{CompareOp, RelId, TableId};
+use grafton_sql::{BinOp, Expr, From, Param, ParamValue, PatternOp, Select, SqlType};
+
+/// The bind type of a column kind (a cast on Postgres).
+pub(crate) fn sql_type(ctx: &Ctx, kind: &ScalarKind) -> SqlType {
+    SqlType::Builtin(match kind {
+        ScalarKind::Int => "int4",
+        ScalarKind::BigInt => "int8",
+        ScalarKind::Float => "float8",
+        ScalarKind::Numeric => "numeric",
+        ScalarKind::Text => "text",
+        ScalarKind::Boolean => "bool",
+        ScalarKind::Uuid => "uuid",
+        ScalarKind::Timestamptz => "timestamptz",
+        ScalarKind::Timestamp => "timestamp",
+        ScalarKind::Date => "date",
+        ScalarKind::Time => "time",
+        ScalarKind::Timetz => "timetz",
+        ScalarKind::Interval => "interval",
+        ScalarKind::Json => "json",
+        ScalarKind::Jsonb => "jsonb",
+        ScalarKind::Bytea => "bytea",
+        ScalarKind::Enum(i) => {
+            let e = &ctx.model.catalog.enums[*i];
+            return SqlType::Named {
+                schema: e.schema.clone(),
+                name: e.name.clone(),
+            };
+        }
+    })
+}
+
+impl Ctx<'_> {
+    /// `child.col = parent.col AND …` for a relationship from `parent_alias` to `child_alias`.
+    pub(crate) fn join(&self, rel: RelId, parent_alias: &str, child_alias: &str) -> Expr {
+        let r = &self.model.relationships[rel];
+        let source = self.model.table(r.source);
+        let target = self.model.table(r.target);
+        Expr::And(
+            r.mapping
+                .iter()
+                .map(|&(s, t)| Expr::Compare {
+                    left: Box::new(Expr::column(child_alias, &target.columns[t].name)),
+                    op: BinOp::Eq,
+                    right: Box::new(Expr::column(parent_alias, &source.columns[s].name)),
+                })
+                .collect(),
+        )
+    }
+
+    /// `FROM target AS alias` for a relationship, with a fresh alias.
+    pub(crate) fn rel_from(&mut self, rel: RelId) -> (From, String) {
+        let target = self.model.relationships[rel].target;
+        self.table_from(target)
+    }
+
+    /// `FROM table AS alias` with a fresh alias.
+    pub(crate) fn table_from(&mut self, table: TableId) -> (From, String) {
+        let alias = self.alias("_t");
+        let t = self.model.table(table);
+        (
+            From::Table {
+                schema: self.schema_of(t),
+                name: t.name.clone(),
+                alias: alias.clone(),
+            },
+            alias,
+        )
+    }
+
+    /// A boolean expression over `alias` (a row of `table`).
+    pub(crate) fn filter(&mut self, table: TableId, alias: &str, exp: &BoolExp) -> Expr {
+        match exp {
+            BoolExp::And(items) => {
+                Expr::And(items.iter().map(|e| self.filter(table, alias, e)).collect())
+            }
+            BoolExp::Or(items) => {
+                Expr::Or(items.iter().map(|e| self.filter(table, alias, e)).collect())
+            }
+            BoolExp::Not(inner) => Expr::Not(Box::new(self.filter(table, alias, inner))),
+            BoolExp::Compare { column, op, value } => {
+                self.compare(table, alias, *column, *op, value)
+            }
+            BoolExp::Exists(rel, inner) => {
+                let target = self.model.relationships[*rel].target;
+                let (from, child) = self.rel_from(*rel);
+                let join = self.join(*rel, alias, &child);
+                let cond = self.filter(target, &child, inner);
+                Expr::Exists(Box::new(Select {
+                    from: Some(from),
+                    filter: Some(Expr::And(vec![join, cond])),
+                    ..Select::default()
+                }))
+            }
+        }
+    }
+
+    fn compare(
+        &self,
+        table: TableId,
+        alias: &str,
+        column: usize,
+        op: CompareOp,
+        value: &Value,
+    ) -> Expr {
+        let col = &self.model.table(table).columns[column];
+        let subject = Box::new(Expr::column(alias, &col.name));
+        let ty = sql_type(self, &col.scalar);
+        let param = |ty: SqlType, list: bool| Param {
+            value: value.clone(),
+            ty,
+            list,
+        };
+        let binop = |op: BinOp| Expr::Compare {
+            left: subject.clone(),
+            op,
+            right: Box::new(Expr::Param(param(ty.clone(), false))),
+        };
+        let pattern = |op: PatternOp, negated: bool| Expr::Pattern {
+            expr: subject.clone(),
+            op,
+            negated,
+            pattern: Box::new(Expr::Param(param(SqlType::Builtin("text"), false))),
+        };
+        match op {
+            CompareOp::Eq => binop(BinOp::Eq),
+            CompareOp::Neq => binop(BinOp::Neq),
+            CompareOp::Gt => binop(BinOp::Gt),
+            CompareOp::Gte => binop(BinOp::Gte),
+            CompareOp::Lt => binop(BinOp::Lt),
+            CompareOp::Lte => binop(BinOp::Lte),
+            CompareOp::In | CompareOp::Nin => Expr::InList {
+                expr: subject.clone(),
+                list: param(ty.clone(), true),
+                negated: op == CompareOp::Nin,
+            },
+            CompareOp::IsNull => match value {
+                ParamValue::Literal(serde_json::Value::Bool(b)) => Expr::IsNull {
+                    expr: subject.clone(),
+                    negated: !b,
+                },
+                ParamValue::Literal(_) => Expr::Bool(true),
+                ParamValue::Variable(_) => Expr::IsNullParam {
+                    expr: subject.clone(),
+                    param: param(SqlType::Builtin("bool"), false),
+                },
+            },
+            CompareOp::Like => pattern(PatternOp::Like, false),
+            CompareOp::Nlike => pattern(PatternOp::Like, true),
+            CompareOp::Ilike => pattern(PatternOp::ILike, false),
+            CompareOp::Nilike => pattern(PatternOp::ILike, true),
+            CompareOp::Similar => pattern(PatternOp::Similar, false),
+            CompareOp::Nsimilar => pattern(PatternOp::Similar, true),
+            CompareOp::Regex => pattern(PatternOp::Regex, false),
+            CompareOp::Nregex => pattern(PatternOp::Regex, true),
+            CompareOp::Iregex => pattern(PatternOp::IRegex, false),
+            CompareOp::Niregex => pattern(PatternOp::IRegex, true),
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! IR → SQL AST. One statement per operation: every root field is a scalar subquery
+//! of one `SELECT`, and the database builds the whole `data` object as JSON.
+
+mod filter;
+mod order;
+mod select;
+
+pub use select::translate_query;

@@ -1,0 +1,282 @@
+//! Row lists, single rows and aggregates as JSON-building subqueries.
+
+use grafton_catalog::{Backend, ScalarKind, Table};
+use grafton_ir::{
+    Aggregate, AggregateField, AggregateValue, Args, Field, FuncField, Query, Root, Rows,
+};
+use grafton_schema::{RelId, SchemaModel, TableId};
+use grafton_sql::{AggFunc, Expr, From, JsonKind, OrderItem, Select, SelectItem};
+
+/// Translation state: the model and a counter for unique table aliases.
+pub(crate) struct Ctx<'a> {
+    pub(crate) model: &'a SchemaModel,
+    next_alias: usize,
+}
+
+const ROW_JSON: &str = "__grafton_j";
+const ORDER_KEY: &str = "__grafton_o";
+
+/// Translates a query to one `SELECT` whose single value is the JSON `data` object.
+/// Returns `None` when no root field needs the database (only introspection).
+pub fn translate_query(model: &SchemaModel, query: &Query) -> Option<Select> {
+    let mut ctx = Ctx {
+        model,
+        next_alias: 0,
+    };
+    let mut pairs = Vec::new();
+    for (key, root) in &query.root {
+        let expr = match root {
+            Root::Typename(name) => Expr::Str(name.clone()),
+            Root::Introspection => continue,
+            Root::Rows(rows) => ctx.rows(rows, None),
+            Root::Aggregate(agg) => ctx.aggregate(agg, None),
+        };
+        pairs.push((key.clone(), expr));
+    }
+    if pairs.is_empty() {
+        return None;
+    }
+    Some(Select {
+        items: vec![SelectItem::Expr(Expr::JsonObject(pairs), "data".into())],
+        ..Select::default()
+    })
+}
+
+/// How a column's value becomes JSON.
+fn json_kind(kind: &ScalarKind) -> JsonKind {
+    match kind {
+        ScalarKind::Boolean => JsonKind::Boolean,
+        ScalarKind::Float | ScalarKind::Numeric => JsonKind::Float,
+        ScalarKind::Json | ScalarKind::Jsonb => JsonKind::Json,
+        _ => JsonKind::Plain,
+    }
+}
+
+impl Ctx<'_> {
+    pub(crate) fn alias(&mut self, prefix: &str) -> String {
+        let a = format!("{prefix}{}", self.next_alias);
+        self.next_alias += 1;
+        a
+    }
+
+    pub(crate) fn schema_of(&self, t: &Table) -> Option<String> {
+        match self.model.backend {
+            Backend::Postgres => Some(t.schema.clone()),
+            Backend::Sqlite => None,
+        }
+    }
+
+    /// The base query over `table`: FROM, the relationship join, `where`, order, page.
+    fn base(
+        &mut self,
+        table: TableId,
+        args: &Args,
+        parent: Option<(RelId, &str)>,
+    ) -> (Select, String, Vec<OrderItem>) {
+        let (from, alias) = self.table_from(table);
+        let mut conditions = Vec::new();
+        if let Some((rel, parent_alias)) = parent {
+            conditions.push(self.join(rel, parent_alias, &alias));
+        }
+        if let Some(f) = &args.filter {
+            conditions.push(self.filter(table, &alias, f));
+        }
+        let order = self.order_items(table, &alias, args);
+        let t = self.model.table(table);
+        let distinct_on = args
+            .distinct_on
+            .iter()
+            .map(|&c| Expr::column(&alias, &t.columns[c].name))
+            .collect();
+        let param = |v: &grafton_ir::Value| {
+            Expr::Param(grafton_sql::Param {
+                value: v.clone(),
+                ty: grafton_sql::SqlType::Builtin("int8"),
+                list: false,
+            })
+        };
+        let select = Select {
+            distinct_on,
+            from: Some(from),
+            filter: match conditions.len() {
+                0 => None,
+                1 => conditions.pop(),
+                _ => Some(Expr::And(conditions)),
+            },
+            order_by: order.clone(),
+            limit: args.limit.as_ref().map(param),
+            offset: args.offset.as_ref().map(param),
+            ..Select::default()
+        };
+        (select, alias, order)
+    }
+
+    /// The JSON object for one row of `table` aliased `alias`.
+    fn row_object(&mut self, table: TableId, alias: &str, fields: &[(String, Field)]) -> Expr {
+        let mut pairs = Vec::with_capacity(fields.len());
+        for (key, field) in fields {
+            let expr = match field {
+                Field::Column(c) => {
+                    let col = &self.model.table(table).columns[*c];
+                    Expr::ToJson(
+                        Box::new(Expr::column(alias, &col.name)),
+                        json_kind(&col.scalar),
+                    )
+                }
+                Field::Typename(name) => Expr::Str(name.clone()),
+                Field::Object(rel, rows) | Field::Array(rel, rows) => {
+                    self.rows(rows, Some((*rel, alias)))
+                }
+                Field::Aggregate(rel, agg) => self.aggregate(agg, Some((*rel, alias))),
+            };
+            pairs.push((key.clone(), expr));
+        }
+        Expr::JsonObject(pairs)
+    }
+
+    /// A list (JSON array) or a single row (JSON object or null), as a scalar subquery.
+    pub(crate) fn rows(&mut self, rows: &Rows, parent: Option<(RelId, &str)>) -> Expr {
+        let (mut inner, alias, order) = self.base(rows.table, &rows.args, parent);
+        let object = self.row_object(rows.table, &alias, &rows.fields);
+        if rows.single {
+            inner.items = vec![SelectItem::Expr(object, "root".into())];
+            inner.limit = Some(Expr::Int(1));
+            return Expr::JsonSubquery(Box::new(inner));
+        }
+        inner.items = vec![SelectItem::Expr(object, ROW_JSON.into())];
+        let outer_alias = self.alias("_e");
+        let agg_order = self.project_order_keys(&mut inner, &outer_alias, &order);
+        Expr::JsonSubquery(Box::new(Select {
+            items: vec![SelectItem::Expr(
+                Expr::JsonAgg {
+                    expr: Box::new(Expr::column(&outer_alias, ROW_JSON)),
+                    order_by: agg_order,
+                },
+                "root".into(),
+            )],
+            from: Some(From::Subquery {
+                select: Box::new(inner),
+                alias: outer_alias,
+            }),
+            ..Select::default()
+        }))
+    }
+
+    /// Exposes the inner query's sort keys as columns so the outer aggregate can
+    /// keep the same order (aggregate input order is otherwise unspecified).
+    fn project_order_keys(
+        &mut self,
+        inner: &mut Select,
+        outer_alias: &str,
+        order: &[OrderItem],
+    ) -> Vec<OrderItem> {
+        order
+            .iter()
+            .enumerate()
+            .map(|(i, o)| {
+                let name = format!("{ORDER_KEY}{i}");
+                inner
+                    .items
+                    .push(SelectItem::Expr(o.expr.clone(), name.clone()));
+                OrderItem {
+                    expr: Expr::column(outer_alias, &name),
+                    ..o.clone()
+                }
+            })
+            .collect()
+    }
+
+    /// `{aggregate: {…}, nodes: […]}` over the rows selected by the arguments.
+    pub(crate) fn aggregate(&mut self, agg: &Aggregate, parent: Option<(RelId, &str)>) -> Expr {
+        let (mut inner, alias, order) = self.base(agg.table, &agg.args, parent);
+        let outer_alias = self.alias("_e");
+        inner.items = vec![SelectItem::AllFrom(alias.clone())];
+        let agg_order = self.project_order_keys(&mut inner, &outer_alias, &order);
+        let t = self.model.table(agg.table);
+        let mut pairs = Vec::new();
+        for (n, (key, field)) in agg.fields.iter().enumerate() {
+            let expr = match field {
+                AggregateField::Typename(name) => Expr::Str(name.clone()),
+                AggregateField::Nodes(fields) => {
+                    let name = format!("{ROW_JSON}{n}");
+                    let object = self.row_object(agg.table, &alias, fields);
+                    inner.items.push(SelectItem::Expr(object, name.clone()));
+                    Expr::JsonAgg {
+                        expr: Box::new(Expr::column(&outer_alias, &name)),
+                        order_by: agg_order.clone(),
+                    }
+                }
+                AggregateField::Aggregate(values) => {
+                    Expr::JsonObject(aggregate_values(t, &outer_alias, values))
+                }
+            };
+            pairs.push((key.clone(), expr));
+        }
+        Expr::JsonSubquery(Box::new(Select {
+            items: vec![SelectItem::Expr(Expr::JsonObject(pairs), "root".into())],
+            from: Some(From::Subquery {
+                select: Box::new(inner),
+                alias: outer_alias,
+            }),
+            ..Select::default()
+        }))
+    }
+}
+
+fn aggregate_values(
+    t: &Table,
+    alias: &str,
+    values: &[(String, AggregateValue)],
+) -> Vec<(String, Expr)> {
+    values
+        .iter()
+        .map(|(key, v)| {
+            let expr = match v {
+                AggregateValue::Typename(name) => Expr::Str(name.clone()),
+                AggregateValue::Count { columns, distinct } => {
+                    if columns.is_empty() {
+                        Expr::CountStar
+                    } else {
+                        Expr::Count {
+                            columns: columns
+                                .iter()
+                                .map(|&c| Expr::column(alias, &t.columns[c].name))
+                                .collect(),
+                            distinct: *distinct,
+                        }
+                    }
+                }
+                AggregateValue::Func(func, fields) => Expr::JsonObject(
+                    fields
+                        .iter()
+                        .map(|(k, f)| {
+                            let e = match f {
+                                FuncField::Typename(name) => Expr::Str(name.clone()),
+                                FuncField::Column(c) => {
+                                    let col = &t.columns[*c];
+                                    let kind = if func.is_statistical() {
+                                        JsonKind::Float
+                                    } else {
+                                        json_kind(&col.scalar)
+                                    };
+                                    Expr::ToJson(
+                                        Box::new(Expr::Agg(
+                                            *func,
+                                            Box::new(Expr::column(alias, &col.name)),
+                                        )),
+                                        kind,
+                                    )
+                                }
+                            };
+                            (k.clone(), e)
+                        })
+                        .collect(),
+                ),
+            };
+            (key.clone(), expr)
+        })
+        .collect()
+}
+
+#[allow(dead_code)]
+fn _uses(_: AggFunc) {}
