@@ -1,1 +1,199 @@
-fn main() {}
+//! The `grafton` command: `serve`, `demo` and `schema`.
+
+use clap::{Args, Parser, Subcommand};
+use grafton_schema::Convention;
+use grafton_server::{load_config, start, ServeOptions, StartError};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Instant GraphQL over PostgreSQL and SQLite, with Hasura's API conventions.
+#[derive(Parser)]
+#[command(name = "grafton", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve a GraphQL API over a database.
+    Serve(ServeArgs),
+    /// Create (if absent) and serve the embedded SQLite meetup demo.
+    Demo(DemoArgs),
+    /// Print the generated GraphQL schema (SDL) and exit.
+    Schema(SchemaArgs),
+}
+
+/// Options shared by every command that builds a schema.
+#[derive(Args, Clone)]
+struct SchemaOptions {
+    /// YAML config file (relationship renames, manual relationships, view keys).
+    #[arg(long, env = "GRAFTON_CONFIG")]
+    config: Option<PathBuf>,
+    /// Naming convention of the generated schema.
+    #[arg(long, env = "GRAFTON_NAMING", default_value = "hasura-default",
+          value_parser = ["hasura-default", "graphql-default", "phrag"])]
+    naming: String,
+    /// PostgreSQL schemas to expose (comma-separated).
+    #[arg(
+        long = "schema",
+        env = "GRAFTON_SCHEMA",
+        default_value = "public",
+        value_delimiter = ','
+    )]
+    schemas: Vec<String>,
+}
+
+/// Options for listening.
+#[derive(Args, Clone)]
+struct ListenOptions {
+    /// Address to listen on.
+    #[arg(long, env = "GRAFTON_HOST", default_value = "127.0.0.1")]
+    host: String,
+    /// Port to listen on.
+    #[arg(long, env = "GRAFTON_PORT", default_value_t = 8080)]
+    port: u16,
+    /// Database connections in the pool.
+    #[arg(long, env = "GRAFTON_POOL_SIZE", default_value_t = 10)]
+    pool_size: usize,
+    /// Largest accepted request body in bytes.
+    #[arg(long, env = "GRAFTON_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
+    max_body_bytes: usize,
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// postgres://user:pass@host/db, sqlite://path, or a path to a SQLite file.
+    #[arg(long, env = "GRAFTON_DATABASE_URL")]
+    database_url: String,
+    #[command(flatten)]
+    schema: SchemaOptions,
+    #[command(flatten)]
+    listen: ListenOptions,
+}
+
+#[derive(Args)]
+struct DemoArgs {
+    /// Rows per main table when the file is created.
+    #[arg(long, default_value_t = 10_000)]
+    rows: u64,
+    /// The SQLite file to create (if absent) and serve.
+    #[arg(long, default_value = "grafton-demo.db")]
+    file: PathBuf,
+    #[command(flatten)]
+    schema: SchemaOptions,
+    #[command(flatten)]
+    listen: ListenOptions,
+}
+
+#[derive(Args)]
+struct SchemaArgs {
+    /// postgres://user:pass@host/db, sqlite://path, or a path to a SQLite file.
+    #[arg(long, env = "GRAFTON_DATABASE_URL")]
+    database_url: String,
+    #[command(flatten)]
+    schema: SchemaOptions,
+}
+
+fn options(
+    database_url: String,
+    schema: &SchemaOptions,
+    listen: Option<&ListenOptions>,
+) -> Result<ServeOptions, StartError> {
+    let mut o = ServeOptions {
+        database_url,
+        naming: schema.naming.parse::<Convention>().unwrap_or_default(),
+        schemas: schema.schemas.clone(),
+        ..ServeOptions::default()
+    };
+    if let Some(path) = &schema.config {
+        o.config = load_config(path)?;
+    }
+    if let Some(l) = listen {
+        o.host = l.host.clone();
+        o.port = l.port;
+        o.pool_size = l.pool_size;
+        o.http.max_body_bytes = l.max_body_bytes;
+    }
+    Ok(o)
+}
+
+const EXAMPLE: &str = r#"{ venues(limit: 3, where: {id: {_gt: 10}}) { id name meetups(limit: 2, order_by: {start_at: desc}) { title start_at } } }"#;
+
+async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
+    match cli.command {
+        Command::Serve(args) => {
+            let o = options(args.database_url, &args.schema, Some(&args.listen))?;
+            let running = start(&o).await?;
+            eprintln!("Grafton is serving GraphQL at {}", running.url());
+            running.wait().await;
+        }
+        Command::Demo(args) => {
+            let rows = args.rows;
+            let file = args.file.clone();
+            let summary = tokio::task::spawn_blocking(move || {
+                grafton_demo::create_sqlite(
+                    &file,
+                    &grafton_demo::DemoOptions {
+                        rows,
+                        progress: true,
+                    },
+                )
+            })
+            .await??;
+            if summary.created {
+                eprintln!(
+                    "Created {} with {rows} rows per table.",
+                    args.file.display()
+                );
+            } else {
+                eprintln!("Using the existing demo file {}.", args.file.display());
+            }
+            let url = format!("sqlite://{}", args.file.display());
+            let o = options(url, &args.schema, Some(&args.listen))?;
+            let running = start(&o).await?;
+            let body = serde_json::json!({ "query": EXAMPLE }).to_string();
+            eprintln!("Grafton is serving the meetup demo at {}", running.url());
+            eprintln!(
+                "Try:\n  curl -s {} -H 'content-type: application/json' -d '{}'",
+                running.url(),
+                body
+            );
+            running.wait().await;
+        }
+        Command::Schema(args) => {
+            let o = options(args.database_url, &args.schema, None)?;
+            let engine = grafton_server::build_engine(&o).await?;
+            print!("{}", engine.model().sdl);
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("GRAFTON_LOG")
+                .unwrap_or_else(|_| "warn,grafton_server=info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! The request pipeline: parse + validate (cached) → IR → SQL (cached) → execute →
+//! splice the database's JSON into the response.
+
+use crate::error::RequestError;
+use apollo_compiler::collections::HashMap;
+use apollo_compiler::executable::OperationType;
+use apollo_compiler::response::{GraphQLError, JsonMap};
+use apollo_compiler::schema::Implementers;
+use apollo_compiler::validation::Valid;
+use apollo_compiler::{ast, introspection, request, ExecutableDocument, Name};
+use grafton_execute::Database;
+use grafton_ir::Root;
+use grafton_schema::SchemaModel;
+use grafton_sql::{Dialect, Statement};
+use quick_cache::sync::Cache;
+use serde_json::{Map, Value};
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+/// A GraphQL request as received.
+#[derive(Debug, Default)]
+pub struct GraphqlRequest {
+    /// The document text.
+    pub query: String,
+    /// Which operation to run.
+    pub operation_name: Option<String>,
+    /// Variable values.
+    pub variables: Map<String, Value>,
+}
+
+/// How the request arrived, for the rules that depend on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// HTTP POST.
+    Post,
+    /// HTTP GET: queries only.
+    Get,
+}
+
+/// A validated document and the plans built from it.
+struct DocEntry {
+    document: Valid<ExecutableDocument>,
+    /// Every variable seen shaping a plan of this document (grows, never shrinks).
+    shape_vars: Mutex<BTreeSet<String>>,
+    plans: Cache<String, Arc<Plan>>,
+}
+
+/// Everything needed to answer one operation shape.
+struct Plan {
+    statement: Option<Statement>,
+    /// Root response keys and whether each comes from introspection, in order.
+    roots: Vec<(String, bool)>,
+}
+
+/// The schema, the database and the caches: shared by every request.
+pub struct Engine {
+    model: Arc<SchemaModel>,
+    db: Database,
+    dialect: Dialect,
+    implementers: HashMap<Name, Implementers>,
+    documents: Cache<(String, Option<String>), Arc<DocEntry>>,
+}
+
+const DOCUMENT_CACHE_SIZE: usize = 1024;
+const PLANS_PER_DOCUMENT: usize = 64;
+
+impl Engine {
+    /// An engine serving `model` from `db`.
+    pub fn new(model: SchemaModel, db: Database) -> Self {
+        let implementers = model.schema.implementers_map();
+        Self {
+            dialect: db.dialect(),
+            model: Arc::new(model),
+            db,
+            implementers,
+            documents: Cache::new(DOCUMENT_CACHE_SIZE),
+        }
+    }
+
+    /// The schema model.
+    pub fn model(&self) -> &SchemaModel {
+        &self.model
+    }
+
+    /// The database.
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    /// Runs a request and returns the response body's JSON text.
+    pub async fn execute(
+        &self,
+        req: &GraphqlRequest,
+        transport: Transport,
+    ) -> Result<String, RequestError> {
+        let entry = self.document(req)?;
+        let document = &entry.document;
+        let operation = document
+            .operations
+            .get(req.operation_name.as_deref())
+            .map_err(|e| RequestError::validation(e.message().to_string()))?;
+        if transport == Transport::Get && operation.operation_type != OperationType::Query {
+            return Err(RequestError::MethodNotAllowed(
+                operation.operation_type.to_string(),
+            ));
+        }
+        let raw_vars: JsonMap = req
+            .variables
+            .iter()
+            .map(|(k, v)| (k.as_str().into(), serde_json_bytes::Value::from(v.clone())))
+            .collect();
+        let coerced = request::coerce_variable_values(&self.model.schema, operation, &raw_vars)
+            .map_err(|e| RequestError::validation(e.message().to_string()))?;
+        let variables: Map<String, Value> = coerced
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    serde_json::to_value(v).unwrap_or(Value::Null),
+                )
+            })
+            .collect();
+        let plan = self.plan(&entry, operation, &variables)?;
+
+        let db_json = match &plan.statement {
+            Some(statement) => Some(self.db.query_json(statement, &variables).await?),
+            None => None,
+        };
+        if !plan.roots.iter().any(|(_, intro)| *intro) {
+            let data = db_json.unwrap_or_else(|| "{}".to_owned());
+            let mut out = String::with_capacity(data.len() + 10);
+            out.push_str("{\"data\":");
+            out.push_str(&data);
+            out.push('}');
+            return Ok(out);
+        }
+        self.merge_introspection(document, operation, &coerced, &plan, db_json)
+    }
+
+    /// Introspection fields are answered by apollo-compiler from the schema and merged,
+    /// in document order, with whatever the database returned.
+    fn merge_introspection(
+        &self,
+        document: &Valid<ExecutableDocument>,
+        operation: &apollo_compiler::executable::Operation,
+        variables: &Valid<JsonMap>,
+        plan: &Plan,
+        db_json: Option<String>,
+    ) -> Result<String, RequestError> {
+        introspection::check_max_depth(document, operation)
+            .map_err(|e| RequestError::validation(e.message().to_string()))?;
+        let response = introspection::partial_execute(
+            &self.model.schema,
+            &self.implementers,
+            document,
+            operation,
+            variables,
+        )
+        .map_err(|e| RequestError::validation(e.message().to_string()))?;
+        let intro = response.data.unwrap_or_default();
+        let mut db: Map<String, Value> = match db_json {
+            Some(text) => serde_json::from_str(&text).map_err(|e| {
+                RequestError::Execute(grafton_execute::ExecuteError::Config(format!(
+                    "database returned invalid JSON: {e}"
+                )))
+            })?,
+            None => Map::new(),
+        };
+        let mut data = Map::new();
+        for (key, from_intro) in &plan.roots {
+            let value = if *from_intro {
+                intro
+                    .get(key.as_str())
+                    .map(|v| serde_json::to_value(v).unwrap_or(Value::Null))
+                    .unwrap_or(Value::Null)
+            } else {
+                db.remove(key).unwrap_or(Value::Null)
+            };
+            data.insert(key.clone(), value);
+        }
+        let mut body = Map::new();
+        body.insert("data".into(), Value::Object(data));
+        if !response.errors.is_empty() {
+            body.insert(
+                "errors".into(),
+                serde_json::to_value(&response.errors).unwrap_or(Value::Null),
+            );
+        }
+        Ok(Value::Object(body).to_string())
+    }
+
+    /// Parses and validates a document, or takes it from the cache.
+    fn document(&self, req: &GraphqlRequest) -> Result<Arc<DocEntry>, RequestError> {
+        let key = (req.query.clone(), None);
+        if let Some(entry) = self.documents.get(&key) {
+            return Ok(entry);
+        }
+        let ast = ast::Document::parse(req.query.as_str(), "query.graphql").map_err(|e| {
+            RequestError::ParseFailed(e.errors.iter().map(|d| d.to_json()).collect())
+        })?;
+        let document = ast
+            .to_executable_validate(&self.model.schema)
+            .map_err(|e| {
+                RequestError::Validation(e.errors.iter().map(|d| d.to_json()).collect())
+            })?;
+        let entry = Arc::new(DocEntry {
+            document,
+            shape_vars: Mutex::new(BTreeSet::new()),
+            plans: Cache::new(PLANS_PER_DOCUMENT),
+        });
+        self.documents.insert(key, entry.clone());
+        Ok(entry)
+    }
+
+    /// The plan for this operation and these variables' shape, built on a cache miss.
+    fn plan(
+        &self,
+        entry: &DocEntry,
+        operation: &apollo_compiler::executable::Operation,
+        variables: &Map<String, Value>,
+    ) -> Result<Arc<Plan>, RequestError> {
+        let op_name = operation.name.as_ref().map(|n| n.as_str()).unwrap_or("");
+        let key = plan_key(op_name, &lock(&entry.shape_vars), variables);
+        if let Some(plan) = entry.plans.get(&key) {
+            return Ok(plan);
+        }
+        let query = grafton_ir::build_query(&self.model, &entry.document, operation, variables)?;
+        let statement = grafton_translate::translate_query(&self.model, &query)
+            .map(|select| grafton_sql::render(&select, self.dialect));
+        let roots = query
+            .root
+            .iter()
+            .map(|(k, r)| (k.clone(), matches!(r, Root::Introspection)))
+            .collect();
+        let plan = Arc::new(Plan { statement, roots });
+        // Key the plan on every variable known to shape this document, including the
+        // ones this build just discovered.
+        let key = {
+            let mut shape = lock(&entry.shape_vars);
+            shape.extend(query.shape_vars);
+            plan_key(op_name, &shape, variables)
+        };
+        entry.plans.insert(key, plan.clone());
+        Ok(plan)
+    }
+
+    /// The SQL a request would run (for `EXPLAIN`, tests and debugging).
+    pub fn explain(&self, req: &GraphqlRequest) -> Result<Option<Statement>, RequestError> {
+        let entry = self.document(req)?;
+        let operation = entry
+            .document
+            .operations
+            .get(req.operation_name.as_deref())
+            .map_err(|e| RequestError::validation(e.message().to_string()))?;
+        let query =
+            grafton_ir::build_query(&self.model, &entry.document, operation, &req.variables)?;
+        Ok(grafton_translate::translate_query(&self.model, &query)
+            .map(|select| grafton_sql::render(&select, self.dialect)))
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding this lock cannot leave the set inconsistent.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Operation name, which variables were provided (presence can drop a field), and the
+/// values of the variables that shape the plan.
+fn plan_key(op: &str, shape: &BTreeSet<String>, variables: &Map<String, Value>) -> String {
+    let mut key = String::from(op);
+    key.push('\u{0}');
+    let mut names: Vec<&String> = variables.keys().collect();
+    names.sort();
+    for n in names {
+        key.push_str(n);
+        key.push(',');
+    }
+    for s in shape {
+        key.push('\u{0}');
+        key.push_str(s);
+        key.push('=');
+        key.push_str(&variables.get(s).map(|v| v.to_string()).unwrap_or_default());
+    }
+    key
+}
+
+#[allow(dead_code)]
+fn _unused(_: GraphQLError) {}

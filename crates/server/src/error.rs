@@ -1,0 +1,124 @@
+//! Request errors and their mapping to GraphQL errors, codes and HTTP statuses.
+//! This is the only place where layer errors become `extensions.code` values.
+
+use apollo_compiler::response::GraphQLError;
+use axum::http::StatusCode;
+use grafton_execute::{DbErrorKind, ExecuteError};
+use grafton_ir::IrError;
+use serde_json::{json, Value};
+
+/// Everything that can go wrong with one GraphQL request.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// The body is not JSON.
+    #[error("invalid JSON in request body: {0}")]
+    InvalidJson(String),
+    /// The JSON is not a GraphQL request (`query` missing, wrong types…).
+    #[error("{0}")]
+    BadRequest(String),
+    /// The body is larger than the configured limit.
+    #[error("request body is larger than the limit of {0} bytes")]
+    TooLarge(usize),
+    /// The content type is not JSON.
+    #[error("unsupported content type '{0}': send application/json")]
+    UnsupportedMediaType(String),
+    /// The GraphQL document does not parse.
+    #[error("not a valid graphql query")]
+    ParseFailed(Vec<GraphQLError>),
+    /// The document does not validate against the schema, or variables are wrong.
+    #[error("validation failed")]
+    Validation(Vec<GraphQLError>),
+    /// A mutation (or subscription) was sent over GET.
+    #[error("{0} operations are not allowed over GET; use POST")]
+    MethodNotAllowed(String),
+    /// Valid GraphQL that Grafton refuses or does not serve yet.
+    #[error(transparent)]
+    Ir(#[from] IrError),
+    /// The database failed.
+    #[error(transparent)]
+    Execute(#[from] ExecuteError),
+}
+
+impl RequestError {
+    /// A validation error with a single message.
+    pub fn validation(message: impl Into<String>) -> Self {
+        Self::Validation(vec![GraphQLError::new(
+            message.into(),
+            None,
+            &Default::default(),
+        )])
+    }
+
+    /// The stable `extensions.code`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidJson(_) => "invalid-json",
+            Self::BadRequest(_) | Self::ParseFailed(_) => "parse-failed",
+            Self::TooLarge(_) => "request-too-large",
+            Self::UnsupportedMediaType(_) => "unsupported-media-type",
+            Self::Validation(_) => "validation-failed",
+            Self::MethodNotAllowed(_) => "method-not-allowed",
+            Self::Ir(IrError::Validation(_)) => "validation-failed",
+            Self::Ir(IrError::NotSupported(_)) => "not-supported",
+            Self::Execute(e) => match e.kind() {
+                DbErrorKind::DataException => "data-exception",
+                DbErrorKind::ConstraintViolation => "constraint-violation",
+                DbErrorKind::Unavailable => "database-unavailable",
+                DbErrorKind::Other => "unexpected",
+            },
+        }
+    }
+
+    /// True when the request failed before execution (GraphQL "request error"):
+    /// the response then has no `data` key.
+    pub fn is_request_error(&self) -> bool {
+        !matches!(self, Self::Execute(_))
+    }
+
+    /// The HTTP status. `graphql_response` is true when the client accepts
+    /// `application/graphql-response+json`, where request errors are 4xx; with
+    /// `application/json` validation errors stay 200, as Hasura answers.
+    pub fn status(&self, graphql_response: bool) -> StatusCode {
+        match self {
+            Self::InvalidJson(_) | Self::BadRequest(_) | Self::ParseFailed(_) => {
+                StatusCode::BAD_REQUEST
+            }
+            Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Validation(_) | Self::Ir(_) if graphql_response => StatusCode::BAD_REQUEST,
+            Self::Validation(_) | Self::Ir(_) => StatusCode::OK,
+            Self::Execute(e) if e.kind() == DbErrorKind::Unavailable => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            Self::Execute(_) => StatusCode::OK,
+        }
+    }
+
+    /// The response body: `{"errors": […]}` (plus `"data": null` for execution errors).
+    pub fn body(&self) -> Value {
+        let code = self.code();
+        let errors: Vec<Value> = match self {
+            Self::ParseFailed(list) | Self::Validation(list) => list
+                .iter()
+                .map(|e| {
+                    let mut v = json!({ "message": e.message, "extensions": { "code": code } });
+                    if !e.locations.is_empty() {
+                        v["locations"] = json!(e
+                            .locations
+                            .iter()
+                            .map(|l| json!({"line": l.line, "column": l.column}))
+                            .collect::<Vec<_>>());
+                    }
+                    v
+                })
+                .collect(),
+            other => vec![json!({ "message": other.to_string(), "extensions": { "code": code } })],
+        };
+        if self.is_request_error() {
+            json!({ "errors": errors })
+        } else {
+            json!({ "data": null, "errors": errors })
+        }
+    }
+}

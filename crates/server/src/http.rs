@@ -1,0 +1,204 @@
+//! The HTTP edge: GraphQL over HTTP on `/v1/graphql` and `/graphql`, and `/healthz`.
+
+use crate::engine::{Engine, GraphqlRequest, Transport};
+use crate::error::RequestError;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// HTTP settings.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Largest accepted request body, in bytes.
+    pub max_body_bytes: usize,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 1024 * 1024,
+        }
+    }
+}
+
+/// The router for an engine.
+pub fn router(engine: Arc<Engine>, options: &HttpOptions) -> Router {
+    let limit = options.max_body_bytes;
+    Router::new()
+        .route("/v1/graphql", get(graphql_get).post(graphql_post))
+        .route("/graphql", get(graphql_get).post(graphql_post))
+        .route("/healthz", get(healthz))
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(AppState { engine, limit })
+}
+
+#[derive(Clone)]
+struct AppState {
+    engine: Arc<Engine>,
+    limit: usize,
+}
+
+const GRAPHQL_RESPONSE: &str = "application/graphql-response+json";
+
+/// Whether the client prefers `application/graphql-response+json` (the spec's media
+/// type) over `application/json`; no Accept header means `application/json`.
+fn wants_graphql_response(headers: &HeaderMap) -> bool {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    for part in accept.split(',') {
+        let media = part.split(';').next().unwrap_or("").trim();
+        if media.eq_ignore_ascii_case(GRAPHQL_RESPONSE) {
+            return true;
+        }
+        if media.eq_ignore_ascii_case("application/json") {
+            return false;
+        }
+    }
+    false
+}
+
+fn respond(result: Result<String, RequestError>, graphql_response: bool) -> Response {
+    let content_type = if graphql_response {
+        HeaderValue::from_static("application/graphql-response+json; charset=utf-8")
+    } else {
+        HeaderValue::from_static("application/json; charset=utf-8")
+    };
+    let (status, body) = match result {
+        Ok(body) => (StatusCode::OK, body),
+        Err(e) => {
+            if matches!(e, RequestError::Execute(_)) {
+                tracing::warn!(error = %e, "request failed in the database");
+            }
+            (e.status(graphql_response), e.body().to_string())
+        }
+    };
+    let mut response = (status, body).into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, content_type);
+    if status == StatusCode::METHOD_NOT_ALLOWED {
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    }
+    response
+}
+
+async fn graphql_post(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let graphql_response = wants_graphql_response(&headers);
+    let result = async {
+        let content_type = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let media = content_type.split(';').next().unwrap_or("").trim();
+        if !media.eq_ignore_ascii_case("application/json") {
+            return Err(RequestError::UnsupportedMediaType(content_type.to_owned()));
+        }
+        let body = body.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                RequestError::TooLarge(state.limit)
+            } else {
+                RequestError::BadRequest(e.body_text())
+            }
+        })?;
+        let value: Value =
+            serde_json::from_slice(&body).map_err(|e| RequestError::InvalidJson(e.to_string()))?;
+        let request = parse_request(value)?;
+        state.engine.execute(&request, Transport::Post).await
+    }
+    .await;
+    respond(result, graphql_response)
+}
+
+async fn graphql_get(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Response {
+    let graphql_response = wants_graphql_response(&headers);
+    let result = async {
+        let Query(pairs) = query.map_err(|e| RequestError::BadRequest(e.body_text()))?;
+        let mut object = Map::new();
+        for (k, v) in pairs {
+            let value = match k.as_str() {
+                "variables" | "extensions" if !v.is_empty() => serde_json::from_str(&v)
+                    .map_err(|e| RequestError::BadRequest(format!("invalid JSON in '{k}': {e}")))?,
+                _ => Value::String(v),
+            };
+            object.insert(k, value);
+        }
+        let request = parse_request(Value::Object(object))?;
+        state.engine.execute(&request, Transport::Get).await
+    }
+    .await;
+    respond(result, graphql_response)
+}
+
+/// Checks the request object's shape (GraphQL over HTTP §"Request Parameters").
+fn parse_request(value: Value) -> Result<GraphqlRequest, RequestError> {
+    let Value::Object(mut object) = value else {
+        return Err(RequestError::BadRequest(
+            "the request body must be a JSON object".into(),
+        ));
+    };
+    let query = match object.remove("query") {
+        Some(Value::String(q)) => q,
+        Some(_) => return Err(RequestError::BadRequest("'query' must be a string".into())),
+        None => {
+            return Err(RequestError::BadRequest(
+                "the request has no 'query'".into(),
+            ))
+        }
+    };
+    let operation_name = match object.remove("operationName") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s),
+        Some(_) => {
+            return Err(RequestError::BadRequest(
+                "'operationName' must be a string".into(),
+            ))
+        }
+    };
+    let variables = match object.remove("variables") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m,
+        Some(_) => {
+            return Err(RequestError::BadRequest(
+                "'variables' must be an object".into(),
+            ))
+        }
+    };
+    match object.remove("extensions") {
+        None | Some(Value::Null) | Some(Value::Object(_)) => {}
+        Some(_) => {
+            return Err(RequestError::BadRequest(
+                "'extensions' must be an object".into(),
+            ))
+        }
+    }
+    Ok(GraphqlRequest {
+        query,
+        operation_name,
+        variables,
+    })
+}
+
+async fn healthz(State(state): State<AppState>) -> Response {
+    match state.engine.database().ping().await {
+        Ok(()) => (StatusCode::OK, "OK").into_response(),
+        Err(e) => (StatusCode::SERVICE_UNAVAILABLE, format!("ERROR: {e}")).into_response(),
+    }
+}

@@ -1,0 +1,182 @@
+//! Grafton's server: loads the schema from a database and serves GraphQL over HTTP.
+//! The `grafton` binary is a thin CLI over [`start`].
+
+pub mod engine;
+pub mod error;
+pub mod http;
+
+use grafton_execute::{Database, ExecuteError, Target};
+use grafton_schema::{Config, Convention, Naming, SchemaError};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+pub use engine::{Engine, GraphqlRequest, Transport};
+
+/// What to serve and how.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// `postgres://…`, `sqlite://path` or a path.
+    pub database_url: String,
+    /// Address to listen on.
+    pub host: String,
+    /// Port to listen on (0 picks a free one).
+    pub port: u16,
+    /// Parsed config file.
+    pub config: Config,
+    /// Naming convention.
+    pub naming: Convention,
+    /// Connections in the pool.
+    pub pool_size: usize,
+    /// Postgres schemas to expose.
+    pub schemas: Vec<String>,
+    /// HTTP settings.
+    pub http: http::HttpOptions,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            database_url: String::new(),
+            host: "127.0.0.1".into(),
+            port: 8080,
+            config: Config::default(),
+            naming: Convention::HasuraDefault,
+            pool_size: 10,
+            schemas: vec!["public".into()],
+            http: http::HttpOptions::default(),
+        }
+    }
+}
+
+/// Why the server could not start. Each is one clear line for the terminal.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// Database URL, connection or catalog problems.
+    #[error(transparent)]
+    Database(#[from] ExecuteError),
+    /// The schema could not be built.
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
+    /// The config file could not be read.
+    #[error("config file {path}: {message}")]
+    Config {
+        /// The file.
+        path: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Reads a YAML config file.
+pub fn load_config(path: &Path) -> Result<Config, StartError> {
+    let err = |message: String| StartError::Config {
+        path: path.display().to_string(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+    serde_norway::from_str(&text).map_err(|e| err(e.to_string()))
+}
+
+/// Connects, introspects and builds the engine.
+pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> {
+    let target = Target::parse(&options.database_url)?;
+    let db = Database::connect(&target, options.pool_size).await?;
+    let introspected = db.introspect(&options.schemas).await?;
+    for w in &introspected.warnings {
+        tracing::warn!("{w}");
+    }
+    let model = grafton_schema::build(
+        introspected.catalog,
+        &options.config,
+        Naming::new(options.naming),
+        db.backend(),
+    )?;
+    for w in &model.warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(Engine::new(model, db))
+}
+
+/// A running server.
+pub struct Running {
+    /// The bound address.
+    pub addr: SocketAddr,
+    /// The engine behind it.
+    pub engine: Arc<Engine>,
+    handle: tokio::task::JoinHandle<()>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Running {
+    /// The GraphQL endpoint URL.
+    pub fn url(&self) -> String {
+        format!("http://{}/v1/graphql", self.addr)
+    }
+
+    /// Stops accepting connections and waits for the server task to end.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        let _ = (&mut self.handle).await;
+    }
+
+    /// Waits until the server stops (it stops on Ctrl-C when started by the CLI).
+    pub async fn wait(self) {
+        let _ = self.handle.await;
+    }
+}
+
+/// Builds the engine and starts serving in the background.
+pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
+    let started = Instant::now();
+    let engine = Arc::new(build_engine(options).await?);
+    let addr = format!("{}:{}", options.host, options.port);
+    let listener = tokio::net::TcpListener::bind(&addr)
+        .await
+        .map_err(|source| StartError::Bind {
+            addr: addr.clone(),
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| StartError::Bind {
+        addr: addr.clone(),
+        source,
+    })?;
+    let app = http::router(engine.clone(), &options.http);
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let handle = tokio::spawn(async move {
+        let shutdown = async move {
+            tokio::select! {
+                _ = rx => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        };
+        if let Err(e) = axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown)
+            .await
+        {
+            tracing::error!("server error: {e}");
+        }
+    });
+    tracing::info!(
+        tables = engine.model().tables.len(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "schema loaded; serving"
+    );
+    Ok(Running {
+        addr,
+        engine,
+        handle,
+        shutdown: Some(tx),
+    })
+}
