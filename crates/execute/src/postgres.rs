@@ -93,7 +93,9 @@ impl PgDatabase {
             values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
         let row = client.query_one(&prepared, &refs).await?;
         let json: Option<RawJson> = row.try_get(0)?;
-        Ok(json.map(|j| j.0).unwrap_or_else(|| "null".to_owned()))
+        Ok(json
+            .map(|j| crate::compact::compact_json(&j.0))
+            .unwrap_or_else(|| "null".to_owned()))
     }
 
     pub(crate) async fn ping(&self) -> Result<(), ExecuteError> {

@@ -5,10 +5,7 @@ use crate::types::*;
 use apollo_compiler::collections::IndexMap;
 use apollo_compiler::executable::{self, Selection, SelectionSet};
 use apollo_compiler::{ExecutableDocument, Node};
-use grafton_schema::{
-    CompareOp, InputKind, ObjectKind, RelKind, RootField, SchemaModel, TableField, TableId,
-};
-use grafton_sql::AggFunc;
+use grafton_schema::{CompareOp, InputKind, RootField, SchemaModel, TableField, TableId};
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeSet;
 
@@ -517,6 +514,3 @@ impl<'a> Builder<'a> {
         })
     }
 }
-
-#[allow(dead_code)]
-fn _assert_kinds(_: ObjectKind, _: RelKind, _: AggFunc) {}

@@ -91,13 +91,13 @@ impl<'a> Vars<'a> {
                     None
                 }
             }
-            Input::Ast(v) => Some(grafton_sql::ParamValue::Literal(self.to_json(v))),
+            Input::Ast(v) => Some(grafton_sql::ParamValue::Literal(self.json_of(v))),
             Input::Json(v) => Some(grafton_sql::ParamValue::Literal(v.clone())),
         }
     }
 
     /// Converts a document value to JSON, inlining (and recording) any variables in it.
-    pub(crate) fn to_json(&mut self, v: &ast::Value) -> Json {
+    pub(crate) fn json_of(&mut self, v: &ast::Value) -> Json {
         match v {
             ast::Value::Null => Json::Null,
             ast::Value::Enum(n) => Json::String(n.to_string()),
@@ -122,11 +122,11 @@ impl<'a> Vars<'a> {
                     .unwrap_or(Json::Null),
             },
             ast::Value::Boolean(b) => Json::Bool(*b),
-            ast::Value::List(items) => Json::Array(items.iter().map(|i| self.to_json(i)).collect()),
+            ast::Value::List(items) => Json::Array(items.iter().map(|i| self.json_of(i)).collect()),
             ast::Value::Object(fields) => Json::Object(
                 fields
                     .iter()
-                    .map(|(k, v)| (k.to_string(), self.to_json(v)))
+                    .map(|(k, v)| (k.to_string(), self.json_of(v)))
                     .collect(),
             ),
         }

@@ -4,7 +4,7 @@
 use crate::error::RequestError;
 use apollo_compiler::collections::HashMap;
 use apollo_compiler::executable::OperationType;
-use apollo_compiler::response::{GraphQLError, JsonMap};
+use apollo_compiler::response::JsonMap;
 use apollo_compiler::schema::Implementers;
 use apollo_compiler::validation::Valid;
 use apollo_compiler::{ast, introspection, request, ExecutableDocument, Name};
@@ -283,6 +283,3 @@ fn plan_key(op: &str, shape: &BTreeSet<String>, variables: &Map<String, Value>) 
     }
     key
 }
-
-#[allow(dead_code)]
-fn _unused(_: GraphQLError) {}

@@ -80,6 +80,9 @@ struct DemoArgs {
     /// The SQLite file to create (if absent) and serve.
     #[arg(long, default_value = "grafton-demo.db")]
     file: PathBuf,
+    /// Print the same dataset as a PostgreSQL script (DDL + COPY) for `psql -f` and exit.
+    #[arg(long)]
+    postgres_sql: bool,
     #[command(flatten)]
     schema: SchemaOptions,
     #[command(flatten)]
@@ -127,6 +130,16 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             let running = start(&o).await?;
             eprintln!("Grafton is serving GraphQL at {}", running.url());
             running.wait().await;
+        }
+        Command::Demo(args) if args.postgres_sql => {
+            let opts = grafton_demo::DemoOptions {
+                rows: args.rows,
+                progress: false,
+            };
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            grafton_demo::write_postgres_copy(&mut out, &opts)?;
+            std::io::Write::flush(&mut out)?;
         }
         Command::Demo(args) => {
             let rows = args.rows;

@@ -161,14 +161,26 @@ impl Renderer {
         }
         if let Some(l) = &s.limit {
             self.push(" LIMIT ");
-            self.expr(l);
+            self.page_value(l, "-1");
         } else if s.offset.is_some() && self.dialect == Dialect::Sqlite {
             // SQLite only accepts OFFSET after a LIMIT.
             self.push(" LIMIT -1");
         }
         if let Some(o) = &s.offset {
             self.push(" OFFSET ");
-            self.expr(o);
+            self.page_value(o, "0");
+        }
+    }
+
+    /// A LIMIT/OFFSET value. A NULL parameter means "none" on Postgres; SQLite needs
+    /// it spelled out (`-1` is no limit, `0` no offset).
+    fn page_value(&mut self, e: &Expr, sqlite_none: &str) {
+        if self.dialect == Dialect::Sqlite && matches!(e, Expr::Param(_)) {
+            self.push("coalesce(");
+            self.expr(e);
+            let _ = write!(self.sql, ", {sqlite_none})");
+        } else {
+            self.expr(e);
         }
     }
 
@@ -349,7 +361,7 @@ impl Renderer {
                 }
             },
             Expr::JsonObject(pairs) => self.json_object(pairs),
-            Expr::ToJson(inner, kind) => self.to_json(inner, *kind),
+            Expr::ToJson(inner, kind) => self.json_value(inner, *kind),
             Expr::JsonAgg { expr, order_by } => {
                 match self.dialect {
                     Dialect::Postgres => self.push("coalesce(json_agg("),
@@ -503,7 +515,7 @@ impl Renderer {
         }
     }
 
-    fn to_json(&mut self, inner: &Expr, kind: JsonKind) {
+    fn json_value(&mut self, inner: &Expr, kind: JsonKind) {
         match (self.dialect, kind) {
             (Dialect::Postgres, _) | (Dialect::Sqlite, JsonKind::Plain) => self.expr(inner),
             (Dialect::Sqlite, JsonKind::Boolean) => {

@@ -5,7 +5,7 @@ use grafton_ir::{
     Aggregate, AggregateField, AggregateValue, Args, Field, FuncField, Query, Root, Rows,
 };
 use grafton_schema::{RelId, SchemaModel, TableId};
-use grafton_sql::{AggFunc, Expr, From, JsonKind, OrderItem, Select, SelectItem};
+use grafton_sql::{Expr, From, JsonKind, OrderItem, Select, SelectItem};
 
 /// Translation state: the model and a counter for unique table aliases.
 pub(crate) struct Ctx<'a> {
@@ -277,6 +277,3 @@ fn aggregate_values(
         })
         .collect()
 }
-
-#[allow(dead_code)]
-fn _uses(_: AggFunc) {}
