@@ -450,68 +450,74 @@ impl Renderer {
     }
 
     fn json_object(&mut self, pairs: &[(String, Expr)]) {
-        let (func, max) = match self.dialect {
-            Dialect::Postgres => ("json_build_object(", PG_MAX_PAIRS),
-            Dialect::Sqlite => ("json_object(", SQLITE_MAX_PAIRS),
-        };
-        let chunks: Vec<&[(String, Expr)]> = if pairs.is_empty() {
-            vec![pairs]
-        } else {
-            pairs.chunks(max).collect()
-        };
-        if chunks.len() > 1 {
-            // Join the chunks' text: `{a…}` + `{b…}` → `{a…, b…}`, keeping key order.
-            self.push(match self.dialect {
-                Dialect::Postgres => "(",
-                Dialect::Sqlite => "json(",
-            });
+        match self.dialect {
+            Dialect::Postgres => self.pg_json_object(pairs),
+            Dialect::Sqlite => self.sqlite_json_object(pairs),
         }
+    }
+
+    fn pairs(&mut self, pairs: &[(String, Expr)]) {
+        self.comma_list(pairs, |r, (k, v)| {
+            r.string(k);
+            r.push(", ");
+            r.expr(v);
+        });
+    }
+
+    /// Wider objects than one call allows are built per chunk and joined as text:
+    /// `{a…}` `{b…}` → `{a…, b…}`, keeping key order and evaluating each value once.
+    fn pg_json_object(&mut self, pairs: &[(String, Expr)]) {
+        if pairs.len() <= PG_MAX_PAIRS {
+            self.push("json_build_object(");
+            self.pairs(pairs);
+            self.push(")");
+            return;
+        }
+        let chunks: Vec<&[(String, Expr)]> = pairs.chunks(PG_MAX_PAIRS).collect();
         let last = chunks.len() - 1;
+        self.push("(");
         for (i, chunk) in chunks.iter().enumerate() {
             if i > 0 {
                 self.push(" || ', ' || ");
             }
-            let trim_start = i > 0;
-            let trim_end = i < last;
-            if chunks.len() > 1 {
-                self.push("substr(");
-            }
-            self.push(func);
-            self.comma_list(chunk, |r, (k, v)| {
-                r.string(k);
-                r.push(", ");
-                r.expr(v);
-            });
+            // Drop the closing brace of all but the last chunk, the opening of all but the first.
+            let (open, close) = match (i == 0, i == last) {
+                (true, _) => ("left(", "::text, -1)"),
+                (false, true) => ("right(", "::text, -1)"),
+                (false, false) => ("substr(left(", "::text, -1), 2)"),
+            };
+            self.push(open);
+            self.push("json_build_object(");
+            self.pairs(chunk);
             self.push(")");
-            if chunks.len() > 1 {
-                if self.dialect == Dialect::Postgres {
-                    self.push("::text");
-                }
-                // substr(text, start, length): drop the leading `{` and/or trailing `}`.
-                let start = if trim_start { 2 } else { 1 };
-                let _ = write!(self.sql, ", {start}");
-                if trim_end {
-                    self.push(", length(");
-                    self.push(func);
-                    self.comma_list(chunk, |r, (k, v)| {
-                        r.string(k);
-                        r.push(", ");
-                        r.expr(v);
-                    });
-                    self.push(")");
-                    if self.dialect == Dialect::Postgres {
-                        self.push("::text");
-                    }
-                    let _ = write!(self.sql, ") - {start}");
-                }
-                self.push(")");
-            }
+            self.push(close);
         }
-        if chunks.len() > 1 {
-            self.push(match self.dialect {
-                Dialect::Postgres => ")::json",
-                Dialect::Sqlite => ")",
-            });
+        self.push(")::json");
+    }
+
+    /// SQLite caps arguments per call; further keys are appended with `json_insert`,
+    /// which adds them at the end, in order.
+    fn sqlite_json_object(&mut self, pairs: &[(String, Expr)]) {
+        let chunks: Vec<&[(String, Expr)]> = if pairs.is_empty() {
+            vec![pairs]
+        } else {
+            pairs.chunks(SQLITE_MAX_PAIRS).collect()
+        };
+        for _ in 1..chunks.len() {
+            self.push("json_insert(");
+        }
+        self.push("json_object(");
+        self.pairs(chunks[0]);
+        self.push(")");
+        for chunk in &chunks[1..] {
+            for (k, v) in chunk.iter() {
+                self.push(", ");
+                // Keys are GraphQL names, but escape as a JSON path key regardless.
+                self.string(&format!("$.\"{}\"", k.replace('"', "\\\"")));
+                self.push(", ");
+                self.expr(v);
+            }
+            self.push(")");
         }
     }
 
