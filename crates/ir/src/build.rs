@@ -42,6 +42,7 @@ pub fn build_query(
             values: variables,
             shape: BTreeSet::new(),
         },
+        non_negative: BTreeSet::new(),
     };
     let mut root = Vec::new();
     let fields = b.collect(&[&operation.selection_set]);
@@ -66,6 +67,7 @@ pub fn build_query(
     Ok(Query {
         root,
         shape_vars: b.vars.shape,
+        non_negative_vars: b.non_negative,
     })
 }
 
@@ -73,6 +75,7 @@ struct Builder<'a> {
     model: &'a SchemaModel,
     document: &'a ExecutableDocument,
     vars: Vars<'a>,
+    non_negative: BTreeSet<String>,
 }
 
 impl<'a> Builder<'a> {
@@ -231,10 +234,12 @@ impl<'a> Builder<'a> {
         group: &[&'a Node<executable::Field>],
     ) -> Result<Aggregate, IrError> {
         let args = self.args(table, group[0])?;
+        // `__typename` names the type of the selection set it appears in.
+        let parent_type = group[0].selection_set.ty.to_string();
         let mut fields = Vec::new();
         for (key, sub) in &self.sub_fields(group) {
             let value = match sub[0].name.as_str() {
-                "__typename" => AggregateField::Typename(sub[0].selection_set.ty.to_string()),
+                "__typename" => AggregateField::Typename(parent_type.clone()),
                 "nodes" => {
                     let nodes = self.sub_fields(sub);
                     AggregateField::Nodes(self.table_fields(table, &nodes)?)
@@ -261,11 +266,12 @@ impl<'a> Builder<'a> {
         group: &[&'a Node<executable::Field>],
     ) -> Result<Vec<(String, AggregateValue)>, IrError> {
         let model = self.model;
+        let parent_type = group[0].selection_set.ty.to_string();
         let mut out = Vec::new();
         for (key, sub) in &self.sub_fields(group) {
             let f = sub[0];
             let value = match f.name.as_str() {
-                "__typename" => AggregateValue::Typename(f.selection_set.ty.to_string()),
+                "__typename" => AggregateValue::Typename(parent_type.clone()),
                 "count" => {
                     let mut columns = Vec::new();
                     if let Some(v) = self.arg(f, &model.args.columns) {
@@ -286,10 +292,11 @@ impl<'a> Builder<'a> {
                         IrError::Validation(format!("unknown aggregate field '{name}'"))
                     })?;
                     let mut cols = Vec::new();
+                    let func_type = f.selection_set.ty.to_string();
                     for (k, g) in &self.sub_fields(sub) {
                         let n = g[0].name.as_str();
                         let v = if n == "__typename" {
-                            FuncField::Typename(g[0].selection_set.ty.to_string())
+                            FuncField::Typename(func_type.clone())
                         } else {
                             FuncField::Column(self.column(table, n)?)
                         };
@@ -328,10 +335,10 @@ impl<'a> Builder<'a> {
             }
         }
         if let Some(v) = self.arg(field, &names.limit) {
-            args.limit = self.vars.leaf(v);
+            args.limit = self.page_value(v, "limit")?;
         }
         if let Some(v) = self.arg(field, &names.offset) {
-            args.offset = self.vars.leaf(v);
+            args.offset = self.page_value(v, "offset")?;
         }
         if let Some(v) = self.arg(field, &names.distinct_on) {
             for item in self.vars.list(v) {
@@ -342,6 +349,24 @@ impl<'a> Builder<'a> {
             self.check_distinct_on(&args)?;
         }
         Ok(args)
+    }
+
+    /// A `limit`/`offset` value: negative literals are rejected here, variables are
+    /// recorded so each request's value is checked before it reaches the database.
+    fn page_value(&mut self, v: Input<'a>, what: &str) -> Result<Option<Value>, IrError> {
+        let value = self.vars.leaf(v);
+        match &value {
+            Some(Value::Variable(name)) => {
+                self.non_negative.insert(name.clone());
+            }
+            Some(Value::Literal(Json::Number(n))) if n.as_i64().is_some_and(|i| i < 0) => {
+                return Err(IrError::Validation(format!(
+                    "\"{what}\" must not be negative"
+                )));
+            }
+            _ => {}
+        }
+        Ok(value)
     }
 
     /// Postgres's DISTINCT ON needs the order to start with the distinct columns.

@@ -14,6 +14,8 @@ pub struct Query {
     pub root: Vec<(String, Root)>,
     /// Variables whose values shaped this IR (inlined); part of any plan cache key.
     pub shape_vars: BTreeSet<String>,
+    /// Variables used as `limit`/`offset`: each request's value must be ≥ 0.
+    pub non_negative_vars: BTreeSet<String>,
 }
 
 /// A root field.

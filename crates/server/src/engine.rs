@@ -48,6 +48,8 @@ struct DocEntry {
 /// Everything needed to answer one operation shape.
 struct Plan {
     statement: Option<Statement>,
+    /// Variables used as `limit`/`offset`, checked per request.
+    non_negative_vars: Vec<String>,
     /// Root response keys and whether each comes from introspection, in order.
     roots: Vec<(String, bool)>,
 }
@@ -121,6 +123,17 @@ impl Engine {
             })
             .collect();
         let plan = self.plan(&entry, operation, &variables)?;
+        for name in &plan.non_negative_vars {
+            if variables
+                .get(name)
+                .and_then(Value::as_i64)
+                .is_some_and(|n| n < 0)
+            {
+                return Err(RequestError::validation(format!(
+                    "variable \"{name}\" is used as a limit or offset and must not be negative"
+                )));
+            }
+        }
 
         let db_json = match &plan.statement {
             Some(statement) => Some(self.db.query_json(statement, &variables).await?),
@@ -232,7 +245,11 @@ impl Engine {
             .iter()
             .map(|(k, r)| (k.clone(), matches!(r, Root::Introspection)))
             .collect();
-        let plan = Arc::new(Plan { statement, roots });
+        let plan = Arc::new(Plan {
+            statement,
+            non_negative_vars: query.non_negative_vars.iter().cloned().collect(),
+            roots,
+        });
         // Key the plan on every variable known to shape this document, including the
         // ones this build just discovered.
         let key = {

@@ -24,6 +24,8 @@ pub struct Statement {
 
 /// Postgres caps function arguments at 100, so wide objects are built in chunks and joined.
 const PG_MAX_PAIRS: usize = 50;
+/// Longer AND/OR lists are rendered as nested groups of at most this many terms.
+const JUNCTION_FANOUT: usize = 32;
 /// SQLite's default cap is 127 arguments per function call.
 const SQLITE_MAX_PAIRS: usize = 60;
 
@@ -391,6 +393,21 @@ impl Renderer {
         match items {
             [] => self.push(empty),
             [one] => self.expr(one),
+            _ if items.len() > JUNCTION_FANOUT => {
+                // `a OR b OR c …` parses as a left-deep tree, and SQLite refuses trees
+                // deeper than 1000; nesting groups keeps the depth logarithmic.
+                self.push("(");
+                for (i, group) in items
+                    .chunks(items.len().div_ceil(JUNCTION_FANOUT))
+                    .enumerate()
+                {
+                    if i > 0 {
+                        self.push(sep);
+                    }
+                    self.junction(group, sep, empty);
+                }
+                self.push(")");
+            }
             _ => {
                 self.push("(");
                 for (i, item) in items.iter().enumerate() {
@@ -613,5 +630,63 @@ impl Renderer {
             // numeric results would print as 2.5000000000000000; GraphQL says Float.
             self.push("::float8");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaf(i: i64) -> Expr {
+        Expr::Compare {
+            left: Box::new(Expr::column("t", "id")),
+            op: BinOp::Eq,
+            right: Box::new(Expr::Int(i)),
+        }
+    }
+
+    fn depth(sql: &str) -> usize {
+        let mut d: usize = 0;
+        let mut max = 0;
+        for c in sql.chars() {
+            match c {
+                '(' => {
+                    d += 1;
+                    max = max.max(d);
+                }
+                ')' => d = d.saturating_sub(1),
+                _ => {}
+            }
+        }
+        max
+    }
+
+    #[test]
+    fn long_disjunctions_nest_shallowly_and_keep_every_term() {
+        let items: Vec<Expr> = (0..5000).map(leaf).collect();
+        let select = Select {
+            filter: Some(Expr::Or(items)),
+            ..Select::default()
+        };
+        let sql = render(&select, Dialect::Sqlite).sql;
+        assert_eq!(sql.matches(" OR ").count(), 4999);
+        assert!(depth(&sql) <= 5, "depth {}", depth(&sql));
+    }
+
+    #[test]
+    fn identifiers_and_strings_are_escaped() {
+        let select = Select {
+            items: vec![SelectItem::Expr(Expr::Str("it's".into()), "a\"b".into())],
+            from: Some(From::Table {
+                schema: Some("s\"x".into()),
+                name: "t".into(),
+                alias: "_t0".into(),
+            }),
+            ..Select::default()
+        };
+        assert_eq!(
+            render(&select, Dialect::Postgres).sql,
+            r#"SELECT 'it''s' AS "a""b" FROM "s""x"."t" AS "_t0""#
+        );
     }
 }

@@ -26,8 +26,7 @@ use tokio::runtime::Runtime;
 /// Rows per main table of the demo dataset.
 pub const ROWS: u64 = 200;
 
-/// Extra tables, identical on both backends (the statements are portable:
-/// only the column types differ, see [`fixture_ddl`]).
+/// Rows of the extra tables of [`fixture_ddl`], identical on both backends.
 pub const FIXTURE_DATA: &str = "
 INSERT INTO categories (id, name, parent_id) VALUES
   (1, 'root', NULL), (2, 'tools', 1), (3, 'toys', 1), (4, 'hammers', 2), (5, 'orphan', NULL);
@@ -43,12 +42,13 @@ INSERT INTO boxes (id, aisle, slot, content) VALUES
 INSERT INTO audit_log (event, amount) VALUES ('created', 10), ('deleted', NULL), ('created', 5);
 ";
 
-/// The fixture's DDL for one backend.
+/// The extra tables for one backend (only type names and `chr`/`char` differ),
+/// with the rows of `texts` and `"order"`; [`FIXTURE_DATA`] fills the others.
 pub fn fixture_ddl(postgres: bool) -> String {
-    let (int, text, boolean, float) = if postgres {
-        ("integer", "text", "boolean", "double precision")
+    let (int, text, boolean, float, chr) = if postgres {
+        ("integer", "text", "boolean", "double precision", "chr")
     } else {
-        ("INTEGER", "TEXT", "BOOLEAN", "REAL")
+        ("INTEGER", "TEXT", "BOOLEAN", "REAL", "char")
     };
     format!(
         "
@@ -84,9 +84,42 @@ CREATE TABLE audit_log (
   event {text} NOT NULL,
   amount {int}
 );
+CREATE TABLE texts (
+  id {int} NOT NULL PRIMARY KEY,
+  body {text} NOT NULL
+);
+CREATE TABLE \"order\" (
+  \"group\" {int} NOT NULL PRIMARY KEY,
+  \"Select\" {text},
+  \"two words\" {text}
+);
+INSERT INTO texts (id, body) VALUES
+  (1, 'plain'),
+  (2, 'line1' || {chr}(10) || 'line2'),
+  (3, 'tab' || {chr}(9) || 'bed' || {chr}(13)),
+  (4, 'caf\u{e9} \u{65e5}\u{672c}\u{8a9e} \u{1f389}'),
+  (5, 'quote \" backslash \\ slash /'),
+  (6, 'ctrl' || {chr}(1) || {chr}(31) || 'x'),
+  (7, ''),
+  (8, '</script><!--'),
+  (9, 'it''s 100% _true_');
+INSERT INTO \"order\" (\"group\", \"Select\", \"two words\") VALUES (1, 'a', 'b'), (2, NULL, 'it''s');
 "
     )
 }
+
+/// The rows of `texts`, as Rust strings.
+pub const TEXTS: [&str; 9] = [
+    "plain",
+    "line1\nline2",
+    "tab\tbed\r",
+    "caf\u{e9} \u{65e5}\u{672c}\u{8a9e} \u{1f389}",
+    "quote \" backslash \\ slash /",
+    "ctrl\u{1}\u{1f}x",
+    "",
+    "</script><!--",
+    "it's 100% _true_",
+];
 
 /// A running server the tests can talk to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
