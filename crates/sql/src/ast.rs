@@ -281,6 +281,8 @@ pub enum Expr {
     },
     /// An aggregate over one expression.
     Agg(AggFunc, Box<Expr>),
+    /// `expr::type` (Postgres) / `CAST(expr AS TEXT)` (SQLite).
+    Cast(Box<Expr>, SqlType),
     /// `(expr IS NULL) = param`: an `_is_null` whose truth comes from a variable.
     IsNullParam {
         /// Subject.

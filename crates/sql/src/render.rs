@@ -88,20 +88,24 @@ impl Renderer {
         match self.dialect {
             Dialect::Postgres => {
                 let _ = write!(self.sql, "${index}::");
-                match &p.ty {
-                    SqlType::Builtin(name) => self.ident(name),
-                    SqlType::Named { schema, name } => {
-                        self.ident(schema);
-                        self.push(".");
-                        self.ident(name);
-                    }
-                }
+                self.sql_type(&p.ty);
                 if p.list {
                     self.push("[]");
                 }
             }
             Dialect::Sqlite => {
                 let _ = write!(self.sql, "?{index}");
+            }
+        }
+    }
+
+    fn sql_type(&mut self, ty: &SqlType) {
+        match ty {
+            SqlType::Builtin(name) => self.ident(name),
+            SqlType::Named { schema, name } => {
+                self.ident(schema);
+                self.push(".");
+                self.ident(name);
             }
         }
     }
@@ -383,6 +387,19 @@ impl Renderer {
                     Dialect::Sqlite => self.push(")"),
                 }
             }
+            Expr::Cast(inner, ty) => match self.dialect {
+                Dialect::Postgres => {
+                    self.push("(");
+                    self.expr(inner);
+                    self.push(")::");
+                    self.sql_type(ty);
+                }
+                Dialect::Sqlite => {
+                    self.push("CAST(");
+                    self.expr(inner);
+                    self.push(" AS TEXT)");
+                }
+            },
             Expr::CountStar => self.push("count(*)"),
             Expr::Count { columns, distinct } => self.count(columns, *distinct),
             Expr::Agg(func, inner) => self.agg(*func, inner),

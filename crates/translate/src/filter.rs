@@ -1,10 +1,27 @@
 //! `where` → SQL conditions, and the join conditions of relationships.
 
 use crate::select::Ctx;
-use grafton_catalog::ScalarKind;
+use grafton_catalog::{Backend, Column, ScalarKind};
 use grafton_ir::{BoolExp, Value};
 use grafton_schema::{CompareOp, RelId, TableId};
 use grafton_sql::{BinOp, Expr, From, Param, ParamValue, PatternOp, Select, SqlType};
+
+/// A column as GraphQL sees it. On Postgres a column of a type Grafton does not map
+/// (tsvector, arrays…) is exposed as `String`, so it is read and compared as text.
+pub(crate) fn column_value(backend: Backend, col: &Column, alias: &str) -> Expr {
+    let expr = Expr::column(alias, &col.name);
+    let unmapped = backend == Backend::Postgres
+        && col.scalar == ScalarKind::Text
+        && !matches!(
+            col.db_type.as_str(),
+            "text" | "varchar" | "bpchar" | "name" | "citext"
+        );
+    if unmapped {
+        Expr::Cast(Box::new(expr), SqlType::Builtin("text"))
+    } else {
+        expr
+    }
+}
 
 /// The bind type of a column kind (a cast on Postgres).
 pub(crate) fn sql_type(ctx: &Ctx, kind: &ScalarKind) -> SqlType {
@@ -36,6 +53,15 @@ pub(crate) fn sql_type(ctx: &Ctx, kind: &ScalarKind) -> SqlType {
 }
 
 impl Ctx<'_> {
+    /// A column as GraphQL sees it (see [`column_value`]).
+    pub(crate) fn column_value(&self, table: TableId, alias: &str, column: usize) -> Expr {
+        column_value(
+            self.model.backend,
+            &self.model.table(table).columns[column],
+            alias,
+        )
+    }
+
     /// `child.col = parent.col AND …` for a relationship from `parent_alias` to `child_alias`.
     pub(crate) fn join(&self, rel: RelId, parent_alias: &str, child_alias: &str) -> Expr {
         let r = &self.model.relationships[rel];
@@ -109,7 +135,7 @@ impl Ctx<'_> {
         value: &Value,
     ) -> Expr {
         let col = &self.model.table(table).columns[column];
-        let subject = Box::new(Expr::column(alias, &col.name));
+        let subject = Box::new(self.column_value(table, alias, column));
         let ty = sql_type(self, &col.scalar);
         let param = |ty: SqlType, list: bool| Param {
             value: value.clone(),

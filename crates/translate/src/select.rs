@@ -1,5 +1,6 @@
 //! Row lists, single rows and aggregates as JSON-building subqueries.
 
+use crate::filter::column_value;
 use grafton_catalog::{Backend, ScalarKind, Table};
 use grafton_ir::{
     Aggregate, AggregateField, AggregateValue, Args, Field, FuncField, Query, Root, Rows,
@@ -117,11 +118,8 @@ impl Ctx<'_> {
         for (key, field) in fields {
             let expr = match field {
                 Field::Column(c) => {
-                    let col = &self.model.table(table).columns[*c];
-                    Expr::ToJson(
-                        Box::new(Expr::column(alias, &col.name)),
-                        json_kind(&col.scalar),
-                    )
+                    let kind = json_kind(&self.model.table(table).columns[*c].scalar);
+                    Expr::ToJson(Box::new(self.column_value(table, alias, *c)), kind)
                 }
                 Field::Typename(name) => Expr::Str(name.clone()),
                 Field::Object(rel, rows) | Field::Array(rel, rows) => {
@@ -206,9 +204,12 @@ impl Ctx<'_> {
                         order_by: agg_order.clone(),
                     }
                 }
-                AggregateField::Aggregate(values) => {
-                    Expr::JsonObject(aggregate_values(t, &outer_alias, values))
-                }
+                AggregateField::Aggregate(values) => Expr::JsonObject(aggregate_values(
+                    self.model.backend,
+                    t,
+                    &outer_alias,
+                    values,
+                )),
             };
             pairs.push((key.clone(), expr));
         }
@@ -224,6 +225,7 @@ impl Ctx<'_> {
 }
 
 fn aggregate_values(
+    backend: Backend,
     t: &Table,
     alias: &str,
     values: &[(String, AggregateValue)],
@@ -262,7 +264,7 @@ fn aggregate_values(
                                     Expr::ToJson(
                                         Box::new(Expr::Agg(
                                             *func,
-                                            Box::new(Expr::column(alias, &col.name)),
+                                            Box::new(column_value(backend, col, alias)),
                                         )),
                                         kind,
                                     )

@@ -8,9 +8,15 @@ use grafton_sql::{render, Dialect};
 use serde_json::{json, Map, Value};
 
 fn col(name: &str, scalar: ScalarKind, nullable: bool) -> Column {
+    let db_type = match scalar {
+        ScalarKind::Int => "int4",
+        ScalarKind::Float => "float8",
+        ScalarKind::Timestamp => "timestamp",
+        _ => "text",
+    };
     Column {
         name: name.into(),
-        db_type: String::new(),
+        db_type: db_type.into(),
         scalar,
         nullable,
         has_default: false,
