@@ -3,7 +3,6 @@
 
 use grafton_server::{start, ServeOptions};
 use serde_json::{json, Value};
-use std::process::Command;
 
 const FIXTURE: &str = r#"
 CREATE TYPE mood AS ENUM ('happy', 'sad', 'meh');
@@ -32,11 +31,7 @@ async fn post(url: &str, query: &str, variables: Value) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_types_round_trip_and_filter() {
     let url = grafton_testkit::fresh_database("types");
-    let status = Command::new("psql")
-        .args([url.as_str(), "-q", "-v", "ON_ERROR_STOP=1", "-c", FIXTURE])
-        .status()
-        .expect("psql runs");
-    assert!(status.success(), "fixture loads");
+    grafton_testkit::psql(&url, FIXTURE.as_bytes());
     let server = start(&ServeOptions {
         database_url: url,
         port: 0,

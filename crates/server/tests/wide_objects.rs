@@ -2,7 +2,6 @@
 //! are built in chunks; the result must keep every key, in order, on both backends.
 
 use grafton_server::{start, ServeOptions};
-use std::process::Command;
 
 const COLUMNS: usize = 130;
 
@@ -36,11 +35,7 @@ async fn wide_rows_are_complete_and_identical_on_both_backends() {
         .execute_batch(&ddl())
         .expect("sqlite ddl");
     let pg = grafton_testkit::fresh_database("wide");
-    let status = Command::new("psql")
-        .args([pg.as_str(), "-q", "-v", "ON_ERROR_STOP=1", "-c", &ddl()])
-        .status()
-        .expect("psql runs");
-    assert!(status.success(), "postgres ddl");
+    grafton_testkit::psql(&pg, ddl().as_bytes());
 
     let fields: Vec<String> = (0..COLUMNS).map(|i| format!("c{i}")).collect();
     // Nested twice so chunked objects also appear inside relationship-free subqueries.

@@ -17,9 +17,7 @@ use grafton_server::{Running, ServeOptions};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::future::Future;
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use tokio::runtime::Runtime;
 
@@ -214,32 +212,8 @@ fn make_postgres() -> String {
     script.extend_from_slice(fixture_ddl(true).as_bytes());
     script.extend_from_slice(FIXTURE_DATA.as_bytes());
     script.extend_from_slice(b"ANALYZE;\n");
-    psql(&url, &script);
+    grafton_testkit::psql(&url, &script);
     url
-}
-
-/// Runs a script through `psql` with `ON_ERROR_STOP`.
-pub fn psql(url: &str, script: &[u8]) -> String {
-    let mut child = Command::new("psql")
-        .args([url, "-X", "-v", "ON_ERROR_STOP=1", "-q", "-At", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("psql runs (install the PostgreSQL client)");
-    let mut stdin = child.stdin.take().expect("psql stdin");
-    let script = script.to_vec();
-    let writer = std::thread::spawn(move || {
-        stdin.write_all(&script).expect("write to psql");
-    });
-    let out = child.wait_with_output().expect("psql finishes");
-    writer.join().expect("psql writer");
-    assert!(
-        out.status.success(),
-        "psql failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// The SQLite file the SQLite servers serve.
