@@ -60,7 +60,8 @@ pub struct Engine {
     db: Database,
     dialect: Dialect,
     implementers: HashMap<Name, Implementers>,
-    documents: Cache<(String, Option<String>), Arc<DocEntry>>,
+    /// Keyed by document text; per-role keys come with permissions.
+    documents: Cache<String, Arc<DocEntry>>,
 }
 
 const DOCUMENT_CACHE_SIZE: usize = 1024;
@@ -204,8 +205,7 @@ impl Engine {
 
     /// Parses and validates a document, or takes it from the cache.
     fn document(&self, req: &GraphqlRequest) -> Result<Arc<DocEntry>, RequestError> {
-        let key = (req.query.clone(), None);
-        if let Some(entry) = self.documents.get(&key) {
+        if let Some(entry) = self.documents.get(&req.query) {
             return Ok(entry);
         }
         let ast = ast::Document::parse(req.query.as_str(), "query.graphql").map_err(|e| {
@@ -221,7 +221,7 @@ impl Engine {
             shape_vars: Mutex::new(BTreeSet::new()),
             plans: Cache::new(PLANS_PER_DOCUMENT),
         });
-        self.documents.insert(key, entry.clone());
+        self.documents.insert(req.query.clone(), entry.clone());
         Ok(entry)
     }
 

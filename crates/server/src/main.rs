@@ -8,7 +8,12 @@ use std::process::ExitCode;
 
 /// Instant GraphQL over PostgreSQL and SQLite, with Hasura's API conventions.
 #[derive(Parser)]
-#[command(name = "grafton", version, about, long_about = None)]
+#[command(
+    name = "grafton",
+    version,
+    about = "Instant GraphQL over PostgreSQL and SQLite, with Hasura's API conventions.",
+    after_help = "Examples:\n  grafton demo                                   serve the SQLite meetup demo\n  grafton serve --database-url postgres://user@localhost/db\n  grafton serve --database-url ./app.db --naming graphql-default\n  grafton schema --database-url ./app.db         print the schema (SDL)\n\nGraphQL is served at http://HOST:PORT/v1/graphql; health at /healthz."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
