@@ -1,0 +1,50 @@
+//! `/healthz` follows the database: 200 while it answers, 503 once it is gone.
+
+use grafton_server::{start, ServeOptions};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_turns_503_when_the_database_goes_away() {
+    let url = grafton_testkit::fresh_database("health");
+    grafton_testkit::psql(
+        &url,
+        b"CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1);",
+    );
+    let server = start(&ServeOptions {
+        database_url: url.clone(),
+        port: 0,
+        pool_size: 2,
+        ..ServeOptions::default()
+    })
+    .await
+    .expect("server starts");
+    let health = format!("http://{}/healthz", server.addr);
+    let client = reqwest::Client::new();
+    let status = client.get(&health).send().await.expect("healthz").status();
+    assert_eq!(status, 200);
+
+    // Drop the database under the server (terminating its connections).
+    let name = url.rsplit('/').next().expect("database name").to_owned();
+    let admin = url.rsplit_once('/').expect("url").0.to_owned() + "/postgres";
+    grafton_testkit::psql(
+        &admin,
+        format!("DROP DATABASE \"{name}\" WITH (FORCE);").as_bytes(),
+    );
+
+    let response = client.get(&health).send().await.expect("healthz");
+    assert_eq!(response.status(), 503);
+    let response = client
+        .post(server.url())
+        .json(&serde_json::json!({"query": "{ t { id } }"}))
+        .send()
+        .await
+        .expect("query");
+    let status = response.status();
+    let body: serde_json::Value = response.json().await.expect("json error body");
+    assert!(status == 503 || status == 200, "{status}");
+    assert!(body["errors"][0]["message"].is_string(), "{body}");
+    assert_ne!(
+        body["errors"][0]["extensions"]["code"], "validation-failed",
+        "{body}"
+    );
+    server.stop().await;
+}
