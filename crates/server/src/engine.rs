@@ -52,6 +52,8 @@ struct Plan {
     non_negative_vars: Vec<String>,
     /// Root response keys and whether each comes from introspection, in order.
     roots: Vec<(String, bool)>,
+    /// Whether any root field is introspection (then responses are merged).
+    has_introspection: bool,
 }
 
 /// The schema, the database and the caches: shared by every request.
@@ -140,7 +142,7 @@ impl Engine {
             Some(statement) => Some(self.db.query_json(statement, &variables).await?),
             None => None,
         };
-        if !plan.roots.iter().any(|(_, intro)| *intro) {
+        if !plan.has_introspection {
             let data = db_json.unwrap_or_else(|| "{}".to_owned());
             let mut out = String::with_capacity(data.len() + 10);
             out.push_str("{\"data\":");
@@ -240,15 +242,17 @@ impl Engine {
         let query = grafton_ir::build_query(&self.model, &entry.document, operation, variables)?;
         let statement = grafton_translate::translate_query(&self.model, &query)
             .map(|select| grafton_sql::render(&select, self.dialect));
-        let roots = query
+        let roots: Vec<(String, bool)> = query
             .root
             .iter()
             .map(|(k, r)| (k.clone(), matches!(r, Root::Introspection)))
             .collect();
+        let has_introspection = roots.iter().any(|(_, intro)| *intro);
         let plan = Arc::new(Plan {
             statement,
             non_negative_vars: query.non_negative_vars.iter().cloned().collect(),
             roots,
+            has_introspection,
         });
         // Key the plan on every variable known to shape this document, including the
         // ones this build just discovered.
