@@ -462,6 +462,34 @@ fn shell_words(argv: &[&OsStr]) -> String {
         .join(" ")
 }
 
+/// Runs an SQL script through `psql` (`ON_ERROR_STOP`, unaligned tuples-only output)
+/// against `url` and returns its output; panics with psql's message on failure.
+pub fn psql(url: &str, script: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = Command::new("psql")
+        .args([url, "-X", "-v", "ON_ERROR_STOP=1", "-q", "-At", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("psql runs (install the PostgreSQL client: apt-get install postgresql-client)");
+    let mut stdin = child.stdin.take().expect("psql stdin");
+    let script = script.to_vec();
+    // Write from another thread so a large script cannot deadlock on a full stdout pipe.
+    let writer = std::thread::spawn(move || stdin.write_all(&script));
+    let out = child.wait_with_output().expect("psql finishes");
+    writer
+        .join()
+        .expect("psql writer thread")
+        .expect("write to psql");
+    assert!(
+        out.status.success(),
+        "psql failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -494,32 +522,4 @@ mod tests {
         assert_eq!(sh_quote(OsStr::new("a'b")), r"'a'\''b'");
         assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
     }
-}
-
-/// Runs an SQL script through `psql` (`ON_ERROR_STOP`, unaligned tuples-only output)
-/// against `url` and returns its output; panics with psql's message on failure.
-pub fn psql(url: &str, script: &[u8]) -> String {
-    use std::io::Write;
-    let mut child = Command::new("psql")
-        .args([url, "-X", "-v", "ON_ERROR_STOP=1", "-q", "-At", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("psql runs (install the PostgreSQL client: apt-get install postgresql-client)");
-    let mut stdin = child.stdin.take().expect("psql stdin");
-    let script = script.to_vec();
-    // Write from another thread so a large script cannot deadlock on a full stdout pipe.
-    let writer = std::thread::spawn(move || stdin.write_all(&script));
-    let out = child.wait_with_output().expect("psql finishes");
-    writer
-        .join()
-        .expect("psql writer thread")
-        .expect("write to psql");
-    assert!(
-        out.status.success(),
-        "psql failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
