@@ -159,6 +159,58 @@ impl ScalarKind {
     pub fn is_text(&self) -> bool {
         matches!(self, Self::Text)
     }
+
+    /// The PostgreSQL built-in type this kind stands for (`None` for enums,
+    /// which are user-defined types).
+    pub fn postgres_type(&self) -> Option<&'static str> {
+        Some(match self {
+            Self::Int => "int4",
+            Self::BigInt => "int8",
+            Self::Float => "float8",
+            Self::Numeric => "numeric",
+            Self::Text => "text",
+            Self::Boolean => "bool",
+            Self::Uuid => "uuid",
+            Self::Timestamptz => "timestamptz",
+            Self::Timestamp => "timestamp",
+            Self::Date => "date",
+            Self::Time => "time",
+            Self::Timetz => "timetz",
+            Self::Interval => "interval",
+            Self::Json => "json",
+            Self::Jsonb => "jsonb",
+            Self::Bytea => "bytea",
+            Self::Enum(_) => return None,
+        })
+    }
+}
+
+impl Column {
+    /// A column of `scalar`'s PostgreSQL type, without default or comment.
+    pub fn new(name: &str, scalar: ScalarKind, nullable: bool) -> Self {
+        Self {
+            name: name.to_owned(),
+            db_type: scalar.postgres_type().unwrap_or("text").to_owned(),
+            scalar,
+            nullable,
+            has_default: false,
+            comment: None,
+        }
+    }
+}
+
+impl ForeignKey {
+    /// `columns` of a table referencing `ref_columns` of `ref_schema.ref_table`,
+    /// named as PostgreSQL would (`<columns>_fkey`).
+    pub fn new(columns: &[&str], ref_schema: &str, ref_table: &str, ref_columns: &[&str]) -> Self {
+        Self {
+            name: format!("{}_fkey", columns.join("_")),
+            columns: columns.iter().map(|c| (*c).to_owned()).collect(),
+            ref_schema: ref_schema.to_owned(),
+            ref_table: ref_table.to_owned(),
+            ref_columns: ref_columns.iter().map(|c| (*c).to_owned()).collect(),
+        }
+    }
 }
 
 impl Catalog {

@@ -6,24 +6,11 @@ use grafton_schema::{
 };
 
 fn col(name: &str, scalar: ScalarKind, nullable: bool) -> Column {
-    Column {
-        name: name.into(),
-        db_type: String::new(),
-        scalar,
-        nullable,
-        has_default: false,
-        comment: None,
-    }
+    Column::new(name, scalar, nullable)
 }
 
 fn fk(cols: &[&str], target: &str, ref_cols: &[&str]) -> ForeignKey {
-    ForeignKey {
-        name: format!("{}_fkey", cols.join("_")),
-        columns: cols.iter().map(|s| s.to_string()).collect(),
-        ref_schema: "public".into(),
-        ref_table: target.into(),
-        ref_columns: ref_cols.iter().map(|s| s.to_string()).collect(),
-    }
+    ForeignKey::new(cols, "public", target, ref_cols)
 }
 
 fn table(

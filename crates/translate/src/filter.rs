@@ -25,31 +25,17 @@ pub(crate) fn column_value(backend: Backend, col: &Column, alias: &str) -> Expr 
 
 /// The bind type of a column kind (a cast on Postgres).
 pub(crate) fn sql_type(ctx: &Ctx, kind: &ScalarKind) -> SqlType {
-    SqlType::Builtin(match kind {
-        ScalarKind::Int => "int4",
-        ScalarKind::BigInt => "int8",
-        ScalarKind::Float => "float8",
-        ScalarKind::Numeric => "numeric",
-        ScalarKind::Text => "text",
-        ScalarKind::Boolean => "bool",
-        ScalarKind::Uuid => "uuid",
-        ScalarKind::Timestamptz => "timestamptz",
-        ScalarKind::Timestamp => "timestamp",
-        ScalarKind::Date => "date",
-        ScalarKind::Time => "time",
-        ScalarKind::Timetz => "timetz",
-        ScalarKind::Interval => "interval",
-        ScalarKind::Json => "json",
-        ScalarKind::Jsonb => "jsonb",
-        ScalarKind::Bytea => "bytea",
-        ScalarKind::Enum(i) => {
+    match (kind.postgres_type(), kind) {
+        (Some(name), _) => SqlType::Builtin(name),
+        (None, ScalarKind::Enum(i)) => {
             let e = &ctx.model.catalog.enums[*i];
-            return SqlType::Named {
+            SqlType::Named {
                 schema: e.schema.clone(),
                 name: e.name.clone(),
-            };
+            }
         }
-    })
+        (None, _) => SqlType::Builtin("text"),
+    }
 }
 
 impl Ctx<'_> {

@@ -8,20 +8,7 @@ use grafton_sql::{render, Dialect};
 use serde_json::{json, Map, Value};
 
 fn col(name: &str, scalar: ScalarKind, nullable: bool) -> Column {
-    let db_type = match scalar {
-        ScalarKind::Int => "int4",
-        ScalarKind::Float => "float8",
-        ScalarKind::Timestamp => "timestamp",
-        _ => "text",
-    };
-    Column {
-        name: name.into(),
-        db_type: db_type.into(),
-        scalar,
-        nullable,
-        has_default: false,
-        comment: None,
-    }
+    Column::new(name, scalar, nullable)
 }
 
 fn table(name: &str, columns: Vec<Column>, pk: &[&str], fks: Vec<ForeignKey>) -> Table {
@@ -39,13 +26,7 @@ fn table(name: &str, columns: Vec<Column>, pk: &[&str], fks: Vec<ForeignKey>) ->
 }
 
 fn fk(cols: &[&str], target: &str, ref_cols: &[&str]) -> ForeignKey {
-    ForeignKey {
-        name: format!("{}_fkey", cols.join("_")),
-        columns: cols.iter().map(|s| s.to_string()).collect(),
-        ref_schema: "public".into(),
-        ref_table: target.into(),
-        ref_columns: ref_cols.iter().map(|s| s.to_string()).collect(),
-    }
+    ForeignKey::new(cols, "public", target, ref_cols)
 }
 
 fn catalog(backend: Backend) -> Catalog {
