@@ -1,9 +1,12 @@
 //! The request pipeline: parse + validate (cached) → IR → SQL (cached) → execute →
 //! splice the database's JSON into the response.
+//!
+//! [`Planner`] is everything before the database (no I/O, benchmarked on its own);
+//! [`Engine`] is a planner plus a database.
 
 use crate::error::RequestError;
 use apollo_compiler::collections::HashMap;
-use apollo_compiler::executable::OperationType;
+use apollo_compiler::executable::{Operation, OperationType};
 use apollo_compiler::response::JsonMap;
 use apollo_compiler::schema::Implementers;
 use apollo_compiler::validation::Valid;
@@ -46,8 +49,9 @@ struct DocEntry {
 }
 
 /// Everything needed to answer one operation shape.
-struct Plan {
-    statement: Option<Statement>,
+pub struct Plan {
+    /// The one statement to run, if any root field needs the database.
+    pub statement: Option<Statement>,
     /// Variables used as `limit`/`offset`, checked per request.
     non_negative_vars: Vec<String>,
     /// Root response keys and whether each comes from introspection, in order.
@@ -56,10 +60,20 @@ struct Plan {
     has_introspection: bool,
 }
 
-/// The schema, the database and the caches: shared by every request.
-pub struct Engine {
+/// A request ready to execute: its plan and its coerced variables.
+pub struct Prepared {
+    entry: Arc<DocEntry>,
+    operation_name: Option<String>,
+    coerced: Valid<JsonMap>,
+    /// Coerced variable values, bound by the statement's parameters.
+    pub variables: Map<String, Value>,
+    /// The plan.
+    pub plan: Arc<Plan>,
+}
+
+/// Parsing, validation and planning, with their caches. Does no I/O.
+pub struct Planner {
     model: Arc<SchemaModel>,
-    db: Database,
     dialect: Dialect,
     implementers: HashMap<Name, Implementers>,
     /// Keyed by document text; per-role keys come with permissions.
@@ -69,15 +83,13 @@ pub struct Engine {
 const DOCUMENT_CACHE_SIZE: usize = 1024;
 const PLANS_PER_DOCUMENT: usize = 64;
 
-impl Engine {
-    /// An engine serving `model` from `db`.
-    pub fn new(model: SchemaModel, db: Database) -> Self {
-        let implementers = model.schema.implementers_map();
+impl Planner {
+    /// A planner for `model`, rendering SQL in `dialect`.
+    pub fn new(model: SchemaModel, dialect: Dialect) -> Self {
         Self {
-            dialect: db.dialect(),
+            implementers: model.schema.implementers_map(),
             model: Arc::new(model),
-            db,
-            implementers,
+            dialect,
             documents: Cache::new(DOCUMENT_CACHE_SIZE),
         }
     }
@@ -87,23 +99,38 @@ impl Engine {
         &self.model
     }
 
-    /// The database.
-    pub fn database(&self) -> &Database {
-        &self.db
-    }
-
-    /// Runs a request and returns the response body's JSON text.
-    pub async fn execute(
+    /// Validates the request and finds (or builds and caches) its plan.
+    pub fn prepare(
         &self,
         req: &GraphqlRequest,
         transport: Transport,
-    ) -> Result<String, RequestError> {
-        let entry = self.document(req)?;
-        let document = &entry.document;
-        let operation = document
-            .operations
-            .get(req.operation_name.as_deref())
-            .map_err(|e| RequestError::validation(e.message().to_string()))?;
+    ) -> Result<Prepared, RequestError> {
+        let entry = match self.documents.get(&req.query) {
+            Some(entry) => entry,
+            None => {
+                let entry = self.parse(req)?;
+                self.documents.insert(req.query.clone(), entry.clone());
+                entry
+            }
+        };
+        self.prepare_with(entry, req, transport, true)
+    }
+
+    /// Like [`prepare`](Self::prepare) but bypassing both caches: the full cost of a
+    /// request seen for the first time (for benchmarks).
+    pub fn prepare_uncached(&self, req: &GraphqlRequest) -> Result<Prepared, RequestError> {
+        let entry = self.parse(req)?;
+        self.prepare_with(entry, req, Transport::Post, false)
+    }
+
+    fn prepare_with(
+        &self,
+        entry: Arc<DocEntry>,
+        req: &GraphqlRequest,
+        transport: Transport,
+        use_cache: bool,
+    ) -> Result<Prepared, RequestError> {
+        let operation = operation(&entry, req.operation_name.as_deref())?;
         if transport == Transport::Get && operation.operation_type != OperationType::Query {
             return Err(RequestError::MethodNotAllowed(
                 operation.operation_type.to_string(),
@@ -125,7 +152,7 @@ impl Engine {
                 )
             })
             .collect();
-        let plan = self.plan(&entry, operation, &variables)?;
+        let plan = self.plan(&entry, operation, &variables, use_cache)?;
         for name in &plan.non_negative_vars {
             if variables
                 .get(name)
@@ -137,32 +164,84 @@ impl Engine {
                 )));
             }
         }
+        Ok(Prepared {
+            operation_name: req.operation_name.clone(),
+            entry,
+            coerced,
+            variables,
+            plan,
+        })
+    }
 
-        let db_json = match &plan.statement {
-            Some(statement) => Some(self.db.query_json(statement, &variables).await?),
-            None => None,
-        };
-        if !plan.has_introspection {
-            let data = db_json.unwrap_or_else(|| "{}".to_owned());
-            let mut out = String::with_capacity(data.len() + 10);
-            out.push_str("{\"data\":");
-            out.push_str(&data);
-            out.push('}');
-            return Ok(out);
+    /// Parses and validates a document.
+    fn parse(&self, req: &GraphqlRequest) -> Result<Arc<DocEntry>, RequestError> {
+        let ast = ast::Document::parse(req.query.as_str(), "query.graphql").map_err(|e| {
+            RequestError::ParseFailed(e.errors.iter().map(|d| d.to_json()).collect())
+        })?;
+        let document = ast
+            .to_executable_validate(&self.model.schema)
+            .map_err(|e| {
+                RequestError::Validation(e.errors.iter().map(|d| d.to_json()).collect())
+            })?;
+        Ok(Arc::new(DocEntry {
+            document,
+            shape_vars: Mutex::new(BTreeSet::new()),
+            plans: Cache::new(PLANS_PER_DOCUMENT),
+        }))
+    }
+
+    /// The plan for this operation and these variables' shape, built on a cache miss.
+    fn plan(
+        &self,
+        entry: &DocEntry,
+        operation: &Operation,
+        variables: &Map<String, Value>,
+        use_cache: bool,
+    ) -> Result<Arc<Plan>, RequestError> {
+        let op_name = operation.name.as_ref().map(|n| n.as_str()).unwrap_or("");
+        if use_cache {
+            let key = plan_key(op_name, &lock(&entry.shape_vars), variables);
+            if let Some(plan) = entry.plans.get(&key) {
+                return Ok(plan);
+            }
         }
-        self.merge_introspection(document, operation, &coerced, &plan, db_json)
+        let query = grafton_ir::build_query(&self.model, &entry.document, operation, variables)?;
+        let statement = grafton_translate::translate_query(&self.model, &query)
+            .map(|select| grafton_sql::render(&select, self.dialect));
+        let roots: Vec<(String, bool)> = query
+            .root
+            .iter()
+            .map(|(k, r)| (k.clone(), matches!(r, Root::Introspection)))
+            .collect();
+        let has_introspection = roots.iter().any(|(_, intro)| *intro);
+        let plan = Arc::new(Plan {
+            statement,
+            non_negative_vars: query.non_negative_vars.iter().cloned().collect(),
+            roots,
+            has_introspection,
+        });
+        if use_cache {
+            // Key the plan on every variable known to shape this document, including
+            // the ones this build just discovered.
+            let key = {
+                let mut shape = lock(&entry.shape_vars);
+                shape.extend(query.shape_vars);
+                plan_key(op_name, &shape, variables)
+            };
+            entry.plans.insert(key, plan.clone());
+        }
+        Ok(plan)
     }
 
     /// Introspection fields are answered by apollo-compiler from the schema and merged,
     /// in document order, with whatever the database returned.
     fn merge_introspection(
         &self,
-        document: &Valid<ExecutableDocument>,
-        operation: &apollo_compiler::executable::Operation,
-        variables: &Valid<JsonMap>,
-        plan: &Plan,
+        prepared: &Prepared,
         db_json: Option<String>,
     ) -> Result<String, RequestError> {
+        let document = &prepared.entry.document;
+        let operation = operation(&prepared.entry, prepared.operation_name.as_deref())?;
         introspection::check_max_depth(document, operation)
             .map_err(|e| RequestError::validation(e.message().to_string()))?;
         let response = introspection::partial_execute(
@@ -170,7 +249,7 @@ impl Engine {
             &self.implementers,
             document,
             operation,
-            variables,
+            &prepared.coerced,
         )
         .map_err(|e| RequestError::validation(e.message().to_string()))?;
         let intro = response.data.unwrap_or_default();
@@ -183,7 +262,7 @@ impl Engine {
             None => Map::new(),
         };
         let mut data = Map::new();
-        for (key, from_intro) in &plan.roots {
+        for (key, from_intro) in &prepared.plan.roots {
             let value = if *from_intro {
                 intro
                     .get(key.as_str())
@@ -204,80 +283,68 @@ impl Engine {
         }
         Ok(Value::Object(body).to_string())
     }
+}
 
-    /// Parses and validates a document, or takes it from the cache.
-    fn document(&self, req: &GraphqlRequest) -> Result<Arc<DocEntry>, RequestError> {
-        if let Some(entry) = self.documents.get(&req.query) {
-            return Ok(entry);
+/// The schema, the database and the caches: shared by every request.
+pub struct Engine {
+    planner: Planner,
+    db: Database,
+}
+
+impl Engine {
+    /// An engine serving `model` from `db`.
+    pub fn new(model: SchemaModel, db: Database) -> Self {
+        Self {
+            planner: Planner::new(model, db.dialect()),
+            db,
         }
-        let ast = ast::Document::parse(req.query.as_str(), "query.graphql").map_err(|e| {
-            RequestError::ParseFailed(e.errors.iter().map(|d| d.to_json()).collect())
-        })?;
-        let document = ast
-            .to_executable_validate(&self.model.schema)
-            .map_err(|e| {
-                RequestError::Validation(e.errors.iter().map(|d| d.to_json()).collect())
-            })?;
-        let entry = Arc::new(DocEntry {
-            document,
-            shape_vars: Mutex::new(BTreeSet::new()),
-            plans: Cache::new(PLANS_PER_DOCUMENT),
-        });
-        self.documents.insert(req.query.clone(), entry.clone());
-        Ok(entry)
     }
 
-    /// The plan for this operation and these variables' shape, built on a cache miss.
-    fn plan(
+    /// The schema model.
+    pub fn model(&self) -> &SchemaModel {
+        self.planner.model()
+    }
+
+    /// The planner.
+    pub fn planner(&self) -> &Planner {
+        &self.planner
+    }
+
+    /// The database.
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    /// Runs a request and returns the response body's JSON text.
+    pub async fn execute(
         &self,
-        entry: &DocEntry,
-        operation: &apollo_compiler::executable::Operation,
-        variables: &Map<String, Value>,
-    ) -> Result<Arc<Plan>, RequestError> {
-        let op_name = operation.name.as_ref().map(|n| n.as_str()).unwrap_or("");
-        let key = plan_key(op_name, &lock(&entry.shape_vars), variables);
-        if let Some(plan) = entry.plans.get(&key) {
-            return Ok(plan);
-        }
-        let query = grafton_ir::build_query(&self.model, &entry.document, operation, variables)?;
-        let statement = grafton_translate::translate_query(&self.model, &query)
-            .map(|select| grafton_sql::render(&select, self.dialect));
-        let roots: Vec<(String, bool)> = query
-            .root
-            .iter()
-            .map(|(k, r)| (k.clone(), matches!(r, Root::Introspection)))
-            .collect();
-        let has_introspection = roots.iter().any(|(_, intro)| *intro);
-        let plan = Arc::new(Plan {
-            statement,
-            non_negative_vars: query.non_negative_vars.iter().cloned().collect(),
-            roots,
-            has_introspection,
-        });
-        // Key the plan on every variable known to shape this document, including the
-        // ones this build just discovered.
-        let key = {
-            let mut shape = lock(&entry.shape_vars);
-            shape.extend(query.shape_vars);
-            plan_key(op_name, &shape, variables)
+        req: &GraphqlRequest,
+        transport: Transport,
+    ) -> Result<String, RequestError> {
+        let prepared = self.planner.prepare(req, transport)?;
+        let db_json = match &prepared.plan.statement {
+            Some(statement) => Some(self.db.query_json(statement, &prepared.variables).await?),
+            None => None,
         };
-        entry.plans.insert(key, plan.clone());
-        Ok(plan)
+        if prepared.plan.has_introspection {
+            return self.planner.merge_introspection(&prepared, db_json);
+        }
+        let data = db_json.unwrap_or_else(|| "{}".to_owned());
+        let mut out = String::with_capacity(data.len() + 10);
+        out.push_str("{\"data\":");
+        out.push_str(&data);
+        out.push('}');
+        Ok(out)
     }
+}
 
-    /// The SQL a request would run (for `EXPLAIN`, tests and debugging).
-    pub fn explain(&self, req: &GraphqlRequest) -> Result<Option<Statement>, RequestError> {
-        let entry = self.document(req)?;
-        let operation = entry
-            .document
-            .operations
-            .get(req.operation_name.as_deref())
-            .map_err(|e| RequestError::validation(e.message().to_string()))?;
-        let query =
-            grafton_ir::build_query(&self.model, &entry.document, operation, &req.variables)?;
-        Ok(grafton_translate::translate_query(&self.model, &query)
-            .map(|select| grafton_sql::render(&select, self.dialect)))
-    }
+fn operation<'a>(entry: &'a DocEntry, name: Option<&str>) -> Result<&'a Operation, RequestError> {
+    entry
+        .document
+        .operations
+        .get(name)
+        .map(|op| &**op)
+        .map_err(|e| RequestError::validation(e.message().to_string()))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -27,6 +27,8 @@ enum Command {
     Demo(DemoArgs),
     /// Print the generated GraphQL schema (SDL) and exit.
     Schema(SchemaArgs),
+    /// Print the SQL a GraphQL request compiles to, as JSON {dialect, sql, params}, and exit.
+    Sql(SqlArgs),
 }
 
 /// Options shared by every command that builds a schema.
@@ -101,6 +103,57 @@ struct SchemaArgs {
     database_url: String,
     #[command(flatten)]
     schema: SchemaOptions,
+}
+
+#[derive(Args)]
+struct SqlArgs {
+    /// postgres://user:pass@host/db, sqlite://path, or a path to a SQLite file.
+    #[arg(long, env = "GRAFTON_DATABASE_URL")]
+    database_url: String,
+    /// The GraphQL document.
+    #[arg(long)]
+    query: String,
+    /// Variables as a JSON object.
+    #[arg(long)]
+    variables: Option<String>,
+    /// Which operation of the document.
+    #[arg(long)]
+    operation_name: Option<String>,
+    #[command(flatten)]
+    schema: SchemaOptions,
+}
+
+/// The statement a request compiles to; `params[i]` is placeholder `i + 1`.
+fn statement_json(
+    dialect: grafton_sql::Dialect,
+    statement: Option<&grafton_sql::Statement>,
+) -> serde_json::Value {
+    use grafton_sql::{ParamValue, SqlType};
+    let Some(st) = statement else {
+        return serde_json::json!({ "dialect": format!("{dialect:?}").to_lowercase(), "sql": null, "params": [] });
+    };
+    let params: Vec<serde_json::Value> = st
+        .params
+        .iter()
+        .map(|p| {
+            let ty = match &p.ty {
+                SqlType::Builtin(name) => (*name).to_owned(),
+                SqlType::Named { schema, name } => format!("{schema}.{name}"),
+            };
+            let mut v = match &p.value {
+                ParamValue::Variable(name) => serde_json::json!({ "variable": name }),
+                ParamValue::Literal(value) => serde_json::json!({ "value": value }),
+            };
+            v["type"] = ty.into();
+            v["list"] = p.list.into();
+            v
+        })
+        .collect();
+    serde_json::json!({
+        "dialect": format!("{dialect:?}").to_lowercase(),
+        "sql": st.sql,
+        "params": params,
+    })
 }
 
 fn options(
@@ -178,6 +231,29 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 body
             );
             running.wait().await;
+        }
+        Command::Sql(args) => {
+            let o = options(args.database_url, &args.schema, None)?;
+            let engine = grafton_server::build_engine(&o).await?;
+            let variables = match &args.variables {
+                Some(text) => serde_json::from_str(text)
+                    .map_err(|e| format!("--variables is not a JSON object: {e}"))?,
+                None => serde_json::Map::new(),
+            };
+            let request = grafton_server::GraphqlRequest {
+                query: args.query,
+                operation_name: args.operation_name,
+                variables,
+            };
+            let prepared = engine
+                .planner()
+                .prepare(&request, grafton_server::Transport::Post)
+                .map_err(|e| e.body().to_string())?;
+            let json = statement_json(
+                engine.database().dialect(),
+                prepared.plan.statement.as_ref(),
+            );
+            println!("{json}");
         }
         Command::Schema(args) => {
             let o = options(args.database_url, &args.schema, None)?;
