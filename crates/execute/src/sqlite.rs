@@ -191,9 +191,25 @@ impl Aggregate<Welford, Option<f64>> for Stat {
     }
 }
 
-/// SQLite lacks Postgres's variance family; these match its NULL rules.
+/// SQLite lacks Postgres's variance family (these match its NULL rules), and prints
+/// integral floats as `2.0` where Postgres prints `2`: `grafton_float` makes both
+/// backends answer the same bytes.
 fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
     let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
+    conn.create_scalar_function("grafton_float", 1, flags, |ctx| {
+        use rusqlite::types::{Value, ValueRef};
+        Ok(match ctx.get_raw(0) {
+            // 2^53: beyond it not every integer is a float, so keep the float.
+            ValueRef::Real(f) if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
+                Value::Integer(f as i64)
+            }
+            ValueRef::Real(f) => Value::Real(f),
+            ValueRef::Integer(i) => Value::Integer(i),
+            ValueRef::Null => Value::Null,
+            ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+            ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+        })
+    })?;
     for (name, stat) in [
         ("grafton_var_samp", Stat::VarSamp),
         ("grafton_var_pop", Stat::VarPop),

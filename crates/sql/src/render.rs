@@ -566,16 +566,11 @@ impl Renderer {
                 self.push(" THEN json('true') ELSE json('false') END");
             }
             (Dialect::Sqlite, JsonKind::Float) => {
-                // Integral floats print as `2`, as Postgres prints float8.
-                self.push("CASE WHEN ");
+                // Integral floats print as `2`, as Postgres prints float8; the
+                // executor registers this function on every connection.
+                self.push("grafton_float(");
                 self.expr(inner);
-                self.push(" = CAST(");
-                self.expr(inner);
-                self.push(" AS INTEGER) THEN CAST(");
-                self.expr(inner);
-                self.push(" AS INTEGER) ELSE ");
-                self.expr(inner);
-                self.push(" END");
+                self.push(")");
             }
             (Dialect::Sqlite, JsonKind::Json) => {
                 self.push("json(");

@@ -14,7 +14,6 @@ pub(crate) struct Ctx<'a> {
     next_alias: usize,
 }
 
-const ROW_JSON: &str = "__grafton_j";
 const ORDER_KEY: &str = "__grafton_o";
 
 /// Translates a query to one `SELECT` whose single value is the JSON `data` object.
@@ -133,21 +132,27 @@ impl Ctx<'_> {
     }
 
     /// A list (JSON array) or a single row (JSON object or null), as a scalar subquery.
+    ///
+    /// For a list, the inner query filters, sorts and pages plain rows; JSON (and any
+    /// relationship subquery) is built by the outer aggregate for the rows kept only.
+    /// Building it inside would make the database build JSON for every matching row
+    /// before the sort discards all but `limit` of them.
     pub(crate) fn rows(&mut self, rows: &Rows, parent: Option<(RelId, &str)>) -> Expr {
         let (mut inner, alias, order) = self.base(rows.table, &rows.args, parent);
-        let object = self.row_object(rows.table, &alias, &rows.fields);
         if rows.single {
+            let object = self.row_object(rows.table, &alias, &rows.fields);
             inner.items = vec![SelectItem::Expr(object, "root".into())];
             inner.limit = Some(Expr::Int(1));
             return Expr::JsonSubquery(Box::new(inner));
         }
-        inner.items = vec![SelectItem::Expr(object, ROW_JSON.into())];
         let outer_alias = self.alias("_e");
+        inner.items = vec![SelectItem::AllFrom(alias)];
         let agg_order = self.project_order_keys(&mut inner, &outer_alias, &order);
+        let object = self.row_object(rows.table, &outer_alias, &rows.fields);
         Expr::JsonSubquery(Box::new(Select {
             items: vec![SelectItem::Expr(
                 Expr::JsonAgg {
-                    expr: Box::new(Expr::column(&outer_alias, ROW_JSON)),
+                    expr: Box::new(object),
                     order_by: agg_order,
                 },
                 "root".into(),
@@ -192,18 +197,13 @@ impl Ctx<'_> {
         let agg_order = self.project_order_keys(&mut inner, &outer_alias, &order);
         let t = self.model.table(agg.table);
         let mut pairs = Vec::new();
-        for (n, (key, field)) in agg.fields.iter().enumerate() {
+        for (key, field) in &agg.fields {
             let expr = match field {
                 AggregateField::Typename(name) => Expr::Str(name.clone()),
-                AggregateField::Nodes(fields) => {
-                    let name = format!("{ROW_JSON}{n}");
-                    let object = self.row_object(agg.table, &alias, fields);
-                    inner.items.push(SelectItem::Expr(object, name.clone()));
-                    Expr::JsonAgg {
-                        expr: Box::new(Expr::column(&outer_alias, &name)),
-                        order_by: agg_order.clone(),
-                    }
-                }
+                AggregateField::Nodes(fields) => Expr::JsonAgg {
+                    expr: Box::new(self.row_object(agg.table, &outer_alias, fields)),
+                    order_by: agg_order.clone(),
+                },
                 AggregateField::Aggregate(values) => Expr::JsonObject(aggregate_values(
                     self.model.backend,
                     t,
