@@ -1,0 +1,144 @@
+"""Run configurations (quick / full), the step list with time estimates, and the progress line."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+SEED = ["venues", "venue_meetups", "meetups_members"]
+ALL_QUERIES = SEED + ["simple_list", "complex_filter", "aggregate", "by_pk", "roots_1", "roots_4", "roots_9"]
+SYSTEMS = ["grafton", "postgraphile", "sqlite"]  # Grafton on PostgreSQL, the peer, Grafton on SQLite
+SCENARIOS = ["fixed", "capacity", "memory", "ceiling", "writes", "auth"]
+NOT_YET = {"writes": "not yet: needs mutations/auth issue", "auth": "not yet: needs mutations/auth issue"}
+
+K6_OVERHEAD_S = 0.6  # k6 start-up + summary per run
+K6_PER_VU_S = 0.0035  # k6 initialises each VU (≈3.5 s for 1000 VUs on this machine)
+MAX_CONNECTIONS = 300
+
+
+@dataclass
+class Config:
+    mode: str
+    rows: int = 100_000
+    limit: int = 50
+    pool: int = 20
+    systems: list[str] = field(default_factory=lambda: list(SYSTEMS))
+    scenarios: list[str] = field(default_factory=lambda: list(SCENARIOS))
+    # fixed concurrency (closed loop)
+    fixed_levels: list[int] = field(default_factory=lambda: [1, 10, 50, 100, 200, 500, 1000])
+    fixed_queries: list[str] = field(default_factory=lambda: list(ALL_QUERIES))
+    fixed_s: int = 10
+    warmup_queries: list[str] = field(default_factory=lambda: list(ALL_QUERIES))
+    warmup_s: int = 2
+    # capacity (ramp + hold trials)
+    capacity_queries: list[str] = field(default_factory=lambda: list(SEED))
+    capacity_limits: list[int] = field(default_factory=lambda: [50, 100])
+    capacity_systems: list[str] = field(default_factory=lambda: ["grafton", "postgraphile"])
+    ramp_s: int = 30
+    hold_s: int = 30
+    step: int = 200
+    refine: int = 100
+    max_vus: int = 3000
+    capacity_budget_s: int = 30 * 60
+    probe_s: int = 5
+    # memory
+    memory_vus: int = 100
+    memory_queries: list[str] = field(default_factory=lambda: list(SEED))
+    memory_s: int = 10
+    # ceiling (pgbench)
+    ceiling_levels: list[int] = field(default_factory=lambda: [1, 10, 50, 100, 200])
+    ceiling_s: int = 10
+
+    def trial_cost_s(self, vus: int) -> float:
+        """Expected wall time of one capacity trial: ramp + hold + VU initialisation + the last sleeps."""
+        return self.ramp_s + self.hold_s + 3 + K6_PER_VU_S * vus
+
+
+def full(rows: int = 100_000) -> Config:
+    return Config(mode="full", rows=rows)
+
+
+def quick(rows: int = 100_000) -> Config:
+    return Config(
+        mode="quick", rows=rows,
+        fixed_levels=[1, 10, 50], fixed_queries=SEED + ["by_pk"], fixed_s=3,
+        warmup_queries=["venues"], warmup_s=2,
+        capacity_queries=["venues"], capacity_limits=[50], ramp_s=5, hold_s=5,
+        max_vus=1600, capacity_budget_s=75, probe_s=3,
+        memory_queries=["venues"], memory_s=4,
+        ceiling_levels=[50], ceiling_s=4,
+    )
+
+
+def k6_est(seconds: float, vus: int) -> float:
+    """Estimated wall time of one k6 run."""
+    return seconds + K6_OVERHEAD_S + K6_PER_VU_S * vus
+
+
+def ceiling_levels(cfg: Config) -> tuple[list[int], list[int]]:
+    """(levels pgbench can run, levels skipped): pgbench's clients must fit in
+    max_connections next to the servers' pools and the reserved slots."""
+    room = MAX_CONNECTIONS - 3 - cfg.pool * 2 - 5
+    return [v for v in cfg.ceiling_levels if v <= room], [v for v in cfg.ceiling_levels if v > room]
+
+
+@dataclass
+class Step:
+    scenario: str
+    label: str
+    est_s: float
+    fn: Callable[[], object] | None = None
+    when: Callable[[], bool] | None = None  # checked at run time: False skips the step silently
+
+
+def duration(seconds: float) -> str:
+    """'45 s', '30 min'."""
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def mmss(seconds: float) -> str:
+    s = max(0, int(round(seconds)))
+    return f"{s // 60:02d}:{s % 60:02d}"
+
+
+class Progress:
+    """Prints `[mm:ss elapsed, ~mm:ss left] scenario: what (i/n)` on stderr.
+
+    `left` is the estimate of the steps not finished yet; the current step
+    counts with what remains of its own estimate."""
+
+    def __init__(self, steps: list[Step], out=sys.stderr, clock=time.monotonic):
+        self.steps, self.out, self.clock = steps, out, clock
+        self.t0 = clock()
+        self.index = -1
+        self.step_t0 = self.t0
+        self.counts: dict[str, int] = {}
+        self.seen: dict[str, int] = {}
+        for s in steps:
+            self.counts[s.scenario] = self.counts.get(s.scenario, 0) + 1
+
+    def left(self) -> float:
+        if self.index < 0:
+            return sum(s.est_s for s in self.steps)
+        cur = self.steps[self.index]
+        rest = sum(s.est_s for s in self.steps[self.index + 1:])
+        return rest + max(0.0, cur.est_s - (self.clock() - self.step_t0))
+
+    def line(self, scenario: str, what: str, counter: str = "") -> str:
+        return (f"[{mmss(self.clock() - self.t0)} elapsed, ~{mmss(self.left())} left] "
+                f"{scenario}: {what}" + (f" ({counter})" if counter else ""))
+
+    def begin(self, index: int) -> None:
+        self.index, self.step_t0 = index, self.clock()
+        s = self.steps[index]
+        self.seen[s.scenario] = self.seen.get(s.scenario, 0) + 1
+        self.say(s.scenario, s.label, f"{self.seen[s.scenario]}/{self.counts[s.scenario]}")
+
+    def say(self, scenario: str, what: str, counter: str = "") -> None:
+        print(self.line(scenario, what, counter), file=self.out, flush=True)
+
+
+def total(steps: list[Step]) -> float:
+    return sum(s.est_s for s in steps)

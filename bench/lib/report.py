@@ -1,0 +1,312 @@
+"""summary.md and the charts from a results.json dict (pure: no I/O here).
+
+The shape of `results` is documented in bench/README.md; every section is
+optional so a partial run (--scenarios) still renders.
+"""
+
+from __future__ import annotations
+
+import re
+
+import capacity as cap
+import charts
+import plan
+
+SEED = ["venues", "venue_meetups", "meetups_members"]
+# Phrag's published capacity (max VUs) on 2 vCPU with a dedicated database.
+PHRAG_CAPACITY = {
+    ("venues", 50): 1900, ("venue_meetups", 50): 1400, ("meetups_members", 50): 1200,
+    ("venues", 100): 2000, ("venue_meetups", 100): 900, ("meetups_members", 100): 700,
+}
+MEMORY_TARGET_MB = 60
+NUMERIC = re.compile(r"^-?[\d,.]+(×| MB| ms|%)?$")
+LABELS = {"grafton": "Grafton PG", "postgraphile": "PostGraphile", "sqlite": "Grafton SQLite",
+          "pgbench": "pgbench (same SQL)"}
+QUERY_NOTES = {
+    "venues": "seed, no nest", "venue_meetups": "seed, has-many nest",
+    "meetups_members": "seed, has-many then has-one", "simple_list": "members(limit: 10)",
+    "complex_filter": "_and of 3 conditions, order_by, limit 100",
+    "aggregate": "meetups_aggregate count + max", "by_pk": "fetch by primary key",
+    "roots_1": "1 root field", "roots_4": "4 root fields", "roots_9": "9 root fields",
+}
+
+
+def label(system: str) -> str:
+    return LABELS.get(system, system)
+
+
+def num(v, digits: int = 0) -> str:
+    if v is None:
+        return "—"
+    return f"{v:,.{digits}f}"
+
+
+def rate(v) -> str:
+    """requests/s: no decimals from 100 up."""
+    if v is None:
+        return "—"
+    return num(v, 0 if v >= 100 else 1)
+
+
+def ms(v) -> str:
+    if v is None:
+        return "—"
+    return f"{v:.2f}" if v < 10 else f"{v:.1f}" if v < 100 else f"{v:,.0f}"
+
+
+def pct(v) -> str:
+    if v is None:
+        return "—"
+    return "0%" if v == 0 else f"{100 * v:.2g}%"
+
+
+def ratio(a, b) -> str:
+    if not a or not b:
+        return "—"
+    return f"{a / b:.2f}×"
+
+
+def mb(kb) -> str:
+    return "—" if kb is None else f"{kb / 1024:.1f} MB"
+
+
+def span(values: list[float], fmt: str = "{:.2f}", unit: str = "") -> str:
+    """"a–b" (or "a" when all equal)."""
+    lo, hi = fmt.format(min(values)) + unit, fmt.format(max(values)) + unit
+    return lo if lo == hi else f"{fmt.format(min(values))}–{hi}"
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """A GitHub-flavoured markdown table; numeric-looking columns align right."""
+    def numeric(col):
+        cells = [r[col] for r in rows if r[col] not in ("—", "")]
+        return bool(cells) and all(NUMERIC.match(c) for c in cells)
+    align = ["---:" if rows and numeric(i) else "---" for i in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _systems(results) -> list[str]:
+    return [s["id"] for s in results.get("systems", [])] or ["grafton", "postgraphile", "sqlite"]
+
+
+def _fixed_index(results) -> dict:
+    return {(r["system"], r["query"], r["vus"]): r for r in results.get("fixed", {}).get("runs", [])}
+
+
+# ----------------------------------------------------------------- sections
+
+def machine_section(results) -> str:
+    m, v = results.get("machine", {}), results.get("versions", {})
+    load = lambda key: " / ".join(f"{x:.2f}" for x in m[key]) if m.get(key) else "—"  # noqa: E731
+    rows = [
+        ["CPU", f"{m.get('cores', '?')} cores, {m.get('cpu_model', '?')}"],
+        ["memory", f"{m.get('mem_total_mb', 0) / 1024:.1f} GiB"],
+        ["OS", m.get("os", "—")],
+        ["load average (1/5/15 min)", f"start {load('load_start')}; end {load('load_end')}"],
+        ["Grafton", v.get("grafton", "—")],
+        ["PostgreSQL", v.get("postgresql", "—")],
+        ["PostGraphile", v.get("postgraphile", "—")],
+        ["k6", v.get("k6", "—")],
+        ["pgbench", v.get("pgbench", "—")],
+    ]
+    return "## Machine\n\n" + table(["", ""], rows) + (
+        "\n\nThe database, the servers and the load generator share this machine.")
+
+
+def fixed_section(results) -> str:
+    fx = results.get("fixed")
+    if not fx or not fx.get("runs"):
+        return ""
+    idx = _fixed_index(results)
+    systems = _systems(results)
+    out = ["## Throughput and latency at fixed concurrency",
+           f"Closed loop: each virtual user sends its next request as soon as the previous one "
+           f"is answered; {fx.get('duration_s', '?')} s per run, systems alternating per level; "
+           f"limit {results.get('limit', 50)}, `id_gt` and `offset` random per request. "
+           "Latencies in ms. *×PostGraphile*: requests/s relative to PostGraphile at the same "
+           "concurrency."]
+    for q in fx.get("queries", []):
+        note = QUERY_NOTES.get(q)
+        out.append(f"### {q}" + (f" ({note})" if note else ""))
+        out.append(f"![{q}: throughput](charts/{q}-throughput.svg) ![{q}: p95](charts/{q}-p95.svg)")
+        rows = []
+        for vus in fx.get("levels", []):
+            peer = idx.get(("postgraphile", q, vus), {}).get("rps")
+            for s in systems:
+                r = idx.get((s, q, vus))
+                if r is None:
+                    continue
+                if r.get("error"):
+                    rows.append([str(vus), label(s), "—", "—", "—", "—", "—", "—", "—", r["error"]])
+                    continue
+                rows.append([str(vus), label(s), rate(r.get("rps")),
+                             "" if s == "postgraphile" else ratio(r.get("rps"), peer),
+                             *(ms(r.get(p)) for p in ("p50", "p75", "p90", "p95", "p99")),
+                             pct(r.get("failed_rate"))])
+        out.append(table(["VUs", "system", "req/s", "×PostGraphile", "p50", "p75", "p90", "p95",
+                          "p99", "failed"], rows))
+    return "\n\n".join(out)
+
+
+def capacity_section(results) -> str:
+    c = results.get("capacity")
+    if not c or not c.get("results"):
+        return ""
+    out = ["## Capacity (the seed's test)",
+           f"Each VU sends one request then sleeps 2 s; {c.get('ramp_s')} s ramp to the target "
+           f"then {c.get('hold_s')} s hold; a trial passes with `http_req_failed` < 1% and p95 "
+           f"< 500 ms. The search starts at an estimate from a short closed-loop probe, moves in "
+           f"steps of {c.get('step')} VUs up (or down) to the boundary, then refines by "
+           f"{c.get('refine')}; bounded at "
+           f"{c.get('max_vus')} VUs and {plan.duration(c.get('budget_s', 0))} in all. "
+           "Figures are those of the largest passing trial."]
+    if c.get("quick"):
+        out.append("*Quick mode: short trials and a small bound, a smoke check only; not "
+                   "comparable with the seed's numbers.*")
+    rows = []
+    for r in c["results"]:
+        if r.get("error"):
+            rows.append([r["query"], str(r["limit"]), label(r["system"]), "—", "—", "—", "—", "—",
+                         "—", r["error"]])
+            continue
+        b = r.get("best") or {}
+        trials = ", ".join(f"{t['vus']}{'✓' if t.get('passed') else '✗'}" for t in r.get("trials", []))
+        rows.append([r["query"], str(r["limit"]), label(r["system"]),
+                     num(r.get("max_vus")) if r.get("max_vus") else "0",
+                     ms(b.get("p95")), ms(b.get("min")), ms(b.get("max")), num(b.get("requests")),
+                     rate(b.get("rps")),
+                     f"{cap.EXPLAIN.get(r.get('stopped_by'), r.get('stopped_by'))} ({trials})"])
+    out.append(table(["query", "limit", "system", "max VUs", "p95", "min", "max", "requests",
+                      "req/s", "stopped by (trials)"], rows))
+    return "\n\n".join(out)
+
+
+def memory_section(results) -> str:
+    m = results.get("memory")
+    if not m or not m.get("systems"):
+        return ""
+    vus = m.get("load_vus", 100)
+    rows = [[label(s), mb(v.get("idle_kb")), mb(v.get("load_kb")), mb(v.get("peak_kb"))]
+            for s, v in m["systems"].items()]
+    load = (f" Under load: the largest VmRSS sampled (every 0.25 s) during a {vus}-VU closed loop on "
+            f"{', '.join(m['load_queries'])}." if m.get("load_queries") else "")
+    return "\n\n".join([
+        "## Memory",
+        "Resident set size from `/proc/PID/status` (PostGraphile: its node processes summed). Idle: after "
+        f"start-up and one check query.{load} Peak: VmHWM at the end of the run.",
+        table(["system", "idle", f"under {vus} VUs", "peak"], rows)])
+
+
+def ceiling_section(results) -> str:
+    c = results.get("ceiling")
+    if not c:
+        return ""
+    head = ["## The ceiling: pgbench on Grafton's SQL"]
+    if c.get("status", "ok") != "ok":
+        return "\n\n".join(head + [c["status"]])
+    head.append("`pgbench -n -M prepared` runs the SQL Grafton generates for each seed query "
+                "(same random variables) at the same concurrency; the fraction is Grafton's "
+                "requests/s over pgbench's transactions/s." + (
+                    f" {c['note']}" if c.get("note") else ""))
+    rows = [[r["query"], str(r["vus"]), rate(r.get("tps")), ms(r.get("latency_avg_ms")),
+             rate(r.get("grafton_rps")),
+             f"{r['fraction']:.2f}" if r.get("fraction") is not None else "—"]
+            for r in c.get("runs", [])]
+    return "\n\n".join(head + [table(["query", "VUs", "pgbench tps", "pgbench latency avg",
+                                      "Grafton req/s", "Grafton / pgbench"], rows)])
+
+
+def targets_section(results) -> str:
+    """The issue's targets, each with the measured figure and met/missed."""
+    rows = []
+    idx = _fixed_index(results)
+    # Throughput targets are about load: judged at 10+ concurrent users (1 VU measures latency only).
+    levels = [v for v in results.get("fixed", {}).get("levels", []) if v >= 10]
+    for q in SEED:
+        pairs = [(idx[("grafton", q, v)], idx[("postgraphile", q, v)]) for v in levels
+                 if ("grafton", q, v) in idx and ("postgraphile", q, v) in idx
+                 and idx[("grafton", q, v)].get("rps") and idx[("postgraphile", q, v)].get("rps")]
+        if not pairs:
+            continue
+        ratios = [g["rps"] / p["rps"] for g, p in pairs]
+        lower = sum(1 for g, p in pairs if (g.get("p95") or 0) < (p.get("p95") or 0))
+        ok = min(ratios) >= 3 and lower == len(pairs)
+        rows.append([f"{q}: ≥ 3× PostGraphile req/s, lower p95 (limit 50)",
+                     f"{span(ratios, unit='×')} at {len(pairs)} level{'s' if len(pairs) > 1 else ''} "
+                     f"≥ 10 VUs; "
+                     f"p95 lower at {lower}/{len(pairs)}", "met" if ok else "**missed**"])
+    c = results.get("capacity", {})
+    for r in c.get("results", []):
+        want = PHRAG_CAPACITY.get((r["query"], r["limit"]))
+        if r["system"] != "grafton" or want is None or r.get("error"):
+            continue
+        got = r.get("max_vus") or 0
+        bound = r.get("stopped_by") in (cap.MAX_VUS, cap.BUDGET)
+        verdict = ("n/a (quick)" if c.get("quick") else "met" if got > want
+                   else "open (search bounded)" if bound else "**missed**")
+        rows.append([f"capacity {r['query']} limit {r['limit']} > {want} VUs (Phrag)",
+                     f"{got} VUs" + (f" ({cap.EXPLAIN[r['stopped_by']]})" if bound else ""), verdict])
+    ce = results.get("ceiling", {})
+    for q in SEED:
+        fr = [r["fraction"] for r in ce.get("runs", []) if r["query"] == q and r.get("fraction")]
+        if fr:
+            rows.append([f"{q}: Grafton ≥ ½ of pgbench on the same SQL",
+                         span(fr) + f" at {len(fr)} level{'s' if len(fr) > 1 else ''}",
+                         "met" if min(fr) >= 0.5 else "**missed**"])
+    g = results.get("memory", {}).get("systems", {}).get("grafton", {})
+    if g.get("load_kb"):
+        rows.append([f"Grafton RSS under the 100-VU load < {MEMORY_TARGET_MB} MB", mb(g["load_kb"]),
+                     "met" if g["load_kb"] / 1024 < MEMORY_TARGET_MB else "**missed**"])
+    if not rows:
+        return ""
+    return "## Targets\n\n" + table(["target", "measured", ""], rows)
+
+
+def render(results: dict) -> str:
+    """The whole summary.md."""
+    mode = results.get("mode", "?")
+    dur = results.get("duration_s")
+    head = [f"# Grafton benchmark, {results.get('started_utc', '?')} ({mode})",
+            f"`{results.get('command', 'bench/run')}`: {num(results.get('rows'))} rows per main "
+            f"table, limit {results.get('limit', 50)}, pool {results.get('pool', 20)} per server"
+            + (f", {int(dur) // 60}m {int(dur) % 60:02d}s" if dur is not None else "")
+            + ". Raw k6/pgbench output in `raw/` (not committed), all numbers in `results.json`."]
+    if results.get("rows") and results["rows"] < 100_000:
+        head.append(f"*Note: the queries draw `id_gt` and primary keys up to 100,000; with "
+                    f"{results['rows']:,} rows many requests return fewer rows than the limit.*")
+    parts = head + [machine_section(results), targets_section(results), fixed_section(results),
+                    capacity_section(results), memory_section(results), ceiling_section(results)]
+    later = [f"- {k}: {results[k]['status']}" for k in ("writes", "auth") if results.get(k)]
+    if later:
+        parts.append("## Not yet measured\n\n" + "\n".join(later))
+    if results.get("errors"):
+        parts.append("## Errors\n\n" + "\n".join(f"- {e}" for e in results["errors"]))
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def chart_files(results: dict) -> dict[str, str]:
+    """{"<query>-throughput.svg": svg, "<query>-p95.svg": svg} for each fixed query;
+    the pgbench ceiling is drawn dashed on the throughput chart when measured."""
+    fx = results.get("fixed", {})
+    idx = _fixed_index(results)
+    ceiling = results.get("ceiling", {}).get("runs", [])
+    out = {}
+    for q in fx.get("queries", []):
+        def series(key):
+            s = []
+            for sys in _systems(results):
+                pts = [(v, idx[(sys, q, v)].get(key)) for v in fx.get("levels", []) if (sys, q, v) in idx]
+                if pts:
+                    s.append({"name": label(sys), "points": pts})
+            return s
+        thr = series("rps")
+        pg = [(r["vus"], r.get("tps")) for r in ceiling if r["query"] == q]
+        if pg:
+            thr.append({"name": label("pgbench"), "points": pg, "dashed": True})
+        out[f"{q}-throughput.svg"] = charts.line_chart(
+            f"{q}: throughput", "concurrent users (VUs)", "requests/s", thr)
+        out[f"{q}-p95.svg"] = charts.line_chart(
+            f"{q}: p95 latency", "concurrent users (VUs)", "p95 latency (ms)", series("p95"), log_y=True)
+    return out

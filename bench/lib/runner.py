@@ -1,0 +1,741 @@
+"""bench/run: set up, run the scenarios, write bench/results/<timestamp>/.
+
+See bench/README.md.  Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import capacity as cap
+import pgbench
+import plan
+import procs
+import report
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BENCH = os.path.join(ROOT, "bench")
+TOOLS = os.path.join(BENCH, ".tools")
+K6_DIR = os.path.join(BENCH, "k6")
+MAKE_SCRIPTS = os.environ.get("MAKE_SCRIPTS") or os.path.join(BENCH, "pgbench", "make_scripts.py")
+K6_VERSION = "v1.8.1"
+POSTGRAPHILE_PINS = ["postgraphile@4.14.1", "postgraphile-plugin-connection-filter@2.3.0"]
+NODE_DIR = os.path.join(TOOLS, "node")
+POSTGRAPHILE_BIN = os.path.join(NODE_DIR, "node_modules", ".bin", "postgraphile")
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _out(argv, timeout=10) -> str | None:
+    """First line of a command's output, None if it cannot run."""
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if r.returncode != 0:
+        return None
+    text = (r.stdout or r.stderr).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def _pkg_version(name: str) -> str | None:
+    try:
+        with open(os.path.join(NODE_DIR, "node_modules", name, "package.json")) as f:
+            return json.load(f).get("version")
+    except (OSError, ValueError):
+        return None
+
+
+# ----------------------------------------------------------------- environment
+
+class Env:
+    """What is on this machine, found without installing or starting anything."""
+
+    def __init__(self):
+        self.root = os.geteuid() == 0
+        self.go = shutil.which("go") or ("/usr/local/go/bin/go" if os.access("/usr/local/go/bin/go", os.X_OK) else None)
+        self.k6 = os.path.join(TOOLS, "bin", "k6")
+        self.has_k6 = os.access(self.k6, os.X_OK)
+        self.node, self.npm = shutil.which("node"), shutil.which("npm")
+        self.has_postgraphile = os.access(POSTGRAPHILE_BIN, os.X_OK) and _pkg_version(
+            "postgraphile-plugin-connection-filter") is not None
+        self.pgbin = self._pgbin()
+        self.cargo = shutil.which("cargo")
+        self.target_dir = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
+        self.grafton_given = bool(os.environ.get("GRAFTON"))
+        self.grafton = os.path.abspath(os.environ.get("GRAFTON") or os.path.join(self.target_dir, "release", "grafton"))
+        self.has_grafton = os.access(self.grafton, os.X_OK)
+        self.runuser = shutil.which("runuser")
+        self.k6_scripts = all(os.path.isfile(os.path.join(K6_DIR, f)) for f in ("closed.js", "capacity.js"))
+        self.check_js = os.path.isfile(os.path.join(K6_DIR, "check.js"))
+        self.make_scripts = os.path.isfile(MAKE_SCRIPTS)
+
+    @staticmethod
+    def _pgbin() -> str | None:
+        d = _out(["pg_config", "--bindir"], timeout=3)
+        cands = [d] if d else []
+        if shutil.which("initdb"):
+            cands.append(os.path.dirname(os.path.realpath(shutil.which("initdb"))))
+        cands += sorted((f"/usr/lib/postgresql/{v}/bin" for v in os.listdir("/usr/lib/postgresql")), reverse=True) \
+            if os.path.isdir("/usr/lib/postgresql") else []
+        for c in cands:
+            if all(os.access(os.path.join(c, t), os.X_OK) for t in ("initdb", "pg_ctl", "psql", "pgbench")):
+                return c
+        return None
+
+    def pg(self, tool: str) -> str:
+        return os.path.join(self.pgbin, tool)
+
+    def grafton_has_sql(self) -> bool:
+        return self.has_grafton and _out([self.grafton, "sql", "--help"], timeout=3) is not None
+
+    def checks(self, cfg: plan.Config) -> list[tuple[str, str]]:
+        """(status, text) per requirement; status ok | install | build | missing | note."""
+        c = []
+        c.append(("ok", f"python {platform.python_version()}"))
+        if self.has_k6:
+            c.append(("ok", f"k6 ({self.k6})"))
+        elif self.go:
+            c.append(("install", f"k6 {K6_VERSION} → bench/.tools/bin (go install, with {self.go})"))
+        else:
+            c.append(("missing", "go (needed to install k6; distribution golang-go packages are too old: "
+                                 "install Go ≥ 1.23 from go.dev)"))
+        if "postgraphile" in cfg.systems:
+            if self.has_postgraphile:
+                c.append(("ok", f"PostGraphile {_pkg_version('postgraphile')} + connection-filter "
+                                f"{_pkg_version('postgraphile-plugin-connection-filter')} (bench/.tools/node)"))
+            elif self.npm and self.node:
+                c.append(("install", f"{' '.join(POSTGRAPHILE_PINS)} → bench/.tools/node (npm)"))
+            else:
+                c.append(("missing", "node and npm (for PostGraphile)"))
+        c.append(("ok", f"PostgreSQL binaries ({self.pgbin})") if self.pgbin else
+                 ("missing", "PostgreSQL server binaries (initdb, pg_ctl, psql, pgbench), e.g. apt-get install postgresql"))
+        if self.root:
+            c.append(("ok", "runuser (PostgreSQL runs as user postgres)") if self.runuser else
+                     ("missing", "runuser (running as root: PostgreSQL must run as an unprivileged user)"))
+        if self.grafton_given:
+            c.append(("ok" if self.has_grafton else "missing", f"GRAFTON={self.grafton}"))
+        elif self.cargo:
+            c.append(("build", f"cargo build --release -p grafton (target dir {self.target_dir})"))
+        else:
+            c.append(("missing", "cargo (to build Grafton), or set GRAFTON=<binary>"))
+        c.append(("ok", "bench/k6/closed.js, capacity.js") if self.k6_scripts else
+                 ("missing", "bench/k6/closed.js and capacity.js"))
+        if "ceiling" in cfg.scenarios:
+            if not self.make_scripts:
+                c.append(("note", "bench/pgbench/make_scripts.py not found: the ceiling will be skipped"))
+            elif self.has_grafton and not self.grafton_has_sql():
+                c.append(("note", "`grafton sql` not available in this binary: the ceiling will be skipped"))
+        return c
+
+
+# ----------------------------------------------------------------- the run
+
+class Bench:
+    def __init__(self, cfg: plan.Config, env: Env, out_dir: str, argv: list[str]):
+        self.cfg, self.env, self.out = cfg, env, out_dir
+        self.raw = os.path.join(out_dir, "raw")
+        self.procs = procs.Procs()
+        self.tmp: str | None = None
+        self.pgdata: str | None = None
+        self.db_url: str | None = None
+        self.urls: dict[str, str] = {}
+        self.pids: dict[str, int] = {}
+        self.ceiling_sql: str | None = None
+        self.progress: plan.Progress | None = None
+        self.capacity_left_s = float(cfg.capacity_budget_s)
+        self.capacity_combos_left = 0
+        self.t_start = time.time()
+        self.results: dict = {
+            "schema": 1,
+            "mode": cfg.mode,
+            "command": "bench/run" + ("".join(" " + a for a in argv)),
+            "started_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "rows": cfg.rows, "limit": cfg.limit, "pool": cfg.pool,
+            "systems": [{"id": s, "label": report.label(s)} for s in cfg.systems],
+            "scenarios": cfg.scenarios,
+            "machine": machine(),
+            "versions": {},
+            "errors": [],
+        }
+
+    # ------------------------------------------------------------- plan
+    def steps(self) -> list[plan.Step]:
+        cfg, env, S = self.cfg, self.env, plan.Step
+        st: list[plan.Step] = []
+        if not env.has_k6:
+            st.append(S("setup", f"install k6 {K6_VERSION} (go install)", 240, self.install_k6))
+        if "postgraphile" in cfg.systems and not env.has_postgraphile:
+            st.append(S("setup", "install PostGraphile (npm)", 60, self.install_postgraphile))
+        if not env.grafton_given:
+            st.append(S("setup", "build Grafton (cargo build --release -p grafton)",
+                        30 if env.has_grafton else 600, self.build_grafton))
+        per100k = cfg.rows / 100_000
+        st += [
+            S("setup", "start a throwaway PostgreSQL cluster", 4, self.start_postgres),
+            S("setup", f"load {cfg.rows:,} rows per table into PostgreSQL", 4 + 12 * per100k, self.load_postgres),
+        ]
+        if "sqlite" in cfg.systems:
+            st.append(S("setup", f"create the SQLite file ({cfg.rows:,} rows per table)", 1 + 4 * per100k,
+                        self.create_sqlite))
+        st.append(S("setup", f"start {', '.join(report.label(s) for s in cfg.systems)} (pool {cfg.pool})", 4,
+                    self.start_servers))
+        if env.check_js and "postgraphile" in cfg.systems:
+            st.append(S("setup", "check that the systems return the same rows (k6 check.js)",
+                        3 * (len(cfg.systems) - 1), self.check_rows))
+        sc = cfg.scenarios
+        if "fixed" in sc:
+            for s in cfg.systems:
+                st.append(S("fixed", f"warm-up {s} ({', '.join(cfg.warmup_queries)}, {cfg.warmup_s} s each)",
+                            len(cfg.warmup_queries) * plan.k6_est(cfg.warmup_s, 10),
+                            lambda s=s: self.warmup(s)))
+            for q in cfg.fixed_queries:
+                for i, vus in enumerate(cfg.fixed_levels):
+                    order = cfg.systems if i % 2 == 0 else list(reversed(cfg.systems))
+                    for s in order:
+                        st.append(S("fixed", f"{s} {q} vus={vus}", plan.k6_est(cfg.fixed_s, vus),
+                                    lambda s=s, q=q, v=vus: self.fixed(s, q, v)))
+        if "capacity" in sc:
+            combos = [(s, q, lim) for q in cfg.capacity_queries for lim in cfg.capacity_limits
+                      for s in cfg.capacity_systems if s in cfg.systems]
+            self.capacity_combos_left = len(combos)
+            share = cfg.capacity_budget_s / max(1, len(combos))
+            for s, q, lim in combos:
+                est = min(share, plan.k6_est(cfg.probe_s, 50) + 3 * cfg.trial_cost_s(cfg.max_vus // 2))
+                st.append(S("capacity", f"{s} {q} limit={lim}", est,
+                            lambda s=s, q=q, lim=lim: self.capacity(s, q, lim)))
+        if "memory" in sc:
+            for s in cfg.systems:
+                st.append(S("memory", f"{s} RSS under {cfg.memory_vus} VUs ({', '.join(cfg.memory_queries)})",
+                            len(cfg.memory_queries) * plan.k6_est(cfg.memory_s, cfg.memory_vus),
+                            lambda s=s: self.memory(s)))
+        if "ceiling" in sc:
+            levels, _ = plan.ceiling_levels(cfg)
+            st.append(S("ceiling", "generate Grafton's SQL for pgbench (make_scripts.py)", 2, self.ceiling_prepare))
+            for q in plan.SEED:
+                for vus in levels:
+                    st.append(S("ceiling", f"pgbench {q} clients={vus}", cfg.ceiling_s + 1,
+                                lambda q=q, v=vus: self.ceiling(q, v), when=lambda: bool(self.ceiling_sql)))
+        for name in ("writes", "auth"):
+            if name in sc:
+                st.append(S(name, plan.NOT_YET[name], 0, lambda n=name: self.not_yet(n)))
+        st.append(S("report", "results.json, summary.md, charts", 1, self.write_report))
+        return st
+
+    # ------------------------------------------------------------- helpers
+    def log(self, name: str) -> str:
+        return os.path.join(self.raw, name)
+
+    def error(self, msg: str) -> None:
+        self.results["errors"].append(msg)
+        print(f"!! {msg}", file=sys.stderr, flush=True)
+
+    def as_pg(self, argv: list[str]) -> list[str]:
+        return ["runuser", "-u", "postgres", "--"] + argv if self.env.root else argv
+
+    def check_call(self, argv, log_name, what, timeout=None, **kw):
+        rc = self.procs.run(argv, log_path=self.log(log_name), timeout=timeout, **kw)
+        if rc != 0:
+            tail = tail_of(self.log(log_name))
+            raise RuntimeError(f"{what} failed (exit {rc}); raw/{log_name}:\n{tail}")
+
+    def k6(self, script: str, env: dict, log_name: str, summary: str) -> dict | None:
+        argv = [self.env.k6, "run", "-q", "--no-usage-report", "--address", ""]
+        for k, v in env.items():
+            argv += ["-e", f"{k}={v}"]
+        argv += ["-e", f"SUMMARY={summary}", os.path.join(K6_DIR, script)]
+        if os.path.exists(summary):
+            os.remove(summary)
+        self.procs.run(argv, log_path=self.log(log_name), env={**os.environ, "K6_NO_USAGE_REPORT": "true"})
+        try:
+            with open(summary) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def closed(self, system: str, query: str, vus: int, seconds: int, name: str, limit: int | None = None):
+        s = self.k6("closed.js", {"URL": self.urls[system], "SYSTEM": k6_system(system), "QUERY": query,
+                                  "LIMIT": limit or self.cfg.limit, "VUS": vus, "DURATION": f"{seconds}s"},
+                    f"{name}.log", self.log(f"{name}.json"))
+        if s is None:
+            self.error(f"{name}: k6 wrote no summary (see raw/{name}.log: {tail_of(self.log(name + '.log'), 3)})")
+        return s
+
+    # ------------------------------------------------------------- setup
+    def install_k6(self):
+        if not self.env.go:
+            raise RuntimeError("Go is needed to install k6 (go install go.k6.io/k6@" + K6_VERSION + "); "
+                               "the distribution's golang-go is too old: install Go ≥ 1.23 from https://go.dev/dl/")
+        os.makedirs(os.path.join(TOOLS, "bin"), exist_ok=True)
+        self.check_call([self.env.go, "install", f"go.k6.io/k6@{K6_VERSION}"], "install-k6.log", "go install k6",
+                        env={**os.environ, "GOBIN": os.path.join(TOOLS, "bin")})
+        self.env.has_k6 = True
+
+    def install_postgraphile(self):
+        if not (self.env.npm and self.env.node):
+            raise RuntimeError("node and npm are needed for PostGraphile")
+        os.makedirs(NODE_DIR, exist_ok=True)
+        self.check_call([self.env.npm, "install", "--no-audit", "--no-fund", "--prefix", NODE_DIR]
+                        + POSTGRAPHILE_PINS, "install-postgraphile.log", "npm install postgraphile")
+
+    def build_grafton(self):
+        if not self.env.cargo:
+            raise RuntimeError("cargo not found: install Rust, or set GRAFTON=<path to a grafton binary>")
+        self.check_call([self.env.cargo, "build", "--release", "-p", "grafton"], "build-grafton.log",
+                        "cargo build", cwd=ROOT, env={**os.environ, "CARGO_TARGET_DIR": self.env.target_dir})
+        self.env.has_grafton = True
+
+    def start_postgres(self):
+        self.tmp = tempfile.mkdtemp(prefix="grafton-bench.")
+        if self.env.root:
+            shutil.chown(self.tmp, "postgres")
+        self.pgdata = os.path.join(self.tmp, "pgdata")
+        self.check_call(self.as_pg([self.env.pg("initdb"), "-D", self.pgdata, "-U", "postgres", "--auth=trust",
+                                    "-E", "UTF8", "--no-instructions"]), "initdb.log", "initdb")
+        port = procs.free_port()
+        opts = (f"-p {port} -k {self.tmp} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
+                f"-c full_page_writes=off -c max_connections={plan.MAX_CONNECTIONS} -c shared_buffers=256MB")
+        # pg_ctl writes the server log itself (as postgres, into the temp dir); copied to raw/ at the end.
+        self.check_call(self.as_pg([self.env.pg("pg_ctl"), "-D", self.pgdata, "-l",
+                                    os.path.join(self.tmp, "postgres.log"), "-w", "-t", "60", "start", "-o", opts]),
+                        "pg_ctl.log", "pg_ctl start")
+        base = f"postgres://postgres@127.0.0.1:{port}"
+        self.check_call([self.env.pg("psql"), "-q", "-v", "ON_ERROR_STOP=1", f"{base}/postgres", "-c",
+                         "CREATE DATABASE meetup"], "psql.log", "CREATE DATABASE")
+        self.db_url = f"{base}/meetup"
+
+    def stop_postgres(self):
+        if self.pgdata and os.path.exists(os.path.join(self.pgdata, "postmaster.pid")):
+            subprocess.run(self.as_pg([self.env.pg("pg_ctl"), "-D", self.pgdata, "-m", "fast", "-w", "stop"]),
+                           capture_output=True, timeout=60)
+
+    def load_postgres(self):
+        # grafton demo --postgres-sql | psql
+        gen = self.procs.start([self.env.grafton, "demo", "--rows", str(self.cfg.rows), "--postgres-sql"],
+                               stdout=subprocess.PIPE)
+        psql = self.procs.start([self.env.pg("psql"), "-q", "-v", "ON_ERROR_STOP=1", self.db_url],
+                                log_path=self.log("load.log"), stdin_from=gen.stdout)
+        gen.stdout.close()
+        rc, grc = psql.wait(), gen.wait()
+        self.procs.forget(psql)
+        self.procs.forget(gen)
+        if rc != 0 or grc != 0:
+            raise RuntimeError(f"loading the dataset failed (psql {rc}, grafton demo {grc}); see raw/load.log:\n"
+                               + tail_of(self.log("load.log")))
+        self.check_call([self.env.pg("psql"), "-q", "-v", "ON_ERROR_STOP=1", self.db_url, "-c", "VACUUM ANALYZE"],
+                        "load.log", "VACUUM ANALYZE")
+        counts = _out([self.env.pg("psql"), "-At", self.db_url, "-c",
+                       "select (select count(*) from venues) || ' venues, ' || "
+                       "(select count(*) from meetups_members) || ' meetups_members'"])
+        self.progress.say("setup", f"loaded: {counts}")
+
+    def create_sqlite(self):
+        self.sqlite_file = os.path.join(self.tmp, "meetup.db")
+        port = procs.free_port()
+        p = self.procs.start([self.env.grafton, "demo", "--file", self.sqlite_file, "--rows", str(self.cfg.rows),
+                              "--host", "127.0.0.1", "--port", str(port)], log_path=self.log("sqlite-create.log"))
+        try:
+            procs.wait_graphql(f"http://127.0.0.1:{port}/v1/graphql", "{ venues(limit: 1) { id } }", p, 300)
+        finally:
+            self.procs.stop(p)
+
+    def start_servers(self):
+        cfg, g = self.cfg, self.env.grafton
+        started = {}
+        for s in cfg.systems:
+            port = procs.free_port()
+            if s == "postgraphile":
+                argv = [POSTGRAPHILE_BIN, "-c", self.db_url, "--schema", "public", "--host", "127.0.0.1",
+                        "--port", str(port), "--disable-query-log", "--append-plugins",
+                        "postgraphile-plugin-connection-filter", "--dynamic-json", "--no-setof-functions-contain-nulls",
+                        "--disable-default-mutations", "--max-pool-size", str(cfg.pool)]
+                p = self.procs.start(argv, log_path=self.log("postgraphile.log"), cwd=NODE_DIR,
+                                     env={**os.environ, "NODE_ENV": "production"})
+                url, probe = f"http://127.0.0.1:{port}/graphql", "{ allVenues(first: 1) { nodes { id } } }"
+            else:
+                db = self.db_url if s == "grafton" else f"sqlite://{self.sqlite_file}"
+                argv = [g, "serve", "--database-url", db, "--naming", "phrag", "--host", "127.0.0.1",
+                        "--port", str(port), "--pool-size", str(cfg.pool)]
+                p = self.procs.start(argv, log_path=self.log(f"{s}.log"))
+                url, probe = f"http://127.0.0.1:{port}/v1/graphql", "{ venues(limit: 1) { id } }"
+            started[s] = (p, url, probe)
+        for s, (p, url, probe) in started.items():
+            try:
+                procs.wait_graphql(url, probe, p, 90)
+            except RuntimeError as e:
+                raise RuntimeError(f"{report.label(s)}: {e}; log raw/{'postgraphile' if s == 'postgraphile' else s}"
+                                   f".log:\n{tail_of(self.log(s + '.log'))}")
+            self.urls[s], self.pids[s] = url, p.pid
+        time.sleep(1)
+        idle = {s: procs.tree_kb(self.pids[s], "VmRSS") for s in cfg.systems}
+        if "memory" in cfg.scenarios:
+            mem = self.results.setdefault("memory", {"systems": {}})
+            for s in cfg.systems:
+                mem["systems"].setdefault(s, {})["idle_kb"] = idle[s]
+        self.progress.say("setup", "up: " + ", ".join(
+            f"{report.label(s)} {self.urls[s]} (pid {self.pids[s]}, {report.mb(idle[s])})" for s in cfg.systems))
+
+    def check_rows(self):
+        for s in [x for x in self.cfg.systems if x != "postgraphile"]:
+            argv = [self.env.k6, "run", "-q", "--no-usage-report", "--address", "", "-e", f"GRAFTON_URL={self.urls[s]}",
+                    "-e", f"POSTGRAPHILE_URL={self.urls['postgraphile']}", "-e", f"LIMIT={self.cfg.limit}",
+                    "-e", "SEEDS=1", os.path.join(K6_DIR, "check.js")]
+            rc = self.procs.run(argv, log_path=self.log(f"check-{s}.log"), timeout=120)
+            if rc != 0:
+                self.error(f"same rows? {report.label(s)} and PostGraphile answers differ or the check failed "
+                           f"(exit {rc}, raw/check-{s}.log: {tail_of(self.log(f'check-{s}.log'), 3)})")
+            else:
+                self.progress.say("setup", f"{report.label(s)} and PostGraphile return the same rows")
+
+    # ------------------------------------------------------------- scenarios
+    def warmup(self, system: str):
+        for q in self.cfg.warmup_queries:
+            self.closed(system, q, 10, self.cfg.warmup_s, f"warmup-{system}-{q}")
+
+    def fixed(self, system: str, query: str, vus: int):
+        fx = self.results.setdefault("fixed", {"levels": self.cfg.fixed_levels, "queries": self.cfg.fixed_queries,
+                                               "duration_s": self.cfg.fixed_s, "runs": []})
+        name = f"fixed-{system}-{query}-{vus}"
+        s = self.closed(system, query, vus, self.cfg.fixed_s, name)
+        row = {"system": system, "query": query, "vus": vus, "raw": f"raw/{name}.json"}
+        if s is None:
+            row["error"] = "k6 failed"
+        else:
+            row.update({k: s.get(k) for k in ("rps", "requests", "failed_rate", "p50", "p75", "p90", "p95", "p99",
+                                              "min", "max", "avg")})
+        fx["runs"].append(row)
+
+    def capacity(self, system: str, query: str, limit: int):
+        cfg = self.cfg
+        c = self.results.setdefault("capacity", {
+            "ramp_s": cfg.ramp_s, "hold_s": cfg.hold_s, "step": cfg.step, "refine": cfg.refine,
+            "max_vus": cfg.max_vus, "budget_s": cfg.capacity_budget_s, "quick": cfg.mode == "quick", "results": []})
+        t0 = time.monotonic()
+        budget = self.capacity_left_s / max(1, self.capacity_combos_left)
+        tag = f"{system}-{query}-{limit}"
+        probe = self.closed(system, query, 50, cfg.probe_s, f"capacity-probe-{tag}", limit=limit)
+        if probe and probe.get("rps"):
+            start = min(cap.hint_from_rps(probe["rps"], step=cfg.step), cfg.max_vus)
+        else:
+            start = cfg.step
+        trials_n = [0]
+
+        def trial(vus: int) -> dict:
+            trials_n[0] += 1
+            self.progress.say("capacity", f"{system} {query} limit={limit} trial {trials_n[0]}: {vus} VUs "
+                                          f"({cfg.ramp_s} s ramp + {cfg.hold_s} s hold)")
+            name = f"capacity-{tag}-{vus}"
+            s = self.k6("capacity.js", {"URL": self.urls[system], "SYSTEM": k6_system(system), "QUERY": query,
+                                        "LIMIT": limit, "TARGET": vus, "RAMP": f"{cfg.ramp_s}s",
+                                        "HOLD": f"{cfg.hold_s}s"}, f"{name}.log", self.log(f"{name}.json"))
+            if s is None:
+                self.error(f"{name}: k6 wrote no summary (raw/{name}.log)")
+                return {"vus": vus, "passed": False, "error": "k6 failed", "raw": f"raw/{name}.json"}
+            keep = {k: s.get(k) for k in ("passed", "p95", "p50", "p99", "min", "max", "avg", "requests", "rps",
+                                          "failed_rate")}
+            return {"vus": vus, **keep, "raw": f"raw/{name}.json"}
+
+        # The probe's time counts against this combination's share.
+        res = cap.search(trial, start=start, step=cfg.step, refine=cfg.refine, max_vus=cfg.max_vus,
+                         budget_s=max(0.0, budget - (time.monotonic() - t0)), trial_cost_s=cfg.trial_cost_s)
+        best = res["best"]
+        c["results"].append({
+            "system": system, "query": query, "limit": limit, "max_vus": res["best_vus"],
+            "stopped_by": res["stopped_by"], "start_vus": start, "probe_rps": probe.get("rps") if probe else None,
+            "best": {k: best.get(k) for k in ("p95", "min", "max", "requests", "rps", "failed_rate")} if best else None,
+            "trials": [t for _, t in res["trials"]],
+        })
+        self.progress.say("capacity", f"{system} {query} limit={limit}: {res['best_vus']} VUs "
+                                      f"({cap.EXPLAIN[res['stopped_by']]})")
+        self.capacity_left_s -= time.monotonic() - t0
+        self.capacity_combos_left -= 1
+
+    def memory(self, system: str):
+        m = self.results.setdefault("memory", {"systems": {}})
+        m.update({"load_vus": self.cfg.memory_vus, "load_queries": self.cfg.memory_queries})
+        pid, samples, stop = self.pids[system], [], threading.Event()
+
+        def sample():
+            while not stop.is_set():
+                v = procs.tree_kb(pid, "VmRSS")
+                if v:
+                    samples.append(v)
+                stop.wait(0.25)
+
+        th = threading.Thread(target=sample, daemon=True)
+        th.start()
+        try:
+            for q in self.cfg.memory_queries:
+                self.closed(system, q, self.cfg.memory_vus, self.cfg.memory_s, f"memory-{system}-{q}")
+        finally:
+            stop.set()
+            th.join()
+        entry = m["systems"].setdefault(system, {})
+        entry["load_kb"] = max(samples) if samples else None
+        entry["peak_kb"] = max(filter(None, [procs.tree_kb(pid, "VmHWM"), entry["load_kb"]]), default=None)
+
+    def ceiling_prepare(self):
+        levels, skipped = plan.ceiling_levels(self.cfg)
+        c = self.results.setdefault("ceiling", {"status": "ok", "levels": levels, "runs": []})
+        if skipped:
+            c["note"] = (f"Not run at {', '.join(map(str, skipped))} clients: pgbench opens one connection per "
+                         f"client and the cluster allows {plan.MAX_CONNECTIONS}.")
+        if not self.env.make_scripts:
+            c["status"] = "skipped: bench/pgbench/make_scripts.py not found"
+        elif not self.env.grafton_has_sql():
+            c["status"] = "skipped: grafton sql not available"
+        else:
+            d = os.path.join(self.tmp, "pgbench")
+            os.makedirs(d, exist_ok=True)
+            try:
+                self.check_call([sys.executable, MAKE_SCRIPTS, "--grafton", self.env.grafton, "--database-url",
+                                 self.db_url, "--out", d, "--limit", str(self.cfg.limit)], "make_scripts.log",
+                                "make_scripts.py")
+                self.ceiling_sql = d
+                for q in plan.SEED:
+                    shutil.copy(os.path.join(d, f"{q}.sql"), self.log(f"ceiling-{q}.sql"))
+            except (RuntimeError, OSError) as e:
+                c["status"] = f"skipped: {str(e).splitlines()[0]}"
+        if c["status"] != "ok":
+            self.progress.say("ceiling", c["status"])
+
+    def ceiling(self, query: str, vus: int):
+        c = self.results["ceiling"]
+        name = f"ceiling-{query}-{vus}"
+        argv = pgbench.command(self.env.pg("pgbench"), self.db_url, os.path.join(self.ceiling_sql, f"{query}.sql"),
+                               vus, self.cfg.ceiling_s)
+        rc = self.procs.run(argv, log_path=self.log(f"{name}.txt"), timeout=self.cfg.ceiling_s + 120)
+        with open(self.log(f"{name}.txt"), errors="replace") as f:
+            text = f.read()
+        try:
+            r = pgbench.parse(text)
+        except ValueError:
+            self.error(f"{name}: pgbench failed (exit {rc}, raw/{name}.txt: {tail_of(self.log(name + '.txt'), 3)})")
+            return
+        g = next((x for x in self.results.get("fixed", {}).get("runs", [])
+                  if (x["system"], x["query"], x["vus"]) == ("grafton", query, vus) and x.get("rps")), None)
+        if g is None and "grafton" in self.urls:  # fixed did not run there: measure Grafton now
+            g = self.closed("grafton", query, vus, self.cfg.ceiling_s, f"ceiling-grafton-{query}-{vus}")
+        grps = g.get("rps") if g else None
+        c["runs"].append({"query": query, "vus": vus, "tps": r["tps"], "latency_avg_ms": r["latency_avg_ms"],
+                          "failed": r["failed"], "transactions": r["transactions"], "grafton_rps": grps,
+                          "fraction": grps / r["tps"] if grps and r["tps"] else None, "raw": f"raw/{name}.txt"})
+
+    def not_yet(self, name: str):
+        self.results[name] = {"status": plan.NOT_YET[name]}
+
+    # ------------------------------------------------------------- report
+    def finish_numbers(self):
+        """Numbers read at the very end, with the servers still up."""
+        m = self.results.get("memory")
+        if m and "memory" in self.cfg.scenarios:
+            for s, pid in self.pids.items():
+                e = m["systems"].setdefault(s, {})
+                e["peak_kb"] = max(filter(None, [procs.tree_kb(pid, "VmHWM"), e.get("peak_kb")]), default=None)
+        self.results["machine"]["load_end"] = list(os.getloadavg())
+        self.results["finished_utc"] = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        self.results["duration_s"] = round(time.time() - self.t_start, 1)
+
+    def write_report(self):
+        self.finish_numbers()
+        self.save()
+
+    def save(self):
+        """results.json, summary.md and charts from what is there (also after a failure)."""
+        os.makedirs(self.out, exist_ok=True)
+        with open(os.path.join(self.out, "results.json"), "w") as f:
+            json.dump(self.results, f, indent=1, sort_keys=False)
+            f.write("\n")
+        charts_dir = os.path.join(self.out, "charts")
+        files = report.chart_files(self.results)
+        if files:
+            os.makedirs(charts_dir, exist_ok=True)
+        for name, svg in files.items():
+            with open(os.path.join(charts_dir, name), "w") as f:
+                f.write(svg)
+        with open(os.path.join(self.out, "summary.md"), "w") as f:
+            f.write(report.render(self.results))
+
+    def collect_versions(self):
+        v = self.results["versions"]
+        commit = _out(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"])
+        dirty = subprocess.run(["git", "-C", ROOT, "diff", "--quiet", "HEAD", "--", "crates", "Cargo.lock", "Cargo.toml"],
+                               capture_output=True).returncode != 0 if commit else False
+        gv = _out([self.env.grafton, "--version"]) or "?"
+        v["grafton"] = (f"commit {commit}{' + local changes' if dirty else ''}, " if commit else "") + gv + (
+            f" ({self.env.grafton})" if self.env.grafton_given else "")
+        v["postgresql"] = _out([self.env.pg("postgres"), "--version"]) or "?"
+        if "postgraphile" in self.cfg.systems:
+            v["postgraphile"] = (f"{_pkg_version('postgraphile')} + connection-filter "
+                                 f"{_pkg_version('postgraphile-plugin-connection-filter')}, node "
+                                 f"{_out([self.env.node or 'node', '--version']) or '?'}")
+        v["k6"] = _out([self.env.k6, "version"]) or "?"
+        v["pgbench"] = _out([self.env.pg("pgbench"), "--version"]) or "?"
+
+    # ------------------------------------------------------------- driver
+    def run(self, steps: list[plan.Step]) -> int:
+        self.progress = plan.Progress(steps)
+        os.makedirs(self.raw, exist_ok=True)
+        self.results["machine"]["load_start"] = list(os.getloadavg())
+        rc = 0
+        try:
+            for i, step in enumerate(steps):
+                if step.scenario == "setup" and "start a throwaway" in step.label:
+                    self.collect_versions()
+                if step.when is not None and not step.when():
+                    continue
+                self.progress.begin(i)
+                step.fn()
+                if step.scenario not in ("setup", "report"):
+                    self.save()
+            print(f"\nresults: {os.path.relpath(self.out)}/summary.md "
+                  f"({plan.mmss(time.time() - self.t_start)})", file=sys.stderr)
+        except KeyboardInterrupt:
+            self.error("interrupted (SIGINT)")
+            rc = 130
+        except Interrupted as e:
+            self.error(f"interrupted ({e})")
+            rc = 130
+        except Exception as e:  # setup failures and bugs: report, clean up, keep partial results
+            self.error(f"{type(e).__name__}: {e}")
+            rc = 1
+        finally:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # do not interrupt the clean-up
+            try:
+                if rc != 0:
+                    self.finish_numbers()
+                    self.save()
+            except Exception as e:
+                print(f"!! could not write the report: {e}", file=sys.stderr)
+            self.procs.stop_all()
+            self.stop_postgres()
+            if self.tmp:
+                pglog = os.path.join(self.tmp, "postgres.log")
+                if os.path.exists(pglog):
+                    shutil.copy(pglog, self.log("postgres.log"))
+                shutil.rmtree(self.tmp, ignore_errors=True)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        return rc
+
+
+# ----------------------------------------------------------------- helpers
+
+def k6_system(system: str) -> str:
+    """The dialect k6 sends: Grafton on SQLite speaks Grafton's."""
+    return "postgraphile" if system == "postgraphile" else "grafton"
+
+
+def tail_of(path: str, n: int = 15) -> str:
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-n:]).strip()
+    except OSError:
+        return ""
+
+
+def machine() -> dict:
+    model = "?"
+    mem_kb = 0
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "?")
+        with open("/proc/meminfo") as f:
+            mem_kb = int(next(ln.split()[1] for ln in f if ln.startswith("MemTotal")))
+    except (OSError, StopIteration):
+        pass
+    return {"cores": os.cpu_count(), "cpu_model": model, "mem_total_mb": mem_kb // 1024,
+            "os": f"{platform.system()} {platform.release()}"}
+
+
+def parse_args(argv: list[str]):
+    p = argparse.ArgumentParser(prog="bench/run", description="Grafton's benchmark suite (see bench/README.md).")
+    p.add_argument("--quick", action="store_true", help="smoke run, under 5 minutes")
+    p.add_argument("--dry-run", action="store_true", help="check the environment and print the plan; run nothing")
+    p.add_argument("--rows", type=int, default=100_000, help="rows per main table (default 100000)")
+    p.add_argument("--out", help="results directory (default bench/results/<UTC timestamp>)")
+    p.add_argument("--scenarios", help="comma-separated subset of: " + ",".join(plan.SCENARIOS))
+    p.add_argument("--systems", help="comma-separated subset of: " + ",".join(plan.SYSTEMS))
+    p.add_argument("--capacity-budget", type=float, metavar="MIN", help="time budget of the capacity search, minutes")
+    p.add_argument("--max-vus", type=int, help="upper bound of the capacity search")
+    return p.parse_args(argv)
+
+
+def subset(value: str | None, allowed: list[str], what: str) -> list[str] | None:
+    if value is None:
+        return None
+    items = [x.strip() for x in value.split(",") if x.strip()]
+    bad = [x for x in items if x not in allowed]
+    if bad or not items:
+        raise SystemExit(f"bench/run: unknown {what}: {', '.join(bad) or '(none)'}; choose from {', '.join(allowed)}")
+    return [x for x in allowed if x in items]
+
+
+def main(argv: list[str]) -> int:
+    a = parse_args(argv)
+    cfg = plan.quick(a.rows) if a.quick else plan.full(a.rows)
+    cfg.scenarios = subset(a.scenarios, plan.SCENARIOS, "scenario") or cfg.scenarios
+    cfg.systems = subset(a.systems, plan.SYSTEMS, "system") or cfg.systems
+    if a.capacity_budget is not None:
+        cfg.capacity_budget_s = int(a.capacity_budget * 60)
+    if a.max_vus:
+        cfg.max_vus = a.max_vus
+    if a.rows <= 0:
+        raise SystemExit("bench/run: --rows must be positive")
+    env = Env()
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out = os.path.abspath(a.out or os.path.join(BENCH, "results", stamp))
+    bench = Bench(cfg, env, out, argv)
+    steps = bench.steps()
+    checks = env.checks(cfg)
+
+    out_f = sys.stdout if a.dry_run else sys.stderr
+    print(f"bench/run: {cfg.mode} run, {cfg.rows:,} rows, scenarios {','.join(cfg.scenarios)}, "
+          f"systems {','.join(cfg.systems)}", file=out_f)
+    print("environment:", file=out_f)
+    for status, text in checks:
+        print(f"  {status:8} {text}", file=out_f)
+    if a.dry_run:
+        counts: dict[str, int] = {}
+        for s in steps:
+            counts[s.scenario] = counts.get(s.scenario, 0) + 1
+        print(f"plan ({len(steps)} steps; capacity trials are adaptive, bounded by "
+              f"{cfg.capacity_budget_s / 60:.1f} min and {cfg.max_vus} VUs in all):")
+        for s in steps:
+            print(f"  ~{plan.mmss(s.est_s)}  {s.scenario}: {s.label}")
+        print(f"total ~{plan.mmss(plan.total(steps))} ({', '.join(f'{k} {v}' for k, v in counts.items())} steps); "
+              f"results would go to {os.path.relpath(out)}")
+        if any(st == "missing" for st, _ in checks):
+            print("note: something is missing (see above): a real run would stop before starting")
+        return 0
+    missing = [t for s, t in checks if s == "missing"]
+    if missing:
+        print("bench/run: cannot run, missing:\n  " + "\n  ".join(missing), file=sys.stderr)
+        return 2
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+    def on_signal(signum, frame):
+        raise Interrupted(signal.Signals(signum).name)
+
+    # Explicitly: a shell starts background jobs with SIGINT ignored, and Python keeps that.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    return bench.run(steps)

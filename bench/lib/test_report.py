@@ -1,0 +1,132 @@
+import unittest
+import xml.etree.ElementTree as ET
+
+import capacity as cap
+import report
+
+
+def fixed_run(system, query, vus, rps, p95):
+    return {"system": system, "query": query, "vus": vus, "rps": rps, "requests": int(rps * 10),
+            "failed_rate": 0, "p50": p95 / 3, "p75": p95 / 2, "p90": p95 * 0.8, "p95": p95, "p99": p95 * 1.5}
+
+
+RESULTS = {
+    "mode": "full", "command": "bench/run", "started_utc": "2026-11-22 11:15 UTC", "rows": 100000,
+    "limit": 50, "pool": 20, "duration_s": 3725,
+    "systems": [{"id": "grafton"}, {"id": "postgraphile"}, {"id": "sqlite"}],
+    "machine": {"cores": 2, "cpu_model": "Xeon", "mem_total_mb": 24064, "os": "Linux",
+                "load_start": [1.0, 2.0, 3.0], "load_end": [4.0, 5.0, 6.0]},
+    "versions": {"grafton": "commit abc", "k6": "k6 v1.8.1"},
+    "fixed": {"levels": [1, 10, 50], "queries": ["venues"], "duration_s": 10, "runs": [
+        fixed_run("grafton", "venues", 1, 800, 3), fixed_run("postgraphile", "venues", 1, 400, 6),
+        fixed_run("grafton", "venues", 10, 2000, 12), fixed_run("postgraphile", "venues", 10, 500, 30),
+        fixed_run("sqlite", "venues", 10, 4000, 5),
+        fixed_run("grafton", "venues", 50, 2100, 50), fixed_run("postgraphile", "venues", 50, 600, 110),
+        {"system": "sqlite", "query": "venues", "vus": 50, "error": "k6 failed"},
+    ]},
+    "capacity": {"ramp_s": 30, "hold_s": 30, "step": 200, "refine": 100, "max_vus": 3000, "budget_s": 1800,
+                 "results": [
+                     {"system": "grafton", "query": "venues", "limit": 50, "max_vus": 3000,
+                      "stopped_by": cap.MAX_VUS, "best": {"p95": 40, "min": 0.5, "max": 300, "requests": 60000,
+                                                          "rps": 1000},
+                      "trials": [{"vus": 2800, "passed": True}, {"vus": 3000, "passed": True}]},
+                     {"system": "postgraphile", "query": "venues", "limit": 50, "max_vus": 900,
+                      "stopped_by": cap.THRESHOLD, "best": {"p95": 450, "min": 1, "max": 900, "requests": 20000,
+                                                            "rps": 380},
+                      "trials": [{"vus": 800, "passed": True}, {"vus": 1000, "passed": False},
+                                 {"vus": 900, "passed": True}]},
+                     {"system": "grafton", "query": "venue_meetups", "limit": 100, "max_vus": 600,
+                      "stopped_by": cap.THRESHOLD, "best": {"p95": 480}, "trials": []},
+                 ]},
+    "memory": {"load_vus": 100, "load_queries": ["venues"], "systems": {
+        "grafton": {"idle_kb": 9216, "load_kb": 34304, "peak_kb": 35000},
+        "postgraphile": {"idle_kb": 95000, "load_kb": 213000, "peak_kb": 215000}}},
+    "ceiling": {"status": "ok", "runs": [
+        {"query": "venues", "vus": 10, "tps": 10000, "latency_avg_ms": 1.0, "grafton_rps": 2000, "fraction": 0.2},
+        {"query": "venues", "vus": 50, "tps": 3000, "latency_avg_ms": 16.0, "grafton_rps": 2100,
+         "fraction": 0.7}]},
+    "writes": {"status": "not yet: needs mutations/auth issue"},
+    "errors": ["fixed-sqlite-venues-50: k6 wrote no summary"],
+}
+
+
+class RenderTest(unittest.TestCase):
+    def setUp(self):
+        self.md = report.render(RESULTS)
+
+    def row(self, *starts):
+        """The first table row whose cells start with `starts`."""
+        for line in self.md.splitlines():
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if line.startswith("|") and cells[:len(starts)] == list(starts):
+                return cells
+        self.fail(f"no row {starts} in:\n{self.md}")
+
+    def test_sections(self):
+        for title in ("# Grafton benchmark, 2026-11-22 11:15 UTC (full)", "## Machine", "## Targets",
+                      "## Throughput and latency at fixed concurrency", "### venues (seed, no nest)",
+                      "## Capacity (the seed's test)", "## Memory", "## The ceiling", "## Not yet measured",
+                      "## Errors"):
+            self.assertIn(title, self.md)
+        self.assertIn("62m 05s", self.md)
+        self.assertIn("![venues: throughput](charts/venues-throughput.svg)", self.md)
+        self.assertIn("- writes: not yet: needs mutations/auth issue", self.md)
+
+    def test_fixed_table(self):
+        header = self.row("VUs", "system")
+        self.assertEqual(header, ["VUs", "system", "req/s", "×PostGraphile", "p50", "p75", "p90", "p95", "p99",
+                                  "failed"])
+        self.assertEqual(self.row("10", "Grafton PG")[2:4], ["2,000", "4.00×"])
+        self.assertEqual(self.row("10", "PostGraphile")[3], "")
+        self.assertEqual(self.row("10", "Grafton SQLite")[3], "8.00×")
+        self.assertEqual(self.row("10", "Grafton PG")[7], "12.0")
+        self.assertEqual(self.row("50", "Grafton SQLite")[-1], "k6 failed")
+        # every row of the table has as many cells as the header
+        for line in self.md.splitlines():
+            if line.startswith("| 1 |") or line.startswith("| 10 |"):
+                self.assertEqual(len(line.strip("|").split("|")), 10, line)
+
+    def test_capacity_table(self):
+        g = self.row("venues", "50", "Grafton PG")
+        self.assertEqual(g[3:9], ["3,000", "40.0", "0.50", "300", "60,000", "1,000"])
+        self.assertIn("bound: max VUs reached", g[9])
+        p = self.row("venues", "50", "PostGraphile")
+        self.assertEqual(p[3], "900")
+        self.assertEqual(p[9], "threshold failure (800✓, 1000✗, 900✓)")
+
+    def test_targets(self):
+        t = self.row("venues: ≥ 3× PostGraphile req/s, lower p95 (limit 50)")
+        self.assertEqual(t[1:], ["3.50–4.00× at 2 levels ≥ 10 VUs; p95 lower at 2/2", "met"])
+        self.assertEqual(self.row("capacity venues limit 50 > 1900 VUs (Phrag)")[2], "met")
+        self.assertEqual(self.row("capacity venue_meetups limit 100 > 900 VUs (Phrag)")[2], "**missed**")
+        self.assertEqual(self.row("venues: Grafton ≥ ½ of pgbench on the same SQL")[1:],
+                         ["0.20–0.70 at 2 levels", "**missed**"])
+        self.assertEqual(self.row("Grafton RSS under the 100-VU load < 60 MB")[1:], ["33.5 MB", "met"])
+
+    def test_memory_and_ceiling(self):
+        self.assertEqual(self.row("PostGraphile", "92.8 MB"), ["PostGraphile", "92.8 MB", "208.0 MB", "210.0 MB"])
+        self.assertEqual(self.row("venues", "50", "3,000"), ["venues", "50", "3,000", "16.0", "2,100", "0.70"])
+
+    def test_partial_results_render(self):
+        md = report.render({"ceiling": {"status": "skipped: grafton sql not available"}})
+        self.assertIn("skipped: grafton sql not available", md)
+        self.assertNotIn("## Targets", md)
+        report.render({})
+
+    def test_table_alignment(self):
+        t = report.table(["a", "n"], [["x", "1,234"], ["y", "—"]])
+        self.assertEqual(t.splitlines()[1], "|---|---:|")
+
+
+class ChartFilesTest(unittest.TestCase):
+    def test_two_charts_per_query_well_formed(self):
+        files = report.chart_files(RESULTS)
+        self.assertEqual(sorted(files), ["venues-p95.svg", "venues-throughput.svg"])
+        for svg in files.values():
+            ET.fromstring(svg.encode())
+        self.assertIn("pgbench (same SQL)", files["venues-throughput.svg"])
+        self.assertIn("Grafton SQLite", files["venues-p95.svg"])
+
+
+if __name__ == "__main__":
+    unittest.main()
