@@ -29,7 +29,7 @@ class Config:
     # fixed concurrency (closed loop)
     fixed_levels: list[int] = field(default_factory=lambda: [1, 10, 50, 100, 200, 500, 1000])
     fixed_queries: list[str] = field(default_factory=lambda: list(ALL_QUERIES))
-    fixed_s: int = 10
+    fixed_s: int = 8
     warmup_queries: list[str] = field(default_factory=lambda: list(ALL_QUERIES))
     warmup_s: int = 2
     # capacity (ramp + hold trials)
@@ -41,7 +41,7 @@ class Config:
     step: int = 200
     refine: int = 100
     max_vus: int = 3000
-    capacity_budget_s: int = 30 * 60
+    capacity_budget_s: int = 22 * 60
     probe_s: int = 5
     # memory
     memory_vus: int = 100
