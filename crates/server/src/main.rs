@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 // glibc's malloc kept ~100 MB resident after a 100-client load that needs a few MB
-// live (fragmentation across threads); mimalloc returns freed memory to the OS.
+// live (fragmentation across threads); jemalloc returns freed memory to the OS.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// Instant GraphQL over PostgreSQL and SQLite, with Hasura's API conventions.
 #[derive(Parser)]
