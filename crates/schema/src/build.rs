@@ -79,7 +79,6 @@ pub fn build(
         sdl: Sdl::default(),
         used_scalars: BTreeSet::new(),
         root_fields: HashMap::new(),
-        object_types: HashMap::new(),
         input_types: HashMap::new(),
         enum_warnings: &mut warnings,
     };
@@ -87,7 +86,6 @@ pub fn build(
     let Builder {
         sdl,
         root_fields,
-        object_types,
         input_types,
         ..
     } = b;
@@ -112,7 +110,6 @@ pub fn build(
         tables,
         relationships,
         root_fields,
-        object_types,
         input_types,
         ops,
         order_values,
@@ -476,7 +473,6 @@ struct Builder<'a> {
     sdl: Sdl,
     used_scalars: BTreeSet<ScalarKind>,
     root_fields: HashMap<String, RootField>,
-    object_types: HashMap<String, ObjectKind>,
     input_types: HashMap<String, InputKind>,
     enum_warnings: &'a mut Vec<String>,
 }
@@ -569,8 +565,6 @@ impl Builder<'_> {
             self.write_table(id, &mut root);
         }
         let root_name = "query_root";
-        self.object_types
-            .insert(root_name.to_owned(), ObjectKind::QueryRoot);
         self.sdl.object("type", root_name, None, &root);
         let order_by = self.ty("order_by");
         let values: Vec<String> = ORDER_VALUES
@@ -661,8 +655,6 @@ impl Builder<'_> {
 
         // Object type.
         let type_name = info.type_name.clone();
-        self.object_types
-            .insert(type_name.clone(), ObjectKind::Table(id));
         let mut fields = Vec::new();
         for &(i, name) in &columns {
             let c = &table.columns[i];
@@ -838,10 +830,6 @@ impl Builder<'_> {
         let fields_ty = self.table_ty(id, "_aggregate_fields");
         let agg_order = self.table_ty(id, "_aggregate_order_by");
         let order_by_enum = self.ty("order_by");
-        self.object_types
-            .insert(aggregate.clone(), ObjectKind::Aggregate(id));
-        self.object_types
-            .insert(fields_ty.clone(), ObjectKind::AggregateFields(id));
         self.input_types
             .insert(agg_order.clone(), InputKind::AggregateOrderBy(id));
         self.sdl.object(
@@ -875,8 +863,6 @@ impl Builder<'_> {
             }
             let ty = self.table_ty(id, &format!("_{snake}_fields"));
             let order_ty = self.table_ty(id, &format!("_{snake}_order_by"));
-            self.object_types
-                .insert(ty.clone(), ObjectKind::AggregateFunc(id, func));
             self.input_types
                 .insert(order_ty.clone(), InputKind::AggregateFuncOrderBy(id, func));
             let field_defs: Vec<FieldDef> = cols

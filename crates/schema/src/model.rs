@@ -78,21 +78,6 @@ pub enum RootField {
     Aggregate(TableId),
 }
 
-/// What a generated object type stands for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ObjectKind {
-    /// The query root.
-    QueryRoot,
-    /// A table's row type.
-    Table(TableId),
-    /// `t_aggregate { aggregate nodes }`.
-    Aggregate(TableId),
-    /// `t_aggregate_fields { count sum avg … }`.
-    AggregateFields(TableId),
-    /// `t_sum_fields` and friends: one column per field.
-    AggregateFunc(TableId, AggFunc),
-}
-
 /// What a generated input type stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InputKind {
@@ -123,8 +108,6 @@ pub struct SchemaModel {
     pub relationships: Vec<Relationship>,
     /// Root query fields by name.
     pub root_fields: HashMap<String, RootField>,
-    /// Object types by name.
-    pub object_types: HashMap<String, ObjectKind>,
     /// Input types by name.
     pub input_types: HashMap<String, InputKind>,
     /// Comparison operators by GraphQL name.
