@@ -30,9 +30,64 @@ pub enum ExecuteError {
         /// The database's message.
         message: String,
     },
+    /// A constraint rejected a write.
+    #[error("{}", .0.message)]
+    Constraint(Box<ConstraintViolation>),
     /// Reading the catalog failed.
     #[error("cannot read the database catalog: {0}")]
     Catalog(#[from] grafton_catalog::CatalogError),
+}
+
+/// Which constraint a write violated, as far as the database says.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ConstraintViolation {
+    /// The database's message.
+    pub message: String,
+    /// The constraint's name, when known.
+    pub constraint: Option<String>,
+    /// The table, when known.
+    pub table: Option<String>,
+    /// The offending columns, when known.
+    pub columns: Vec<String>,
+}
+
+/// `Key (a, b)=(1, 2) already exists.` → `[a, b]` (Postgres's unique and foreign key details).
+fn key_columns(detail: &str) -> Vec<String> {
+    let Some(rest) = detail.strip_prefix("Key (") else {
+        return Vec::new();
+    };
+    let Some(end) = rest.find(")=(") else {
+        return Vec::new();
+    };
+    rest[..end]
+        .split(", ")
+        .map(|c| c.trim_matches('"').to_owned())
+        .collect()
+}
+
+/// SQLite's `UNIQUE constraint failed: t.a, t.b` / `NOT NULL constraint failed: t.a` /
+/// `CHECK constraint failed: name`.
+fn sqlite_constraint(message: &str) -> ConstraintViolation {
+    let mut v = ConstraintViolation {
+        message: message.to_owned(),
+        ..Default::default()
+    };
+    let Some((kind, rest)) = message.split_once(" constraint failed: ") else {
+        return v;
+    };
+    match kind {
+        "UNIQUE" | "NOT NULL" | "PRIMARY KEY" => {
+            for qualified in rest.split(", ") {
+                if let Some((table, column)) = qualified.split_once('.') {
+                    v.table = Some(table.to_owned());
+                    v.columns.push(column.to_owned());
+                }
+            }
+        }
+        "CHECK" => v.constraint = Some(rest.to_owned()),
+        _ => {}
+    }
+    v
 }
 
 impl ExecuteError {
@@ -40,6 +95,7 @@ impl ExecuteError {
     pub fn kind(&self) -> DbErrorKind {
         match self {
             Self::Database { kind, .. } => *kind,
+            Self::Constraint(_) => DbErrorKind::ConstraintViolation,
             Self::Connect(_) => DbErrorKind::Unavailable,
             _ => DbErrorKind::Other,
         }
@@ -49,6 +105,19 @@ impl ExecuteError {
 impl From<tokio_postgres::Error> for ExecuteError {
     fn from(e: tokio_postgres::Error) -> Self {
         let (kind, message) = match e.as_db_error() {
+            Some(db) if db.code().code().starts_with("23") => {
+                let mut columns: Vec<String> =
+                    db.column().map(|c| vec![c.to_owned()]).unwrap_or_default();
+                if columns.is_empty() {
+                    columns = db.detail().map(key_columns).unwrap_or_default();
+                }
+                return Self::Constraint(Box::new(ConstraintViolation {
+                    message: db.message().to_owned(),
+                    constraint: db.constraint().map(str::to_owned),
+                    table: db.table().map(str::to_owned),
+                    columns,
+                }));
+            }
             Some(db) => {
                 let code = db.code().code();
                 let kind = if code.starts_with("22") {
@@ -71,8 +140,17 @@ impl From<rusqlite::Error> for ExecuteError {
     fn from(e: rusqlite::Error) -> Self {
         use rusqlite::ffi::ErrorCode;
         let kind = match e.sqlite_error_code() {
-            Some(ErrorCode::ConstraintViolation) => DbErrorKind::ConstraintViolation,
+            Some(ErrorCode::ConstraintViolation) => {
+                let message = match &e {
+                    rusqlite::Error::SqliteFailure(_, Some(m)) => m.clone(),
+                    other => other.to_string(),
+                };
+                return Self::Constraint(Box::new(sqlite_constraint(&message)));
+            }
             Some(ErrorCode::TypeMismatch) | Some(ErrorCode::TooBig) => DbErrorKind::DataException,
+            _ if e.to_string().contains(crate::sqlite_json::ERROR_PREFIX) => {
+                DbErrorKind::DataException
+            }
             Some(ErrorCode::CannotOpen) | Some(ErrorCode::DatabaseBusy) => DbErrorKind::Unavailable,
             _ => DbErrorKind::Other,
         };
@@ -80,5 +158,31 @@ impl From<rusqlite::Error> for ExecuteError {
             kind,
             message: e.to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgres_key_details() {
+        assert_eq!(key_columns("Key (name)=(x) already exists."), ["name"]);
+        assert_eq!(
+            key_columns("Key (a, \"B c\")=(1, 2) is not present in table \"t\"."),
+            ["a", "B c"]
+        );
+        assert!(key_columns("Failing row contains (1).").is_empty());
+    }
+
+    #[test]
+    fn sqlite_messages() {
+        let v = sqlite_constraint("UNIQUE constraint failed: venues.name, venues.city");
+        assert_eq!(v.table.as_deref(), Some("venues"));
+        assert_eq!(v.columns, ["name", "city"]);
+        let v = sqlite_constraint("CHECK constraint failed: positive_capacity");
+        assert_eq!(v.constraint.as_deref(), Some("positive_capacity"));
+        let v = sqlite_constraint("FOREIGN KEY constraint failed");
+        assert!(v.constraint.is_none() && v.columns.is_empty());
     }
 }

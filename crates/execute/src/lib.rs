@@ -6,8 +6,11 @@ mod error;
 mod params;
 mod postgres;
 mod sqlite;
+mod sqlite_json;
+mod tx;
 
-pub use error::{DbErrorKind, ExecuteError};
+pub use error::{ConstraintViolation, DbErrorKind, ExecuteError};
+pub use tx::Tx;
 
 use grafton_catalog::{Backend, Introspected};
 use grafton_sql::{Dialect, Statement};

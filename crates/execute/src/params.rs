@@ -1,6 +1,6 @@
 //! Turning GraphQL values into bind values for each backend.
 
-use grafton_sql::{Param, ParamValue};
+use grafton_sql::{Param, ParamValue, SqlType};
 use serde_json::{Map, Value};
 
 /// The JSON value a parameter takes for this request.
@@ -22,7 +22,15 @@ pub(crate) fn postgres_text(param: &Param, value: &Value) -> Option<String> {
         };
         return Some(array_literal(items));
     }
+    if is_json(param) && !value.is_null() {
+        return Some(value.to_string());
+    }
     scalar_text(value)
+}
+
+/// A JSON-typed parameter carries JSON text, so a JSON string stays quoted.
+fn is_json(param: &Param) -> bool {
+    matches!(param.ty, SqlType::Builtin("json" | "jsonb"))
 }
 
 fn scalar_text(value: &Value) -> Option<String> {
@@ -72,6 +80,9 @@ pub(crate) fn sqlite_value(param: &Param, value: &Value) -> rusqlite::types::Val
             other => V::Text(Value::Array(vec![other.clone()]).to_string()),
         };
     }
+    if is_json(param) && !value.is_null() {
+        return V::Text(value.to_string());
+    }
     match value {
         Value::Null => V::Null,
         Value::Bool(b) => V::Integer(i64::from(*b)),
@@ -87,7 +98,6 @@ pub(crate) fn sqlite_value(param: &Param, value: &Value) -> rusqlite::types::Val
 #[cfg(test)]
 mod tests {
     use super::*;
-    use grafton_sql::SqlType;
 
     fn list() -> Param {
         Param {

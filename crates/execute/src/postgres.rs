@@ -81,7 +81,29 @@ impl PgDatabase {
         statement: &Statement,
         variables: &Map<String, Value>,
     ) -> Result<String, ExecuteError> {
+        let client = self.client().await?;
+        query_json_on(&client, statement, variables).await
+    }
+
+    /// A pooled connection.
+    pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object, ExecuteError> {
+        self.pool.get().await.map_err(pool_error)
+    }
+
+    pub(crate) async fn ping(&self) -> Result<(), ExecuteError> {
         let client = self.pool.get().await.map_err(pool_error)?;
+        client.simple_query("SELECT 1").await?;
+        Ok(())
+    }
+}
+
+/// Runs a statement whose one row and column is JSON on `client`; returns its text.
+pub(crate) async fn query_json_on(
+    client: &deadpool_postgres::Object,
+    statement: &Statement,
+    variables: &Map<String, Value>,
+) -> Result<String, ExecuteError> {
+    {
         let types = vec![Type::TEXT; statement.params.len()];
         let prepared = client.prepare_typed_cached(&statement.sql, &types).await?;
         let values: Vec<Option<String>> = statement
@@ -96,12 +118,6 @@ impl PgDatabase {
         Ok(json
             .map(|j| crate::compact::compact_json(&j.0))
             .unwrap_or_else(|| "null".to_owned()))
-    }
-
-    pub(crate) async fn ping(&self) -> Result<(), ExecuteError> {
-        let client = self.pool.get().await.map_err(pool_error)?;
-        client.simple_query("SELECT 1").await?;
-        Ok(())
     }
 }
 

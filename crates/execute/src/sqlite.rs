@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-struct Manager {
+pub(crate) struct Manager {
     path: PathBuf,
 }
 
@@ -38,10 +38,49 @@ impl managed::Manager for Manager {
 
 type Pool = managed::Pool<Manager>;
 
+/// A pooled connection.
+pub(crate) type PooledConnection = managed::Object<Manager>;
+
 /// A pool of connections to one SQLite file.
 #[derive(Clone)]
 pub struct SqliteDatabase {
     pool: Pool,
+    /// SQLite has one writer at a time; write transactions queue here.
+    writer: std::sync::Arc<tokio::sync::Mutex<()>>,
+}
+
+/// Runs `f` on the connection's worker thread.
+pub(crate) async fn interact<T, F>(conn: &PooledConnection, f: F) -> Result<T, ExecuteError>
+where
+    F: FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
+    T: Send + 'static,
+{
+    conn.interact(f)
+        .await
+        .map_err(interact_error)?
+        .map_err(ExecuteError::from)
+}
+
+/// Runs a statement whose one row and column is JSON on `conn`; returns its text.
+pub(crate) async fn query_json_on(
+    conn: &PooledConnection,
+    statement: &Statement,
+    variables: &Map<String, Value>,
+) -> Result<String, ExecuteError> {
+    let values: Vec<rusqlite::types::Value> = statement
+        .params
+        .iter()
+        .map(|p| sqlite_value(p, value_of(p, variables)))
+        .collect();
+    let sql = statement.sql.clone();
+    interact(conn, move |c| {
+        let mut stmt = c.prepare_cached(&sql)?;
+        stmt.query_row(rusqlite::params_from_iter(values.iter()), |row| {
+            row.get::<_, Option<String>>(0)
+        })
+    })
+    .await
+    .map(|json| json.unwrap_or_else(|| "null".to_owned()))
 }
 
 fn open(path: &Path) -> rusqlite::Result<Connection> {
@@ -96,7 +135,10 @@ impl SqliteDatabase {
         .wait_timeout(Some(Duration::from_secs(10)))
         .build()
         .map_err(|e| ExecuteError::Config(e.to_string()))?;
-        let db = Self { pool };
+        let db = Self {
+            pool,
+            writer: Default::default(),
+        };
         db.ping()
             .await
             .map_err(|e| ExecuteError::Connect(format!("{}: {e}", path.display())))?;
@@ -116,23 +158,17 @@ impl SqliteDatabase {
         statement: &Statement,
         variables: &Map<String, Value>,
     ) -> Result<String, ExecuteError> {
-        let values: Vec<rusqlite::types::Value> = statement
-            .params
-            .iter()
-            .map(|p| sqlite_value(p, value_of(p, variables)))
-            .collect();
-        let sql = statement.sql.clone();
         let conn = self.pool.get().await.map_err(pool_error)?;
-        conn.interact(move |c| {
-            let mut stmt = c.prepare_cached(&sql)?;
-            stmt.query_row(rusqlite::params_from_iter(values.iter()), |row| {
-                row.get::<_, Option<String>>(0)
-            })
-        })
-        .await
-        .map_err(interact_error)?
-        .map(|json| json.unwrap_or_else(|| "null".to_owned()))
-        .map_err(ExecuteError::from)
+        query_json_on(&conn, statement, variables).await
+    }
+
+    /// The write lock, then a connection to write on.
+    pub(crate) async fn writer(
+        &self,
+    ) -> Result<(PooledConnection, tokio::sync::OwnedMutexGuard<()>), ExecuteError> {
+        let guard = self.writer.clone().lock_owned().await;
+        let conn = self.pool.get().await.map_err(pool_error)?;
+        Ok((conn, guard))
     }
 
     pub(crate) async fn ping(&self) -> Result<(), ExecuteError> {
@@ -218,5 +254,5 @@ fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
     ] {
         conn.create_aggregate_function(name, 1, flags, stat)?;
     }
-    Ok(())
+    crate::sqlite_json::register(conn)
 }

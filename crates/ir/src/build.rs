@@ -9,6 +9,10 @@ use grafton_schema::{CompareOp, InputKind, RootField, SchemaModel, TableField, T
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeSet;
 
+mod mutation;
+
+pub use mutation::build_mutation;
+
 /// Why an operation could not be turned into IR.
 #[derive(Debug, thiserror::Error)]
 pub enum IrError {
@@ -18,6 +22,19 @@ pub enum IrError {
     /// The operation kind is not served yet.
     #[error("{0}")]
     NotSupported(String),
+    /// A value written to a column does not match the column's JSON Schema.
+    #[error("{message}")]
+    InvalidInput {
+        /// What is wrong, with where.
+        message: String,
+        /// Where in the operation's input (`insert_t.objects[0].details`).
+        path: String,
+        /// JSON pointer into the value where validation failed.
+        pointer: String,
+    },
+    /// A value is not valid for its column's type (checked where the database does not).
+    #[error("{0}")]
+    DataException(String),
 }
 
 type Fields<'d> = IndexMap<&'d str, Vec<&'d Node<executable::Field>>>;

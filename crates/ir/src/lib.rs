@@ -9,5 +9,5 @@ mod build;
 mod input;
 mod types;
 
-pub use build::{build_query, IrError};
+pub use build::{build_mutation, build_query, IrError};
 pub use types::*;

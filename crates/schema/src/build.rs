@@ -1,14 +1,16 @@
 //! Builds the [`SchemaModel`]: names every table, column and relationship, writes the
 //! SDL, and validates it with apollo-compiler.
 
-use crate::config::{Config, ManualKind};
+use crate::config::{Config, JsonSchemaConfig, ManualKind};
 use crate::model::*;
 use crate::naming::{graphql_safe, plural, Arg, Combinator, CompareOp, Naming};
 use crate::sdl::{FieldDef, Sdl};
 use apollo_compiler::Schema;
-use grafton_catalog::{Backend, Catalog, ScalarKind, Table};
+use grafton_catalog::{Backend, Catalog, ScalarKind, Table, TableKind};
 use grafton_sql::{AggFunc, Direction, Nulls};
 use std::collections::{BTreeSet, HashMap, HashSet};
+
+mod mutations;
 
 /// Why a schema could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -70,6 +72,7 @@ pub fn build(
         return Err(SchemaError::Empty(listed));
     }
     let relationships = relationships(&catalog, config, &mut tables, naming, &mut warnings)?;
+    let validators = compile_validators(&catalog, config, &tables, default_schema)?;
     let mut b = Builder {
         catalog: &catalog,
         naming,
@@ -79,6 +82,9 @@ pub fn build(
         sdl: Sdl::default(),
         used_scalars: BTreeSet::new(),
         root_fields: HashMap::new(),
+        mutation_fields: HashMap::new(),
+        mutation_names: mutation_names(naming),
+        validated: validators.keys().copied().collect(),
         input_types: HashMap::new(),
         enum_warnings: &mut warnings,
     };
@@ -86,6 +92,8 @@ pub fn build(
     let Builder {
         sdl,
         root_fields,
+        mutation_fields,
+        mutation_names,
         input_types,
         ..
     } = b;
@@ -110,6 +118,8 @@ pub fn build(
         tables,
         relationships,
         root_fields,
+        mutation_fields,
+        mutation_names,
         input_types,
         ops,
         order_values,
@@ -130,9 +140,76 @@ pub fn build(
         },
         schema,
         sdl: sdl.text,
+        validators,
         warnings,
         catalog,
     })
+}
+
+/// Compiles the JSON Schemas the config attaches to columns (once, at start-up).
+fn compile_validators(
+    catalog: &Catalog,
+    config: &Config,
+    tables: &[TableInfo],
+    default_schema: &str,
+) -> Result<HashMap<(TableId, usize), grafton_validate::ColumnSchema>, SchemaError> {
+    let mut out = HashMap::new();
+    for (key, tc) in &config.tables {
+        for (column, cc) in &tc.columns {
+            let Some(source) = &cc.json_schema else {
+                continue;
+            };
+            let ci = find_table(catalog, key, default_schema);
+            let Some(id) = tables.iter().position(|t| Some(t.catalog_index) == ci) else {
+                return Err(SchemaError::Config(format!(
+                    "columns of '{key}': the table is not exposed"
+                )));
+            };
+            let t = &catalog.tables[tables[id].catalog_index];
+            let index = t
+                .columns
+                .iter()
+                .position(|c| &c.name == column)
+                .ok_or_else(|| {
+                    SchemaError::Config(format!("'{column}' is not a column of '{key}'"))
+                })?;
+            if !matches!(
+                t.columns[index].scalar,
+                ScalarKind::Json | ScalarKind::Jsonb | ScalarKind::Text
+            ) {
+                return Err(SchemaError::Config(format!(
+                    "{key}.{column}: a JSON Schema can only be attached to a json, jsonb or text column"
+                )));
+            }
+            let source = match source {
+                JsonSchemaConfig::Path(p) => grafton_validate::SchemaSource::Path(p.into()),
+                JsonSchemaConfig::Inline(v) => grafton_validate::SchemaSource::Inline(v.clone()),
+            };
+            let compiled = grafton_validate::compile(&source, &config.base_dir)
+                .map_err(|e| SchemaError::Config(format!("{key}.{column}: {e}")))?;
+            out.insert((id, index), compiled);
+        }
+    }
+    Ok(out)
+}
+
+fn mutation_names(naming: Naming) -> MutationNames {
+    MutationNames {
+        objects: naming.field("objects"),
+        object: naming.field("object"),
+        on_conflict: naming.field("on_conflict"),
+        constraint: naming.field("constraint"),
+        update_columns: naming.field("update_columns"),
+        data: naming.field("data"),
+        pk_columns: naming.field("pk_columns"),
+        updates: naming.field("updates"),
+        affected_rows: naming.field("affected_rows"),
+        returning: naming.field("returning"),
+        operators: UpdateOperator::ALL
+            .iter()
+            .map(|(op, name)| (naming.field(name), *op))
+            .collect(),
+    }
 }
 
 fn all_ops() -> Vec<CompareOp> {
@@ -248,6 +325,24 @@ fn name_tables(
             }
             column_fields.push(name);
         }
+        let position = |name: &String| t.columns.iter().position(|c| &c.name == name);
+        let mut constraints = HashMap::new();
+        if !t.primary_key.is_empty() {
+            let name = t
+                .primary_key_name
+                .clone()
+                .unwrap_or_else(|| format!("{}_pkey", t.name));
+            let cols: Option<Vec<usize>> = t.primary_key.iter().map(position).collect();
+            if let Some(cols) = cols {
+                constraints.insert(naming.enum_value(&graphql_safe(&name)), cols);
+            }
+        }
+        for u in &t.unique_constraints {
+            let cols: Option<Vec<usize>> = u.columns.iter().map(position).collect();
+            if let Some(cols) = cols {
+                constraints.insert(naming.enum_value(&graphql_safe(&u.name)), cols);
+            }
+        }
         tables.push(TableInfo {
             catalog_index: ci,
             type_name: naming.type_name(&base),
@@ -255,6 +350,8 @@ fn name_tables(
             primary_key,
             column_fields,
             fields,
+            mutable: t.kind == TableKind::Table,
+            constraints,
         });
     }
     Ok(tables)
@@ -473,6 +570,10 @@ struct Builder<'a> {
     sdl: Sdl,
     used_scalars: BTreeSet<ScalarKind>,
     root_fields: HashMap<String, RootField>,
+    mutation_fields: HashMap<String, MutationField>,
+    mutation_names: MutationNames,
+    /// Columns with a JSON Schema: `(table, column)`.
+    validated: HashSet<(TableId, usize)>,
     input_types: HashMap<String, InputKind>,
     enum_warnings: &'a mut Vec<String>,
 }
@@ -561,11 +662,17 @@ impl Builder<'_> {
 
     fn write_all(&mut self) {
         let mut root = Vec::new();
+        let mut mutation_root = Vec::new();
         for id in 0..self.tables.len() {
-            self.write_table(id, &mut root);
+            self.write_table(id, &mut root, &mut mutation_root);
         }
         let root_name = "query_root";
         self.sdl.object("type", root_name, None, &root);
+        let has_mutations = !mutation_root.is_empty();
+        if has_mutations {
+            self.sdl
+                .object("type", "mutation_root", None, &mutation_root);
+        }
         let order_by = self.ty("order_by");
         let values: Vec<String> = ORDER_VALUES
             .iter()
@@ -577,9 +684,15 @@ impl Builder<'_> {
         for kind in used {
             self.write_scalar(&kind);
         }
-        self.sdl
-            .text
-            .insert_str(0, "schema {\n  query: query_root\n}\n\n");
+        let mutation = if has_mutations {
+            "  mutation: mutation_root\n"
+        } else {
+            ""
+        };
+        self.sdl.text.insert_str(
+            0,
+            &format!("schema {{\n  query: query_root\n{mutation}}}\n\n"),
+        );
     }
 
     fn write_scalar(&mut self, kind: &ScalarKind) {
@@ -626,7 +739,12 @@ impl Builder<'_> {
         );
     }
 
-    fn write_table(&mut self, id: TableId, root: &mut Vec<FieldDef>) {
+    fn write_table(
+        &mut self,
+        id: TableId,
+        root: &mut Vec<FieldDef>,
+        mutation_root: &mut Vec<FieldDef>,
+    ) {
         let info = &self.tables[id];
         let table = &self.catalog.tables[info.catalog_index];
         let n = self.naming;
@@ -804,6 +922,9 @@ impl Builder<'_> {
                         table.name
                     ))),
             );
+        }
+        if info.mutable {
+            self.write_mutations(id, &columns, &kinds, mutation_root);
         }
     }
 

@@ -2,6 +2,7 @@
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 /// Top-level configuration file.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -10,6 +11,10 @@ pub struct Config {
     /// Per-table settings, keyed by `name` or `schema.name`.
     #[serde(default)]
     pub tables: BTreeMap<String, TableConfig>,
+    /// The directory relative paths in the config (JSON Schema files) start from:
+    /// the config file's directory, set by whoever loads it.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
 }
 
 /// Settings for one table or view.
@@ -25,6 +30,28 @@ pub struct TableConfig {
     /// Relationships the database does not declare (views have no foreign keys).
     #[serde(default)]
     pub relationships: BTreeMap<String, ManualRelationship>,
+    /// Per-column settings, keyed by the column's database name.
+    #[serde(default)]
+    pub columns: BTreeMap<String, ColumnConfig>,
+}
+
+/// Settings for one column.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ColumnConfig {
+    /// A JSON Schema every written value must match: a file path (relative to the
+    /// config file; it may `$ref` other files) or the schema itself, inline.
+    pub json_schema: Option<JsonSchemaConfig>,
+}
+
+/// Where a column's JSON Schema comes from.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum JsonSchemaConfig {
+    /// A schema file.
+    Path(String),
+    /// A self-contained schema written in the config.
+    Inline(serde_json::Value),
 }
 
 /// A relationship declared in the config.

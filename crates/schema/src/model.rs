@@ -28,6 +28,11 @@ pub struct TableInfo {
     pub column_fields: Vec<String>,
     /// Fields of the object type by GraphQL name.
     pub fields: HashMap<String, TableField>,
+    /// Whether the table takes inserts, updates and deletes (base tables; not views).
+    pub mutable: bool,
+    /// Unique keys usable as an upsert's conflict target, by `t_constraint` value:
+    /// the primary key and each unique constraint or index, as column indices.
+    pub constraints: HashMap<String, Vec<usize>>,
 }
 
 /// What a field of a table's object type (or its bool_exp / order_by) stands for.
@@ -78,6 +83,84 @@ pub enum RootField {
     Aggregate(TableId),
 }
 
+/// What a root mutation field does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MutationField {
+    /// `insert_t(objects:, on_conflict:)`.
+    Insert(TableId),
+    /// `insert_t_one(object:, on_conflict:)`.
+    InsertOne(TableId),
+    /// `update_t(where:, _set:, _inc:, …)`.
+    Update(TableId),
+    /// `update_t_by_pk(pk_columns:, _set:, _inc:, …)`.
+    UpdateByPk(TableId),
+    /// `update_t_many(updates:)`.
+    UpdateMany(TableId),
+    /// `delete_t(where:)`.
+    Delete(TableId),
+    /// `delete_t_by_pk(<pk columns>)`.
+    DeleteByPk(TableId),
+}
+
+/// The update operators, in the order Hasura applies them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UpdateOperator {
+    /// `_set`: assign.
+    Set,
+    /// `_inc`: add (numeric columns).
+    Inc,
+    /// `_append`: jsonb `||` on the right.
+    Append,
+    /// `_prepend`: jsonb `||` on the left.
+    Prepend,
+    /// `_delete_key`: jsonb `- text`.
+    DeleteKey,
+    /// `_delete_elem`: jsonb `- int`.
+    DeleteElem,
+    /// `_delete_at_path`: jsonb `#- text[]`.
+    DeleteAtPath,
+}
+
+impl UpdateOperator {
+    /// All operators, with Hasura's argument names before any case rule.
+    pub const ALL: [(UpdateOperator, &'static str); 7] = [
+        (UpdateOperator::Set, "_set"),
+        (UpdateOperator::Inc, "_inc"),
+        (UpdateOperator::Append, "_append"),
+        (UpdateOperator::Prepend, "_prepend"),
+        (UpdateOperator::DeleteKey, "_delete_key"),
+        (UpdateOperator::DeleteElem, "_delete_elem"),
+        (UpdateOperator::DeleteAtPath, "_delete_at_path"),
+    ];
+}
+
+/// Names of mutation arguments and fields under the naming convention.
+#[derive(Debug, Clone)]
+pub struct MutationNames {
+    /// `objects` of `insert_t`.
+    pub objects: String,
+    /// `object` of `insert_t_one`.
+    pub object: String,
+    /// `on_conflict`.
+    pub on_conflict: String,
+    /// `constraint` of `t_on_conflict`.
+    pub constraint: String,
+    /// `update_columns` of `t_on_conflict`.
+    pub update_columns: String,
+    /// `data` of relationship insert inputs.
+    pub data: String,
+    /// `pk_columns` of `update_t_by_pk`.
+    pub pk_columns: String,
+    /// `updates` of `update_t_many`.
+    pub updates: String,
+    /// `affected_rows` of `t_mutation_response`.
+    pub affected_rows: String,
+    /// `returning` of `t_mutation_response`.
+    pub returning: String,
+    /// Update operator arguments (`_set`, `_inc`, …) by name.
+    pub operators: HashMap<String, UpdateOperator>,
+}
+
 /// What a generated input type stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InputKind {
@@ -108,6 +191,10 @@ pub struct SchemaModel {
     pub relationships: Vec<Relationship>,
     /// Root query fields by name.
     pub root_fields: HashMap<String, RootField>,
+    /// Root mutation fields by name.
+    pub mutation_fields: HashMap<String, MutationField>,
+    /// Mutation argument and field names.
+    pub mutation_names: MutationNames,
     /// Input types by name.
     pub input_types: HashMap<String, InputKind>,
     /// Comparison operators by GraphQL name.
@@ -124,6 +211,8 @@ pub struct SchemaModel {
     pub schema: Valid<Schema>,
     /// The schema as SDL text.
     pub sdl: String,
+    /// Compiled JSON Schemas of columns, by `(table, column index)`.
+    pub validators: HashMap<(TableId, usize), grafton_validate::ColumnSchema>,
     /// Non-fatal problems found while building (unmapped types, name clashes).
     pub warnings: Vec<String>,
 }

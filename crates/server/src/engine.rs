@@ -67,8 +67,10 @@ pub struct Prepared {
     coerced: Valid<JsonMap>,
     /// Coerced variable values, bound by the statement's parameters.
     pub variables: Map<String, Value>,
-    /// The plan.
+    /// The plan (empty for a mutation).
     pub plan: Arc<Plan>,
+    /// A mutation's IR: built per request, since what it writes is data, not shape.
+    pub mutation: Option<grafton_ir::Mutation>,
 }
 
 /// Parsing, validation and planning, with their caches. Does no I/O.
@@ -152,6 +154,23 @@ impl Planner {
                 )
             })
             .collect();
+        if operation.operation_type == OperationType::Mutation {
+            let mutation =
+                grafton_ir::build_mutation(&self.model, &entry.document, operation, &variables)?;
+            return Ok(Prepared {
+                operation_name: req.operation_name.clone(),
+                entry,
+                coerced,
+                variables,
+                plan: Arc::new(Plan {
+                    statement: None,
+                    non_negative_vars: Vec::new(),
+                    roots: Vec::new(),
+                    has_introspection: false,
+                }),
+                mutation: Some(mutation),
+            });
+        }
         let plan = self.plan(&entry, operation, &variables, use_cache)?;
         for name in &plan.non_negative_vars {
             if variables
@@ -170,6 +189,7 @@ impl Planner {
             coerced,
             variables,
             plan,
+            mutation: None,
         })
     }
 
@@ -322,6 +342,11 @@ impl Engine {
         transport: Transport,
     ) -> Result<String, RequestError> {
         let prepared = self.planner.prepare(req, transport)?;
+        if let Some(mutation) = &prepared.mutation {
+            let data =
+                crate::mutate::run(self.model(), &self.db, mutation, &prepared.variables).await?;
+            return Ok(format!("{{\"data\":{data}}}"));
+        }
         let db_json = match &prepared.plan.statement {
             Some(statement) => Some(self.db.query_json(statement, &prepared.variables).await?),
             None => None,

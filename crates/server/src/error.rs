@@ -60,6 +60,8 @@ impl RequestError {
             Self::MethodNotAllowed(_) => "method-not-allowed",
             Self::Ir(IrError::Validation(_)) => "validation-failed",
             Self::Ir(IrError::NotSupported(_)) => "not-supported",
+            Self::Ir(IrError::InvalidInput { .. }) => "validation-failed",
+            Self::Ir(IrError::DataException(_)) => "data-exception",
             Self::Execute(e) => match e.kind() {
                 DbErrorKind::DataException => "data-exception",
                 DbErrorKind::ConstraintViolation => "constraint-violation",
@@ -72,7 +74,7 @@ impl RequestError {
     /// True when the request failed before execution (GraphQL "request error"):
     /// the response then has no `data` key.
     pub fn is_request_error(&self) -> bool {
-        !matches!(self, Self::Execute(_))
+        !matches!(self, Self::Execute(_) | Self::Ir(IrError::DataException(_)))
     }
 
     /// The HTTP status. `graphql_response` is true when the client accepts
@@ -86,6 +88,8 @@ impl RequestError {
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            // A bad value is found where SQLite cannot check it, or by Postgres: same answer.
+            Self::Ir(IrError::DataException(_)) => StatusCode::OK,
             Self::Validation(_) | Self::Ir(_) if graphql_response => StatusCode::BAD_REQUEST,
             Self::Validation(_) | Self::Ir(_) => StatusCode::OK,
             Self::Execute(e) if e.kind() == DbErrorKind::Unavailable => {
@@ -113,6 +117,23 @@ impl RequestError {
                     v
                 })
                 .collect(),
+            Self::Ir(IrError::InvalidInput { path, pointer, .. }) => vec![json!({
+                "message": self.to_string(),
+                "extensions": { "code": code, "path": path, "pointer": pointer }
+            })],
+            Self::Execute(ExecuteError::Constraint(v)) => {
+                let mut ext = json!({ "code": code });
+                if let Some(c) = &v.constraint {
+                    ext["constraint"] = json!(c);
+                }
+                if let Some(t) = &v.table {
+                    ext["table"] = json!(t);
+                }
+                if !v.columns.is_empty() {
+                    ext["columns"] = json!(v.columns);
+                }
+                vec![json!({ "message": v.message, "extensions": ext })]
+            }
             other => vec![json!({ "message": other.to_string(), "extensions": { "code": code } })],
         };
         if self.is_request_error() {

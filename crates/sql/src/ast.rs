@@ -19,6 +19,8 @@ pub struct Select {
     pub limit: Option<Expr>,
     /// `OFFSET` expression.
     pub offset: Option<Expr>,
+    /// `FOR UPDATE` of the `FROM` table (Postgres; SQLite's writer lock already serialises).
+    pub lock: bool,
 }
 
 /// One entry of a select list.
@@ -42,6 +44,15 @@ pub enum From {
         /// Alias used by column references.
         alias: String,
     },
+    /// A table joined to a list of row identities, in list order: the rows a write
+    /// just returned. Postgres identities are `(ctid, tableoid)` pairs (two list
+    /// parameters); SQLite's are rowids (one list parameter).
+    RowIds {
+        /// The table and its alias.
+        table: TableRef,
+        /// The identity lists.
+        ids: Vec<Param>,
+    },
     /// `(SELECT …) AS "alias"`.
     Subquery {
         /// The inner query.
@@ -49,6 +60,95 @@ pub enum From {
         /// Alias used by column references.
         alias: String,
     },
+}
+
+/// A table as the target of a write.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TableRef {
+    /// Schema, or `None` for SQLite's main database.
+    pub schema: Option<String>,
+    /// Table name.
+    pub name: String,
+    /// Alias used by column references in filters and `SET` values.
+    pub alias: String,
+}
+
+/// A write statement. Each returns the rows it wrote through `returning`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Write {
+    /// `INSERT … SELECT` from a JSON array of rows.
+    Insert(Insert),
+    /// `UPDATE … SET … WHERE …`.
+    Update(Update),
+    /// `DELETE … WHERE …`.
+    Delete(Delete),
+}
+
+/// `INSERT INTO table (columns) SELECT … FROM <rows param> [ON CONFLICT …] RETURNING …`.
+///
+/// The rows travel as one JSON array parameter, so a batch is one statement with one
+/// parameter whatever its size. Postgres expects objects keyed by column name
+/// (`json_populate_recordset` converts each to the column's type); SQLite expects
+/// arrays in `columns` order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Insert {
+    /// Target table.
+    pub table: TableRef,
+    /// Columns written; empty inserts one row of defaults (`DEFAULT VALUES`).
+    pub columns: Vec<InsertColumn>,
+    /// The JSON array of rows.
+    pub rows: Param,
+    /// Upsert behaviour.
+    pub on_conflict: Option<Conflict>,
+    /// `RETURNING` expressions (unqualified column references).
+    pub returning: Vec<Expr>,
+}
+
+/// A column written by an insert.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InsertColumn {
+    /// Column name.
+    pub name: String,
+    /// The value is JSON to store as JSON text (SQLite reads it with `->`, not `->>`).
+    pub json: bool,
+}
+
+/// `ON CONFLICT (columns) DO UPDATE SET … WHERE …` or `DO NOTHING`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Conflict {
+    /// The unique key's columns (works for constraints and unique indexes alike).
+    pub columns: Vec<String>,
+    /// Columns set from the proposed row; empty means `DO NOTHING`.
+    pub update: Vec<String>,
+    /// Only update existing rows matching this.
+    pub filter: Option<Expr>,
+}
+
+/// `UPDATE table AS alias SET … WHERE … RETURNING …`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Update {
+    /// Target table.
+    pub table: TableRef,
+    /// `column = value` assignments.
+    pub set: Vec<(String, Expr)>,
+    /// Postgres: a JSON object of typed values, joined as `"_r"` through
+    /// `json_populate_record` so each converts to its column's type.
+    pub source: Option<Param>,
+    /// Rows to update.
+    pub filter: Option<Expr>,
+    /// `RETURNING` expressions.
+    pub returning: Vec<Expr>,
+}
+
+/// `DELETE FROM table AS alias WHERE … RETURNING …`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Delete {
+    /// Target table.
+    pub table: TableRef,
+    /// Rows to delete.
+    pub filter: Option<Expr>,
+    /// `RETURNING` expressions.
+    pub returning: Vec<Expr>,
 }
 
 /// An `ORDER BY` item.
@@ -281,6 +381,26 @@ pub enum Expr {
     },
     /// An aggregate over one expression.
     Agg(AggFunc, Box<Expr>),
+    /// An unqualified column (`RETURNING`, where SQLite allows no alias).
+    Bare(String),
+    /// `"alias"."column" + param`, or another arithmetic/JSON update of a column.
+    ColumnUpdate {
+        /// The column's current value.
+        column: Box<Expr>,
+        /// What is done to it.
+        op: UpdateOp,
+        /// The operand.
+        operand: Box<Expr>,
+    },
+    /// The position of a row in a [`From::RowIds`] list, for ordering.
+    RowIdOrder(String),
+    /// The row (aliased) is one of these identities (see [`From::RowIds`]).
+    RowIdIn {
+        /// Table alias.
+        alias: String,
+        /// The identity lists.
+        ids: Vec<Param>,
+    },
     /// `expr::type` (Postgres) / `CAST(expr AS TEXT)` (SQLite).
     Cast(Box<Expr>, SqlType),
     /// `(expr IS NULL) = param`: an `_is_null` whose truth comes from a variable.
@@ -290,6 +410,23 @@ pub enum Expr {
         /// A boolean parameter.
         param: Param,
     },
+}
+
+/// An update of a column from its current value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum UpdateOp {
+    /// `col + x`
+    Inc,
+    /// jsonb `col || x`
+    Append,
+    /// jsonb `x || col`
+    Prepend,
+    /// jsonb `col - key`
+    DeleteKey,
+    /// jsonb `col - index`
+    DeleteElem,
+    /// jsonb `col #- path`
+    DeleteAtPath,
 }
 
 impl Expr {

@@ -11,7 +11,7 @@ use grafton_sql::{Expr, From, JsonKind, OrderItem, Select, SelectItem};
 /// Translation state: the model and a counter for unique table aliases.
 pub(crate) struct Ctx<'a> {
     pub(crate) model: &'a SchemaModel,
-    next_alias: usize,
+    pub(crate) next_alias: usize,
 }
 
 const ORDER_KEY: &str = "__grafton_o";
@@ -138,7 +138,34 @@ impl Ctx<'_> {
     /// Building it inside would make the database build JSON for every matching row
     /// before the sort discards all but `limit` of them.
     pub(crate) fn rows(&mut self, rows: &Rows, parent: Option<(RelId, &str)>) -> Expr {
-        let (mut inner, alias, order) = self.base(rows.table, &rows.args, parent);
+        self.rows_from(rows, parent, None)
+    }
+
+    /// [`rows`](Self::rows), optionally over the rows a write returned (`ids`, in
+    /// their order) instead of the whole table.
+    pub(crate) fn rows_from(
+        &mut self,
+        rows: &Rows,
+        parent: Option<(RelId, &str)>,
+        ids: Option<Vec<grafton_sql::Param>>,
+    ) -> Expr {
+        let (mut inner, alias, mut order) = self.base(rows.table, &rows.args, parent);
+        if let (Some(ids), Some(From::Table { schema, name, .. })) = (ids, inner.from.clone()) {
+            inner.from = Some(From::RowIds {
+                table: grafton_sql::TableRef {
+                    schema,
+                    name,
+                    alias: alias.clone(),
+                },
+                ids,
+            });
+            order = vec![OrderItem {
+                expr: Expr::RowIdOrder(alias.clone()),
+                direction: grafton_sql::Direction::Asc,
+                nulls: None,
+            }];
+            inner.order_by = order.clone();
+        }
         if rows.single {
             let object = self.row_object(rows.table, &alias, &rows.fields);
             inner.items = vec![SelectItem::Expr(object, "root".into())];

@@ -1,0 +1,196 @@
+//! Write transactions: one pooled connection, `BEGIN` … `COMMIT`, for all the
+//! statements of one mutation operation. Nothing commits unless every step worked.
+
+use crate::error::{DbErrorKind, ExecuteError};
+use crate::params::{postgres_text, sqlite_value, value_of};
+use crate::Database;
+use grafton_sql::Statement;
+use serde_json::{Map, Value};
+use tokio_postgres::types::{ToSql, Type};
+
+/// An open transaction. Dropped without [`commit`](Tx::commit) (an error, a
+/// cancelled request, a panic) it rolls back before the connection is reused.
+pub struct Tx {
+    conn: Option<Conn>,
+}
+
+enum Conn {
+    Postgres(deadpool_postgres::Object),
+    Sqlite {
+        conn: crate::sqlite::PooledConnection,
+        /// Held for the transaction: one writer at a time, queued in Grafton rather
+        /// than spinning in SQLite's busy handler.
+        _writer: tokio::sync::OwnedMutexGuard<()>,
+    },
+}
+
+fn gone() -> ExecuteError {
+    ExecuteError::Database {
+        kind: DbErrorKind::Other,
+        message: "the transaction has already ended".into(),
+    }
+}
+
+impl Database {
+    /// Starts a write transaction.
+    pub async fn begin(&self) -> Result<Tx, ExecuteError> {
+        let conn = match self {
+            Database::Postgres(db) => {
+                let client = db.client().await?;
+                client.batch_execute("BEGIN").await?;
+                Conn::Postgres(client)
+            }
+            Database::Sqlite(db) => {
+                let (conn, writer) = db.writer().await?;
+                // IMMEDIATE takes the write lock now, so no later statement can fail
+                // to upgrade a read lock half-way through the mutation.
+                crate::sqlite::interact(&conn, |c| c.execute_batch("BEGIN IMMEDIATE")).await?;
+                Conn::Sqlite {
+                    conn,
+                    _writer: writer,
+                }
+            }
+        };
+        Ok(Tx { conn: Some(conn) })
+    }
+}
+
+impl Tx {
+    /// Runs a statement and returns its rows. Postgres values come back as text
+    /// (statements cast what they return); SQLite values as their JSON equivalents.
+    pub async fn rows(
+        &mut self,
+        statement: &Statement,
+        variables: &Map<String, Value>,
+    ) -> Result<Vec<Vec<Value>>, ExecuteError> {
+        match self.conn.as_mut().ok_or_else(gone)? {
+            Conn::Postgres(client) => {
+                let types = vec![Type::TEXT; statement.params.len()];
+                let prepared = client.prepare_typed_cached(&statement.sql, &types).await?;
+                let values: Vec<Option<String>> = statement
+                    .params
+                    .iter()
+                    .map(|p| postgres_text(p, value_of(p, variables)))
+                    .collect();
+                let refs: Vec<&(dyn ToSql + Sync)> =
+                    values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
+                let rows = client.query(&prepared, &refs).await?;
+                let mut out = Vec::with_capacity(rows.len());
+                for row in rows {
+                    let mut values = Vec::with_capacity(row.len());
+                    for i in 0..row.len() {
+                        let v: Option<String> = row.try_get(i)?;
+                        values.push(v.map(Value::String).unwrap_or(Value::Null));
+                    }
+                    out.push(values);
+                }
+                Ok(out)
+            }
+            Conn::Sqlite { conn, .. } => {
+                let values: Vec<rusqlite::types::Value> = statement
+                    .params
+                    .iter()
+                    .map(|p| sqlite_value(p, value_of(p, variables)))
+                    .collect();
+                let sql = statement.sql.clone();
+                crate::sqlite::interact(conn, move |c| {
+                    let mut stmt = c.prepare_cached(&sql)?;
+                    let width = stmt.column_count();
+                    let mut rows = stmt.query(rusqlite::params_from_iter(values.iter()))?;
+                    let mut out = Vec::new();
+                    while let Some(row) = rows.next()? {
+                        let mut values = Vec::with_capacity(width);
+                        for i in 0..width {
+                            values.push(sqlite_json(row.get_ref(i)?));
+                        }
+                        out.push(values);
+                    }
+                    Ok(out)
+                })
+                .await
+            }
+        }
+    }
+
+    /// Runs a statement whose one row and column is JSON; returns that JSON's text.
+    pub async fn json(
+        &mut self,
+        statement: &Statement,
+        variables: &Map<String, Value>,
+    ) -> Result<String, ExecuteError> {
+        match self.conn.as_mut().ok_or_else(gone)? {
+            Conn::Postgres(client) => {
+                crate::postgres::query_json_on(client, statement, variables).await
+            }
+            Conn::Sqlite { conn, .. } => {
+                crate::sqlite::query_json_on(conn, statement, variables).await
+            }
+        }
+    }
+
+    /// Commits. On error the transaction is rolled back (by the database).
+    pub async fn commit(mut self) -> Result<(), ExecuteError> {
+        match self.conn.take().ok_or_else(gone)? {
+            Conn::Postgres(client) => client.batch_execute("COMMIT").await.map_err(Into::into),
+            Conn::Sqlite { conn, _writer } => {
+                let result = crate::sqlite::interact(&conn, |c| c.execute_batch("COMMIT")).await;
+                if result.is_err() {
+                    // A failed COMMIT can leave the transaction open; end it here.
+                    let _ = crate::sqlite::interact(&conn, |c| c.execute_batch("ROLLBACK")).await;
+                }
+                result
+            }
+        }
+    }
+
+    /// Rolls back and returns the connection to the pool.
+    pub async fn rollback(mut self) {
+        if let Some(conn) = self.conn.take() {
+            rollback(conn).await;
+        }
+    }
+}
+
+async fn rollback(conn: Conn) {
+    match conn {
+        Conn::Postgres(client) => {
+            if client.batch_execute("ROLLBACK").await.is_err() {
+                // A connection whose state is unknown must not serve another request.
+                let _ = deadpool_postgres::Object::take(client);
+            }
+        }
+        Conn::Sqlite { conn, _writer } => {
+            let _ = crate::sqlite::interact(&conn, |c| {
+                if c.is_autocommit() {
+                    Ok(())
+                } else {
+                    c.execute_batch("ROLLBACK")
+                }
+            })
+            .await;
+        }
+    }
+}
+
+impl Drop for Tx {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                handle.spawn(rollback(conn));
+            }
+        }
+    }
+}
+
+fn sqlite_json(v: rusqlite::types::ValueRef<'_>) -> Value {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::from(i),
+        ValueRef::Real(f) => serde_json::Number::from_f64(f)
+            .map(Value::Number)
+            .unwrap_or(Value::Null),
+        ValueRef::Text(t) => Value::String(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => Value::String(String::from_utf8_lossy(b).into_owned()),
+    }
+}

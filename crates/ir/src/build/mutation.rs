@@ -1,0 +1,501 @@
+//! Mutation operations → IR. Built per request: the values written are data, not
+//! plan shape, and are checked here (column JSON Schemas, SQLite's missing type
+//! checks) before anything reaches the database.
+
+use super::{Builder, Fields, IrError};
+use crate::input::{Input, Vars};
+use crate::types::*;
+use apollo_compiler::executable::{self, Field as AstField};
+use apollo_compiler::{ast, ExecutableDocument, Node};
+use grafton_catalog::{Backend, ScalarKind};
+use grafton_schema::{CompareOp, MutationField, SchemaModel, TableField, TableId};
+use serde_json::{Map, Value as Json};
+use std::collections::BTreeSet;
+
+/// Builds the IR of a mutation operation. `variables` are the coerced variable values.
+pub fn build_mutation(
+    model: &SchemaModel,
+    document: &ExecutableDocument,
+    operation: &executable::Operation,
+    variables: &Map<String, Json>,
+) -> Result<Mutation, IrError> {
+    let mut b = Builder {
+        model,
+        document,
+        vars: Vars {
+            values: variables,
+            shape: BTreeSet::new(),
+        },
+        non_negative: BTreeSet::new(),
+    };
+    let fields = b.collect(&[&operation.selection_set]);
+    let mut root = Vec::new();
+    for (key, group) in &fields {
+        let field = group[0];
+        let name = field.name.as_str();
+        let value = if name == "__typename" {
+            MutationRoot::Typename("mutation_root".to_owned())
+        } else {
+            let kind = *model.mutation_fields.get(name).ok_or_else(|| {
+                IrError::Validation(format!("field '{name}' not found in type: 'mutation_root'"))
+            })?;
+            b.mutation_field(kind, name, group)?
+        };
+        root.push(((*key).to_owned(), value));
+    }
+    Ok(Mutation { root })
+}
+
+impl<'a> Builder<'a> {
+    fn mutation_field(
+        &mut self,
+        kind: MutationField,
+        name: &str,
+        group: &[&'a Node<AstField>],
+    ) -> Result<MutationRoot, IrError> {
+        let field = group[0];
+        let names = &self.model.mutation_names;
+        let write = match kind {
+            MutationField::Insert(t) => {
+                let mut rows = Vec::new();
+                if let Some(v) = self.arg(field, &names.objects) {
+                    for (i, item) in self.vars.list(v).into_iter().enumerate() {
+                        rows.push(self.insert_row(t, item, &format!("{name}.objects[{i}]"))?);
+                    }
+                }
+                Write {
+                    table: t,
+                    action: Action::Insert {
+                        rows,
+                        on_conflict: self.on_conflict_arg(t, field)?,
+                    },
+                    output: self.response(t, group)?,
+                }
+            }
+            MutationField::InsertOne(t) => {
+                let object = self.arg(field, &names.object).ok_or_else(|| {
+                    IrError::Validation(format!("missing argument 'object' of '{name}'"))
+                })?;
+                let row = self.insert_row(t, object, &format!("{name}.object"))?;
+                Write {
+                    table: t,
+                    action: Action::Insert {
+                        rows: vec![row],
+                        on_conflict: self.on_conflict_arg(t, field)?,
+                    },
+                    output: self.single(t, group)?,
+                }
+            }
+            MutationField::Update(t) => {
+                let filter = self.required_where(t, field, name)?;
+                let ops = self.update_ops(t, &Self::args_of(field), name)?;
+                Write {
+                    table: t,
+                    action: Action::Update { filter, ops },
+                    output: self.response(t, group)?,
+                }
+            }
+            MutationField::UpdateByPk(t) => {
+                let pk = self.arg(field, &names.pk_columns);
+                let pairs = match pk {
+                    Some(v) => self.vars.object(v),
+                    None => Vec::new(),
+                };
+                let filter = self.pk_filter(t, pairs)?;
+                let ops = self.update_ops(t, &Self::args_of(field), name)?;
+                Write {
+                    table: t,
+                    action: Action::Update { filter, ops },
+                    output: self.single(t, group)?,
+                }
+            }
+            MutationField::UpdateMany(t) => {
+                let output = self.response(t, group)?;
+                let mut writes = Vec::new();
+                let updates = self.arg(field, &names.updates);
+                let items = updates.map(|v| self.vars.list(v)).unwrap_or_default();
+                for (i, item) in items.into_iter().enumerate() {
+                    let args = self.vars.object(item);
+                    let path = format!("{name}.updates[{i}]");
+                    let where_name = self.model.args.where_.clone();
+                    let filter = match args.iter().find(|(k, _)| *k == where_name) {
+                        Some((_, v)) => self.bool_exp(t, *v)?,
+                        None => {
+                            return Err(IrError::Validation(format!("missing 'where' in {path}")))
+                        }
+                    };
+                    let ops = self.update_ops(t, &args, &path)?;
+                    writes.push(Write {
+                        table: t,
+                        action: Action::Update { filter, ops },
+                        output: output.clone(),
+                    });
+                }
+                return Ok(MutationRoot::Many(writes));
+            }
+            MutationField::Delete(t) => Write {
+                table: t,
+                action: Action::Delete(self.required_where(t, field, name)?),
+                output: self.response(t, group)?,
+            },
+            MutationField::DeleteByPk(t) => {
+                let pairs = Self::args_of(field);
+                Write {
+                    table: t,
+                    action: Action::Delete(self.pk_filter(t, pairs)?),
+                    output: self.single(t, group)?,
+                }
+            }
+        };
+        Ok(MutationRoot::Write(write))
+    }
+
+    fn args_of(field: &'a AstField) -> Vec<(&'a str, Input<'a>)> {
+        field
+            .arguments
+            .iter()
+            .map(|a| (a.name.as_str(), Input::Ast(&a.value)))
+            .collect()
+    }
+
+    fn required_where(
+        &mut self,
+        table: TableId,
+        field: &'a AstField,
+        name: &str,
+    ) -> Result<BoolExp, IrError> {
+        let where_ = self.model.args.where_.clone();
+        match self.arg(field, &where_) {
+            Some(v) if self.vars.deref(v).is_some() => self.bool_exp(table, v),
+            _ => Err(IrError::Validation(format!(
+                "missing argument '{where_}' of '{name}'"
+            ))),
+        }
+    }
+
+    /// `pk = value AND …` from `{pk_column: value}` pairs; every key column is required.
+    fn pk_filter(
+        &mut self,
+        table: TableId,
+        pairs: Vec<(&'a str, Input<'a>)>,
+    ) -> Result<BoolExp, IrError> {
+        let info = &self.model.tables[table];
+        let mut conditions = Vec::new();
+        for &col in &info.primary_key {
+            let name = &info.column_fields[col];
+            let value = pairs
+                .iter()
+                .find(|(k, _)| *k == name.as_str())
+                .and_then(|(_, v)| self.vars.leaf(*v))
+                .ok_or_else(|| {
+                    IrError::Validation(format!("missing primary key column '{name}'"))
+                })?;
+            conditions.push(BoolExp::Compare {
+                column: col,
+                op: CompareOp::Eq,
+                value,
+            });
+        }
+        Ok(BoolExp::And(conditions))
+    }
+
+    fn update_ops(
+        &mut self,
+        table: TableId,
+        args: &[(&'a str, Input<'a>)],
+        path: &str,
+    ) -> Result<Vec<ColumnOp>, IrError> {
+        let model = self.model;
+        let mut ops = Vec::new();
+        for (op, _) in UpdateOperator::ALL {
+            let Some((arg, value)) = args
+                .iter()
+                .find(|(k, _)| model.mutation_names.operators.get(*k) == Some(&op))
+            else {
+                continue;
+            };
+            for (key, v) in self.vars.object(*value) {
+                let Some(json) = self.value(v) else { continue };
+                let column = self.column(table, key)?;
+                if op == UpdateOperator::Set {
+                    self.check_value(table, column, &json, &format!("{path}.{arg}.{key}"))?;
+                }
+                ops.push(ColumnOp {
+                    column,
+                    op,
+                    value: json,
+                });
+            }
+        }
+        if ops.is_empty() {
+            return Err(IrError::Validation(format!(
+                "{path}: at least one of the update operators (_set, _inc, …) must set a column"
+            )));
+        }
+        let mut seen = BTreeSet::new();
+        for o in &ops {
+            if !seen.insert(o.column) {
+                return Err(IrError::Validation(format!(
+                    "{path}: column '{}' is updated by more than one operator",
+                    model.tables[table].column_fields[o.column]
+                )));
+            }
+        }
+        Ok(ops)
+    }
+
+    /// An input value as JSON; `None` for a variable the request did not provide
+    /// (the field is then absent, as the GraphQL spec says).
+    fn value(&mut self, input: Input<'a>) -> Option<Json> {
+        match input {
+            Input::Ast(ast::Value::Variable(name)) => self.vars.values.get(name.as_str()).cloned(),
+            Input::Ast(v) => Some(self.vars.json_of(v)),
+            Input::Json(v) => Some(v.clone()),
+        }
+    }
+
+    fn insert_row(
+        &mut self,
+        table: TableId,
+        input: Input<'a>,
+        path: &str,
+    ) -> Result<InsertRow, IrError> {
+        let model = self.model;
+        let info = &model.tables[table];
+        let names = &model.mutation_names;
+        let mut row = InsertRow::default();
+        for (key, v) in self.vars.object(input) {
+            match info.fields.get(key) {
+                Some(TableField::Column(c)) => {
+                    if let Some(json) = self.value(v) {
+                        self.check_value(table, *c, &json, &format!("{path}.{key}"))?;
+                        row.columns.push((*c, json));
+                    }
+                }
+                Some(TableField::Object(r)) | Some(TableField::Array(r)) => {
+                    let rel = &model.relationships[*r];
+                    let fields = self.vars.object(v);
+                    if fields.is_empty() {
+                        continue;
+                    }
+                    let mut rows = Vec::new();
+                    let mut on_conflict = None;
+                    for (k, inner) in fields {
+                        if k == names.data {
+                            for (i, item) in self.vars.list(inner).into_iter().enumerate() {
+                                let p = format!("{path}.{key}.data[{i}]");
+                                rows.push(self.insert_row(rel.target, item, &p)?);
+                            }
+                        } else if k == names.on_conflict {
+                            on_conflict = self.on_conflict(rel.target, inner)?;
+                        }
+                    }
+                    let nested = Nested {
+                        rel: *r,
+                        rows,
+                        on_conflict,
+                    };
+                    match info.fields.get(key) {
+                        Some(TableField::Object(_)) => row.objects.push(nested),
+                        _ => row.arrays.push(nested),
+                    }
+                }
+                _ => {
+                    return Err(IrError::Validation(format!(
+                        "{path}: '{key}' is not a column or relationship of '{}'",
+                        info.type_name
+                    )))
+                }
+            }
+        }
+        self.check_nested(table, &row, path)?;
+        Ok(row)
+    }
+
+    /// A key column filled from a relationship must not also be given a value.
+    fn check_nested(&self, table: TableId, row: &InsertRow, path: &str) -> Result<(), IrError> {
+        let model = self.model;
+        for nested in &row.objects {
+            let rel = &model.relationships[nested.rel];
+            for &(source, _) in &rel.mapping {
+                if row.columns.iter().any(|(c, _)| *c == source) {
+                    return Err(IrError::Validation(format!(
+                        "{path}: '{}' cannot be given together with the relationship '{}', which sets it",
+                        model.tables[table].column_fields[source], rel.name
+                    )));
+                }
+            }
+        }
+        for nested in &row.arrays {
+            let rel = &model.relationships[nested.rel];
+            for child in &nested.rows {
+                for &(_, target) in &rel.mapping {
+                    if child.columns.iter().any(|(c, _)| *c == target) {
+                        return Err(IrError::Validation(format!(
+                            "{path}.{}: '{}' is set by the relationship and cannot be given",
+                            rel.name, model.tables[rel.target].column_fields[target]
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn on_conflict_arg(
+        &mut self,
+        table: TableId,
+        field: &'a AstField,
+    ) -> Result<Option<OnConflict>, IrError> {
+        let name = self.model.mutation_names.on_conflict.clone();
+        match self.arg(field, &name) {
+            Some(v) => self.on_conflict(table, v),
+            None => Ok(None),
+        }
+    }
+
+    fn on_conflict(
+        &mut self,
+        table: TableId,
+        input: Input<'a>,
+    ) -> Result<Option<OnConflict>, IrError> {
+        let model = self.model;
+        let names = &model.mutation_names;
+        let info = &model.tables[table];
+        let fields = self.vars.object(input);
+        if fields.is_empty() {
+            return Ok(None);
+        }
+        let mut columns = None;
+        let mut update_columns = Vec::new();
+        let mut filter = None;
+        for (k, v) in fields {
+            if k == names.constraint {
+                let name = self.vars.enum_name(v).unwrap_or_default();
+                columns = Some(info.constraints.get(name).cloned().ok_or_else(|| {
+                    IrError::Validation(format!(
+                        "'{name}' is not a constraint of '{}'",
+                        info.type_name
+                    ))
+                })?);
+            } else if k == names.update_columns {
+                for item in self.vars.list(v) {
+                    if let Some(col) = self.vars.enum_name(item) {
+                        update_columns.push(self.column(table, col)?);
+                    }
+                }
+            } else if k == model.args.where_ && self.vars.deref(v).is_some() {
+                filter = Some(self.bool_exp(table, v)?);
+            }
+        }
+        let columns = columns.ok_or_else(|| {
+            IrError::Validation(format!("on_conflict needs a '{}'", names.constraint))
+        })?;
+        Ok(Some(OnConflict {
+            columns,
+            update_columns,
+            filter,
+        }))
+    }
+
+    fn response(
+        &mut self,
+        table: TableId,
+        group: &[&'a Node<AstField>],
+    ) -> Result<Output, IrError> {
+        let model = self.model;
+        let type_name = group[0].selection_set.ty.to_string();
+        let mut out = Vec::new();
+        for (key, sub) in &self.sub_fields(group) {
+            let name = sub[0].name.as_str();
+            let field = if name == "__typename" {
+                ResponseField::Typename(type_name.clone())
+            } else if name == model.mutation_names.affected_rows {
+                ResponseField::AffectedRows
+            } else if name == model.mutation_names.returning {
+                let fields: Fields<'a> = self.sub_fields(sub);
+                ResponseField::Returning(self.table_fields(table, &fields)?)
+            } else {
+                return Err(IrError::Validation(format!(
+                    "field '{name}' not found in type: '{type_name}'"
+                )));
+            };
+            out.push(((*key).to_owned(), field));
+        }
+        Ok(Output::Response(out))
+    }
+
+    fn single(&mut self, table: TableId, group: &[&'a Node<AstField>]) -> Result<Output, IrError> {
+        let fields = self.sub_fields(group);
+        Ok(Output::Single(self.table_fields(table, &fields)?))
+    }
+
+    /// Checks a value written to a column: its JSON Schema, if the config gives one, and
+    /// on SQLite (which stores anything) the type checks Postgres would make.
+    fn check_value(
+        &self,
+        table: TableId,
+        column: usize,
+        value: &Json,
+        path: &str,
+    ) -> Result<(), IrError> {
+        let model = self.model;
+        if let Some(schema) = model.validators.get(&(table, column)) {
+            let violations = schema.violations(value);
+            if let Some(first) = violations.first() {
+                let field = &model.tables[table].column_fields[column];
+                return Err(IrError::InvalidInput {
+                    message: format!(
+                        "{path} does not match the JSON Schema of '{field}' at '{}': {}",
+                        first.pointer, first.message
+                    ),
+                    path: path.to_owned(),
+                    pointer: first.pointer.clone(),
+                });
+            }
+        }
+        if model.backend == Backend::Sqlite && !value.is_null() {
+            let col = &model.table(table).columns[column];
+            if let Err(message) = sqlite_type_check(&col.scalar, value) {
+                return Err(IrError::DataException(format!("{path}: {message}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The input checks Postgres makes on these types and SQLite does not.
+fn sqlite_type_check(kind: &ScalarKind, value: &Json) -> Result<(), String> {
+    let text = match value {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let bad = |ty: &str| Err(format!("invalid input syntax for type {ty}: \"{text}\""));
+    match kind {
+        ScalarKind::Uuid => {
+            let hex: String = text
+                .trim_start_matches('{')
+                .trim_end_matches('}')
+                .chars()
+                .filter(|c| *c != '-')
+                .collect();
+            if hex.len() == 32 && hex.chars().all(|c| c.is_ascii_hexdigit()) {
+                Ok(())
+            } else {
+                bad("uuid")
+            }
+        }
+        ScalarKind::BigInt => match text.trim().parse::<i64>() {
+            Ok(_) => Ok(()),
+            Err(_) if text.trim().parse::<i128>().is_ok() => {
+                Err(format!("value \"{text}\" is out of range for type bigint"))
+            }
+            Err(_) => bad("bigint"),
+        },
+        ScalarKind::Numeric => match text.trim().parse::<f64>() {
+            Ok(f) if f.is_finite() => Ok(()),
+            _ => bad("numeric"),
+        },
+        _ => Ok(()),
+    }
+}

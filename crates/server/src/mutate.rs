@@ -1,0 +1,361 @@
+//! Running a mutation: every root field in document order, in one transaction that
+//! commits only if all of them succeed. Each write returns the identities of the rows
+//! it touched; the response is then selected by those identities.
+
+use crate::error::RequestError;
+use grafton_execute::{Database, ExecuteError, Tx};
+use grafton_ir::{
+    Action, InsertRow, Mutation, MutationRoot, OnConflict, Output, ResponseField, Write,
+};
+use grafton_schema::{SchemaModel, TableId};
+use grafton_translate::mutation::{self as sql, identity_width, ReturnedRow};
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::pin::Pin;
+
+/// Runs `mutation` and returns the `data` object's JSON text.
+pub(crate) async fn run(
+    model: &SchemaModel,
+    db: &Database,
+    mutation: &Mutation,
+    variables: &Map<String, Value>,
+) -> Result<String, RequestError> {
+    let mut tx = db.begin().await?;
+    let mut run = Run {
+        model,
+        variables,
+        tx: &mut tx,
+    };
+    match run.all(mutation).await {
+        Ok(data) => {
+            tx.commit().await?;
+            Ok(data)
+        }
+        Err(e) => {
+            tx.rollback().await;
+            Err(name_constraint(model, e))
+        }
+    }
+}
+
+/// SQLite names no constraint in its errors; find the one on the offending columns.
+fn name_constraint(model: &SchemaModel, e: RequestError) -> RequestError {
+    let RequestError::Execute(ExecuteError::Constraint(mut v)) = e else {
+        return e;
+    };
+    if v.constraint.is_none() && !v.columns.is_empty() {
+        let table = model
+            .tables
+            .iter()
+            .find(|t| Some(&model.catalog.tables[t.catalog_index].name) == v.table.as_ref());
+        if let Some(info) = table {
+            let t = &model.catalog.tables[info.catalog_index];
+            let mut wanted: Vec<&str> = v.columns.iter().map(String::as_str).collect();
+            wanted.sort_unstable();
+            let found = info.constraints.iter().find(|(_, cols)| {
+                let mut names: Vec<&str> =
+                    cols.iter().map(|&c| t.columns[c].name.as_str()).collect();
+                names.sort_unstable();
+                names == wanted
+            });
+            if let Some((name, _)) = found {
+                v.constraint = Some(name.clone());
+            }
+        }
+    }
+    RequestError::Execute(ExecuteError::Constraint(v))
+}
+
+struct Run<'a> {
+    model: &'a SchemaModel,
+    variables: &'a Map<String, Value>,
+    tx: &'a mut Tx,
+}
+
+type Boxed<'f, T> = Pin<Box<dyn Future<Output = Result<T, RequestError>> + Send + 'f>>;
+
+fn push_json(out: &mut String, value: &impl serde::Serialize) {
+    out.push_str(&serde_json::to_string(value).unwrap_or_else(|_| "null".into()));
+}
+
+impl Run<'_> {
+    async fn all(&mut self, mutation: &Mutation) -> Result<String, RequestError> {
+        let mut out = String::from("{");
+        for (i, (key, root)) in mutation.root.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            push_json(&mut out, key);
+            out.push(':');
+            match root {
+                MutationRoot::Typename(name) => push_json(&mut out, name),
+                MutationRoot::Write(w) => out.push_str(&self.write(w).await?),
+                MutationRoot::Many(writes) => {
+                    out.push('[');
+                    for (j, w) in writes.iter().enumerate() {
+                        if j > 0 {
+                            out.push(',');
+                        }
+                        out.push_str(&self.write(w).await?);
+                    }
+                    out.push(']');
+                }
+            }
+        }
+        out.push('}');
+        Ok(out)
+    }
+
+    async fn write(&mut self, w: &Write) -> Result<String, RequestError> {
+        let model = self.model;
+        match &w.action {
+            Action::Insert { rows, on_conflict } => {
+                let mut affected = 0;
+                let ids = self
+                    .insert(w.table, rows, on_conflict.as_ref(), &[], &mut affected)
+                    .await?;
+                self.output(w.table, &w.output, &ids, affected).await
+            }
+            Action::Update { filter, ops } => {
+                let statement = sql::update(model, w.table, filter, ops);
+                let ids = self.tx.rows(&statement, self.variables).await?;
+                self.output(w.table, &w.output, &ids, ids.len()).await
+            }
+            Action::Delete(filter) => {
+                if !shows_rows(&w.output) {
+                    let statement = sql::delete(model, w.table, Some(filter), None);
+                    let ids = self.tx.rows(&statement, self.variables).await?;
+                    return self.output(w.table, &w.output, &[], ids.len()).await;
+                }
+                // The response shows the rows as they were: lock them, read them, then
+                // delete exactly those.
+                let ids = self
+                    .tx
+                    .rows(&sql::lock(model, w.table, filter), self.variables)
+                    .await?;
+                let out = self.output(w.table, &w.output, &ids, ids.len()).await?;
+                if !ids.is_empty() {
+                    let statement = sql::delete(model, w.table, None, Some(&ids));
+                    self.tx.rows(&statement, self.variables).await?;
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// The field's JSON: a `t_mutation_response` object, or the single row (or null).
+    async fn output(
+        &mut self,
+        table: TableId,
+        output: &Output,
+        ids: &[ReturnedRow],
+        affected: usize,
+    ) -> Result<String, RequestError> {
+        match output {
+            Output::Single(fields) => {
+                let first = &ids[..ids.len().min(1)];
+                match sql::select_written(self.model, table, fields, first, true) {
+                    Some(statement) => Ok(self.tx.json(&statement, self.variables).await?),
+                    None => Ok("null".into()),
+                }
+            }
+            Output::Response(fields) => {
+                let mut out = String::from("{");
+                for (i, (key, field)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    push_json(&mut out, key);
+                    out.push(':');
+                    match field {
+                        ResponseField::Typename(name) => push_json(&mut out, name),
+                        ResponseField::AffectedRows => out.push_str(&affected.to_string()),
+                        ResponseField::Returning(fields) => {
+                            match sql::select_written(self.model, table, fields, ids, false) {
+                                Some(statement) => {
+                                    out.push_str(&self.tx.json(&statement, self.variables).await?)
+                                }
+                                None => out.push_str("[]"),
+                            }
+                        }
+                    }
+                }
+                out.push('}');
+                Ok(out)
+            }
+        }
+    }
+
+    /// Inserts `rows` into `table` and returns, per row written, its identity and the
+    /// `extra` columns. Rows with nested inserts go one at a time (parents first, then
+    /// the row, then its children); plain rows go as one statement per run of rows
+    /// that set the same columns.
+    fn insert<'f>(
+        &'f mut self,
+        table: TableId,
+        rows: &'f [InsertRow],
+        on_conflict: Option<&'f OnConflict>,
+        extra: &'f [usize],
+        affected: &'f mut usize,
+    ) -> Boxed<'f, Vec<ReturnedRow>> {
+        Box::pin(async move {
+            let nested = rows
+                .iter()
+                .any(|r| !r.objects.is_empty() || !r.arrays.is_empty());
+            if !nested {
+                return self
+                    .insert_flat(table, rows, on_conflict, extra, affected)
+                    .await;
+            }
+            let model = self.model;
+            let width = identity_width(model.backend);
+            let mut out = Vec::new();
+            for row in rows {
+                let mut columns = row.columns.clone();
+                for nested in &row.objects {
+                    let rel = &model.relationships[nested.rel];
+                    let targets: Vec<usize> = rel.mapping.iter().map(|&(_, t)| t).collect();
+                    let parent = self
+                        .insert(
+                            rel.target,
+                            &nested.rows,
+                            nested.on_conflict.as_ref(),
+                            &targets,
+                            affected,
+                        )
+                        .await?;
+                    let Some(parent) = parent.first() else {
+                        return Err(RequestError::validation(format!(
+                            "the nested insert through '{}' wrote no row (its on_conflict did nothing), so there is no row to link to; list columns in update_columns to link to the existing row",
+                            rel.name
+                        )));
+                    };
+                    for (k, &(source, _)) in rel.mapping.iter().enumerate() {
+                        columns.push((
+                            source,
+                            parent.get(width + k).cloned().unwrap_or(Value::Null),
+                        ));
+                    }
+                }
+                // This row's own columns that its children's keys copy.
+                let mut wanted: Vec<usize> = extra.to_vec();
+                for nested in &row.arrays {
+                    for &(source, _) in &model.relationships[nested.rel].mapping {
+                        if !wanted.contains(&source) {
+                            wanted.push(source);
+                        }
+                    }
+                }
+                let flat = [InsertRow {
+                    columns,
+                    ..InsertRow::default()
+                }];
+                let written = self
+                    .insert_flat(table, &flat, on_conflict, &wanted, affected)
+                    .await?;
+                let Some(written) = written.into_iter().next() else {
+                    // The row conflicted and was left alone: nothing to attach children to.
+                    continue;
+                };
+                for nested in &row.arrays {
+                    let rel = &model.relationships[nested.rel];
+                    let children: Vec<InsertRow> = nested
+                        .rows
+                        .iter()
+                        .map(|child| {
+                            let mut child = child.clone();
+                            for &(source, target) in &rel.mapping {
+                                let pos = wanted.iter().position(|c| *c == source).unwrap_or(0);
+                                let value =
+                                    written.get(width + pos).cloned().unwrap_or(Value::Null);
+                                child.columns.push((target, value));
+                            }
+                            child
+                        })
+                        .collect();
+                    self.insert(
+                        rel.target,
+                        &children,
+                        nested.on_conflict.as_ref(),
+                        &[],
+                        affected,
+                    )
+                    .await?;
+                }
+                let mut written = written;
+                written.truncate(width + extra.len());
+                out.push(written);
+            }
+            Ok(out)
+        })
+    }
+
+    async fn insert_flat(
+        &mut self,
+        table: TableId,
+        rows: &[InsertRow],
+        on_conflict: Option<&OnConflict>,
+        extra: &[usize],
+        affected: &mut usize,
+    ) -> Result<Vec<ReturnedRow>, RequestError> {
+        let mut out = Vec::with_capacity(rows.len());
+        let mut start = 0;
+        while start < rows.len() {
+            let columns = column_set(&rows[start]);
+            let mut end = start + 1;
+            while end < rows.len() && column_set(&rows[end]) == columns {
+                end += 1;
+            }
+            let run = &rows[start..end];
+            // Rows of defaults only cannot share a statement: one `DEFAULT VALUES` each.
+            let batches: Vec<&[InsertRow]> = if columns.is_empty() {
+                run.chunks(1).collect()
+            } else {
+                vec![run]
+            };
+            for batch in batches {
+                let values: Vec<Vec<Value>> = batch
+                    .iter()
+                    .map(|r| {
+                        columns
+                            .iter()
+                            .map(|c| {
+                                r.columns
+                                    .iter()
+                                    .rev()
+                                    .find(|(col, _)| col == c)
+                                    .map(|(_, v)| v.clone())
+                                    .unwrap_or(Value::Null)
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let statement =
+                    sql::insert(self.model, table, &columns, &values, on_conflict, extra);
+                let written = self.tx.rows(&statement, self.variables).await?;
+                *affected += written.len();
+                out.extend(written);
+            }
+            start = end;
+        }
+        Ok(out)
+    }
+}
+
+/// The columns a row sets, sorted (the key for grouping rows into one statement).
+fn column_set(row: &InsertRow) -> Vec<usize> {
+    let mut cols: Vec<usize> = row.columns.iter().map(|(c, _)| *c).collect();
+    cols.sort_unstable();
+    cols.dedup();
+    cols
+}
+
+/// Whether the response shows any of the written rows (so they must be read).
+fn shows_rows(output: &Output) -> bool {
+    match output {
+        Output::Single(_) => true,
+        Output::Response(fields) => fields
+            .iter()
+            .any(|(_, f)| matches!(f, ResponseField::Returning(_))),
+    }
+}

@@ -1,0 +1,331 @@
+//! Mutation IR → write statements, and the `returning` selects over written rows.
+//!
+//! Every write returns the identity of each row it touched (Postgres: `ctid` and
+//! `tableoid`; SQLite: `rowid`), followed by any columns asked for (a new parent's
+//! key, for nested inserts). What the response shows is then selected by those
+//! identities, after the write, so it shows the rows as they now are, with
+//! relationships and aggregates like any query.
+
+use crate::select::Ctx;
+use grafton_catalog::{Backend, ScalarKind};
+use grafton_ir::{BoolExp, ColumnOp, Field, OnConflict, Rows, UpdateOperator};
+use grafton_schema::{SchemaModel, TableId};
+use grafton_sql::{
+    render, render_write, Conflict, Delete, Dialect, Expr, Insert, InsertColumn, Param, ParamValue,
+    Select, SelectItem, SqlType, Statement, TableRef, Update, UpdateOp, Write,
+};
+use serde_json::{Map, Value as Json};
+
+/// A row a write returned: its identity, then the extra columns asked for.
+pub type ReturnedRow = Vec<Json>;
+
+/// How many leading values of a [`ReturnedRow`] are the row's identity.
+pub fn identity_width(backend: Backend) -> usize {
+    match backend {
+        Backend::Postgres => 2,
+        Backend::Sqlite => 1,
+    }
+}
+
+fn dialect(model: &SchemaModel) -> Dialect {
+    match model.backend {
+        Backend::Postgres => Dialect::Postgres,
+        Backend::Sqlite => Dialect::Sqlite,
+    }
+}
+
+fn literal(value: Json, ty: SqlType, list: bool) -> Param {
+    Param {
+        value: ParamValue::Literal(value),
+        ty,
+        list,
+    }
+}
+
+/// `RETURNING` identity, then `extra` columns (as text on Postgres, where every
+/// returned value is read as text).
+fn returning(model: &SchemaModel, table: TableId, extra: &[usize]) -> Vec<Expr> {
+    let t = model.table(table);
+    let text = |e: Expr| match model.backend {
+        Backend::Postgres => Expr::Cast(Box::new(e), SqlType::Builtin("text")),
+        Backend::Sqlite => e,
+    };
+    let mut items = match model.backend {
+        Backend::Postgres => vec![
+            text(Expr::Bare("ctid".into())),
+            text(Expr::Bare("tableoid".into())),
+        ],
+        Backend::Sqlite => vec![Expr::Bare("rowid".into())],
+    };
+    items.extend(
+        extra
+            .iter()
+            .map(|&c| text(Expr::Bare(t.columns[c].name.clone()))),
+    );
+    items
+}
+
+/// The identity lists of `rows`, as the parameters [`grafton_sql::From::RowIds`] takes.
+fn id_params(model: &SchemaModel, rows: &[ReturnedRow]) -> Vec<Param> {
+    let column = |i: usize| {
+        Json::Array(
+            rows.iter()
+                .map(|r| r.get(i).cloned().unwrap_or(Json::Null))
+                .collect(),
+        )
+    };
+    match model.backend {
+        Backend::Postgres => vec![
+            literal(column(0), SqlType::Builtin("tid"), true),
+            literal(column(1), SqlType::Builtin("oid"), true),
+        ],
+        Backend::Sqlite => vec![literal(column(0), SqlType::Builtin("int8"), true)],
+    }
+}
+
+impl Ctx<'_> {
+    fn table_ref(&mut self, table: TableId) -> TableRef {
+        let alias = self.alias("_t");
+        let t = self.model.table(table);
+        TableRef {
+            schema: self.schema_of(t),
+            name: t.name.clone(),
+            alias,
+        }
+    }
+}
+
+fn ctx(model: &SchemaModel) -> Ctx<'_> {
+    Ctx {
+        model,
+        next_alias: 0,
+    }
+}
+
+/// `INSERT` of `rows` (values in `columns` order) into `table`, returning identities
+/// and the `extra` columns.
+pub fn insert(
+    model: &SchemaModel,
+    table: TableId,
+    columns: &[usize],
+    rows: &[Vec<Json>],
+    on_conflict: Option<&OnConflict>,
+    extra: &[usize],
+) -> Statement {
+    let mut cx = ctx(model);
+    let t = model.table(table);
+    let table_ref = cx.table_ref(table);
+    let encoded: Vec<Json> = rows
+        .iter()
+        .map(|values| match model.backend {
+            // json_populate_recordset matches keys to column names.
+            Backend::Postgres => Json::Object(
+                columns
+                    .iter()
+                    .zip(values)
+                    .map(|(&c, v)| (t.columns[c].name.clone(), v.clone()))
+                    .collect::<Map<String, Json>>(),
+            ),
+            Backend::Sqlite => Json::Array(values.clone()),
+        })
+        .collect();
+    let conflict = on_conflict.map(|oc| Conflict {
+        columns: oc
+            .columns
+            .iter()
+            .map(|&c| t.columns[c].name.clone())
+            .collect(),
+        update: oc
+            .update_columns
+            .iter()
+            .map(|&c| t.columns[c].name.clone())
+            .collect(),
+        filter: oc
+            .filter
+            .as_ref()
+            .map(|f| cx.filter(table, &table_ref.alias.clone(), f)),
+    });
+    let write = Write::Insert(Insert {
+        columns: columns
+            .iter()
+            .map(|&c| InsertColumn {
+                name: t.columns[c].name.clone(),
+                json: matches!(t.columns[c].scalar, ScalarKind::Json | ScalarKind::Jsonb),
+            })
+            .collect(),
+        table: table_ref,
+        rows: literal(Json::Array(encoded), SqlType::Builtin("json"), false),
+        on_conflict: conflict,
+        returning: returning(model, table, extra),
+    });
+    render_write(&write, dialect(model))
+}
+
+/// `UPDATE` of the rows matching `filter`, returning identities.
+pub fn update(
+    model: &SchemaModel,
+    table: TableId,
+    filter: &BoolExp,
+    ops: &[ColumnOp],
+) -> Statement {
+    let mut cx = ctx(model);
+    let t = model.table(table);
+    let table_ref = cx.table_ref(table);
+    let alias = table_ref.alias.clone();
+    // Postgres: values that take the column's own type travel in one JSON record that
+    // json_populate_record converts exactly as an insert would (enums, arrays, jsonb…).
+    let mut record = Map::new();
+    let mut set = Vec::new();
+    for op in ops {
+        let col = &t.columns[op.column];
+        let current = Expr::column(&alias, &col.name);
+        let typed_operand = |record: &mut Map<String, Json>| match model.backend {
+            Backend::Postgres => {
+                record.insert(col.name.clone(), op.value.clone());
+                Expr::column("_r", &col.name)
+            }
+            Backend::Sqlite => {
+                Expr::Param(literal(op.value.clone(), sqlite_type(&col.scalar), false))
+            }
+        };
+        let value = match op.op {
+            UpdateOperator::Set => typed_operand(&mut record),
+            UpdateOperator::Inc => {
+                column_update(current, UpdateOp::Inc, typed_operand(&mut record))
+            }
+            UpdateOperator::Append => {
+                column_update(current, UpdateOp::Append, typed_operand(&mut record))
+            }
+            UpdateOperator::Prepend => {
+                column_update(current, UpdateOp::Prepend, typed_operand(&mut record))
+            }
+            UpdateOperator::DeleteKey => column_update(
+                current,
+                UpdateOp::DeleteKey,
+                Expr::Param(literal(op.value.clone(), SqlType::Builtin("text"), false)),
+            ),
+            UpdateOperator::DeleteElem => column_update(
+                current,
+                UpdateOp::DeleteElem,
+                Expr::Param(literal(op.value.clone(), SqlType::Builtin("int4"), false)),
+            ),
+            UpdateOperator::DeleteAtPath => column_update(
+                current,
+                UpdateOp::DeleteAtPath,
+                Expr::Param(literal(op.value.clone(), SqlType::Builtin("text"), true)),
+            ),
+        };
+        set.push((col.name.clone(), value));
+    }
+    let source = (!record.is_empty())
+        .then(|| literal(Json::Object(record), SqlType::Builtin("json"), false));
+    let filter = cx.filter(table, &alias, filter);
+    let write = Write::Update(Update {
+        table: table_ref,
+        set,
+        source,
+        filter: Some(filter),
+        returning: returning(model, table, &[]),
+    });
+    render_write(&write, dialect(model))
+}
+
+/// SQLite binds natively; JSON columns must receive JSON text.
+fn sqlite_type(kind: &ScalarKind) -> SqlType {
+    match kind {
+        ScalarKind::Json | ScalarKind::Jsonb => SqlType::Builtin("json"),
+        _ => SqlType::Builtin("text"),
+    }
+}
+
+fn column_update(current: Expr, op: UpdateOp, operand: Expr) -> Expr {
+    Expr::ColumnUpdate {
+        column: Box::new(current),
+        op,
+        operand: Box::new(operand),
+    }
+}
+
+/// The identities of the rows matching `filter`, locked until the transaction ends
+/// (the rows a delete will remove, read before it so `returning` can show them).
+pub fn lock(model: &SchemaModel, table: TableId, filter: &BoolExp) -> Statement {
+    let mut cx = ctx(model);
+    let (from, alias) = cx.table_from(table);
+    let filter = cx.filter(table, &alias, filter);
+    let qualified = |name: &str| Expr::column(&alias, name);
+    let items = match model.backend {
+        Backend::Postgres => vec![
+            SelectItem::Expr(
+                Expr::Cast(Box::new(qualified("ctid")), SqlType::Builtin("text")),
+                "ctid".into(),
+            ),
+            SelectItem::Expr(
+                Expr::Cast(Box::new(qualified("tableoid")), SqlType::Builtin("text")),
+                "tableoid".into(),
+            ),
+        ],
+        Backend::Sqlite => vec![SelectItem::Expr(qualified("rowid"), "rowid".into())],
+    };
+    let select = Select {
+        items,
+        from: Some(from),
+        filter: Some(filter),
+        lock: true,
+        ..Select::default()
+    };
+    render(&select, dialect(model))
+}
+
+/// `DELETE` of the rows matching `filter`, or of exactly the rows `ids`.
+pub fn delete(
+    model: &SchemaModel,
+    table: TableId,
+    filter: Option<&BoolExp>,
+    ids: Option<&[ReturnedRow]>,
+) -> Statement {
+    let mut cx = ctx(model);
+    let table_ref = cx.table_ref(table);
+    let alias = table_ref.alias.clone();
+    let condition = match (ids, filter) {
+        (Some(ids), _) => Some(Expr::RowIdIn {
+            alias: alias.clone(),
+            ids: id_params(model, ids),
+        }),
+        (None, Some(f)) => Some(cx.filter(table, &alias, f)),
+        (None, None) => None,
+    };
+    let write = Write::Delete(Delete {
+        table: table_ref,
+        filter: condition,
+        returning: returning(model, table, &[]),
+    });
+    render_write(&write, dialect(model))
+}
+
+/// The JSON of the written rows `ids` (in their order) with `fields`: an array, or
+/// with `single` the first row's object (or null). `None` when there is nothing to
+/// select (no rows, or no fields asked for).
+pub fn select_written(
+    model: &SchemaModel,
+    table: TableId,
+    fields: &[(String, Field)],
+    ids: &[ReturnedRow],
+    single: bool,
+) -> Option<Statement> {
+    if ids.is_empty() {
+        return None;
+    }
+    let mut cx = ctx(model);
+    let rows = Rows {
+        table,
+        args: Default::default(),
+        fields: fields.to_vec(),
+        single,
+    };
+    let expr = cx.rows_from(&rows, None, Some(id_params(model, ids)));
+    let select = Select {
+        items: vec![SelectItem::Expr(expr, "data".into())],
+        ..Select::default()
+    };
+    Some(render(&select, dialect(model)))
+}
