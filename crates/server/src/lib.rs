@@ -85,7 +85,10 @@ pub fn load_config(path: &Path) -> Result<Config, StartError> {
         message,
     };
     let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-    serde_norway::from_str(&text).map_err(|e| err(e.to_string()))
+    let mut config: Config = serde_norway::from_str(&text).map_err(|e| err(e.to_string()))?;
+    // Schema files named in the config are relative to the config file.
+    config.base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    Ok(config)
 }
 
 /// Connects, introspects and builds the engine.

@@ -440,6 +440,10 @@ impl<'a> Builder<'a> {
         path: &str,
     ) -> Result<(), IrError> {
         let model = self.model;
+        if value.is_null() {
+            // NULL is the absence of a value: NOT NULL, not the schema, rules on it.
+            return Ok(());
+        }
         if let Some(schema) = model.validators.get(&(table, column)) {
             let violations = schema.violations(value);
             if let Some(first) = violations.first() {
@@ -454,7 +458,7 @@ impl<'a> Builder<'a> {
                 });
             }
         }
-        if model.backend == Backend::Sqlite && !value.is_null() {
+        if model.backend == Backend::Sqlite {
             let col = &model.table(table).columns[column];
             if let Err(message) = sqlite_type_check(&col.scalar, value) {
                 return Err(IrError::DataException(format!("{path}: {message}")));

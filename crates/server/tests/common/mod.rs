@@ -306,17 +306,22 @@ pub async fn post(server: Server, query: &str, variables: Value) -> (StatusCode,
 
 /// POSTs an arbitrary JSON request object.
 pub async fn post_body(server: Server, body: &Value) -> (StatusCode, Value, String) {
+    post_to(&graphql_url(server), body).await
+}
+
+/// POSTs a JSON request object to a GraphQL endpoint URL.
+pub async fn post_to(url: &str, body: &Value) -> (StatusCode, Value, String) {
     let response = client()
-        .post(graphql_url(server))
+        .post(url)
         .header("content-type", "application/json")
         .body(body.to_string())
         .send()
         .await
-        .unwrap_or_else(|e| panic!("POST to {server:?} failed: {e}"));
+        .unwrap_or_else(|e| panic!("POST to {url} failed: {e}"));
     let status = response.status();
     let raw = response.text().await.expect("response body");
     let value = serde_json::from_str(&raw)
-        .unwrap_or_else(|e| panic!("{server:?} answered non-JSON ({status}): {e}: {raw}"));
+        .unwrap_or_else(|e| panic!("{url} answered non-JSON ({status}): {e}: {raw}"));
     (status, value, raw)
 }
 
