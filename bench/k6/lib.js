@@ -1,4 +1,4 @@
-// Shared by closed.js and capacity.js: reading the environment, sending one
+// Shared by closed.js, capacity.js and writes.js: reading the environment, sending one
 // GraphQL request, and the JSON summary the orchestrator reads.
 import http from 'k6/http';
 import { check } from 'k6';

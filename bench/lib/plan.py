@@ -11,7 +11,8 @@ SEED = ["venues", "venue_meetups", "meetups_members"]
 ALL_QUERIES = SEED + ["simple_list", "complex_filter", "aggregate", "by_pk", "roots_1", "roots_4", "roots_9"]
 SYSTEMS = ["grafton", "postgraphile", "sqlite"]  # Grafton on PostgreSQL, the peer, Grafton on SQLite
 SCENARIOS = ["fixed", "capacity", "memory", "ceiling", "writes", "auth"]
-NOT_YET = {"writes": "not yet: needs mutations/auth issue", "auth": "not yet: needs mutations/auth issue"}
+NOT_YET = {"auth": "not yet: needs mutations/auth issue"}
+WRITES = ["insert_one", "insert_batch_100", "update_by_pk"]  # bench/lib/writes.py, bench/k6/mutations.js
 
 K6_OVERHEAD_S = 0.6  # k6 start-up + summary per run
 K6_PER_VU_S = 0.0035  # k6 initialises each VU (≈3.5 s for 1000 VUs on this machine)
@@ -50,6 +51,11 @@ class Config:
     # ceiling (pgbench)
     ceiling_levels: list[int] = field(default_factory=lambda: [1, 10, 50, 100, 200])
     ceiling_s: int = 10
+    # writes (closed loop; after every read scenario, the table restored after each run)
+    writes: list[str] = field(default_factory=lambda: list(WRITES))
+    writes_levels: list[int] = field(default_factory=lambda: [1, 10, 50])
+    writes_s: int = 8
+    writes_warmup_s: int = 2
 
     def trial_cost_s(self, vus: int) -> float:
         """Expected wall time of one capacity trial: ramp + hold + VU initialisation + the last sleeps."""
@@ -69,6 +75,7 @@ def quick(rows: int = 100_000) -> Config:
         max_vus=1600, capacity_budget_s=75, probe_s=3,
         memory_queries=["venues"], memory_s=4,
         ceiling_levels=[50], ceiling_s=4,
+        writes_levels=[10], writes_s=3, writes_warmup_s=1,
     )
 
 

@@ -11,6 +11,7 @@ import re
 import capacity as cap
 import charts
 import plan
+import writes as wr
 
 SEED = ["venues", "venue_meetups", "meetups_members"]
 # Phrag's published capacity (max VUs) on 2 vCPU with a dedicated database.
@@ -195,7 +196,8 @@ def memory_section(results) -> str:
     return "\n\n".join([
         "## Memory",
         "Resident set size from `/proc/PID/status` (PostGraphile: its node processes summed). Idle: after "
-        f"start-up and one check query.{load} Peak: VmHWM at the end of the run.",
+        f"start-up and one check query.{load} Peak: VmHWM at the end of the read scenarios (before "
+        "the writes, if any).",
         table(["system", "idle", f"under {vus} VUs", "peak"], rows)])
 
 
@@ -216,6 +218,94 @@ def ceiling_section(results) -> str:
             for r in c.get("runs", [])]
     return "\n\n".join(head + [table(["query", "VUs", "pgbench tps", "pgbench latency avg",
                                       "Grafton req/s", "Grafton / pgbench"], rows)])
+
+
+def _writes_index(results) -> dict:
+    return {(r["system"], r["write"], r["vus"]): r for r in results.get("writes", {}).get("runs", [])}
+
+
+def write_ratio(g: dict | None, p: dict | None) -> str:
+    """Grafton's rows/s over PostGraphile's (rows of successful requests only: a run
+    with failures compares what it wrote, not how fast it failed)."""
+    if not g or not p or g.get("error") or p.get("error"):
+        return "—"
+    r = ratio(g.get("rows_per_s"), p.get("rows_per_s"))
+    failed = [f"{label(x['system'])} {pct(x['failed_rate'])} failed" for x in (g, p)
+              if (x.get("failed_rate") or 0) >= 0.01 and x.get("system")]
+    return r + (f" ({', '.join(failed)})" if failed and r != "—" else "")
+
+
+def clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def writes_section(results) -> str:
+    w = results.get("writes")
+    if not w or w.get("status", "ok") != "ok":
+        return ""
+    idx = _writes_index(results)
+    systems = _systems(results)
+    names = w.get("writes", [])
+    descr = {**wr.DESCRIPTIONS, **w.get("descriptions", {})}
+    out = ["## Writes",
+           f"Closed loop (each VU sends its next mutation as soon as the previous one is answered), "
+           f"{w.get('duration_s', '?')} s per run at each level, systems alternating "
+           f"per level, after a {w.get('warmup_s', '?')} s warm-up per write and system at 10 VUs. "
+           f"PostGraphile runs these from a second instance started with its default CRUD mutations "
+           f"(the read instance keeps `--disable-default-mutations`), same pool. "
+           f"State: {w.get('state', '?')}. A request counts only if it answers status 200, without "
+           "`errors`, with the expected data (an id back; `affected_rows` = 100; the updated row with its new "
+           "name); *rows/s* counts the rows of those requests only. Latencies in ms. "
+           "*×PostGraphile*: rows/s relative to PostGraphile at the same concurrency."]
+    if "insert_batch_100" in names:
+        out.append("*insert_batch_100 is not the same operation on both sides: Grafton inserts the 100 rows "
+                   "with one `insert_venues(objects:)` (one multi-row statement); PostGraphile v4 has no "
+                   "multi-row insert, so its request carries 100 aliased `createVenue` fields (one row per "
+                   "call, 100 calls in one request). That is the comparison made.*")
+    if w.get("unavailable"):
+        out.append("Not measured (most of the warm-up's requests failed; full reasons in `results.json`):\n\n"
+                   + "\n".join(f"- {label(u['system'])} {u['write']}: {clip(u['reason'], 240)}"
+                                for u in w["unavailable"]))
+    skipped = {(u["system"], u["write"]) for u in w.get("unavailable", [])}
+    others = [s for s in systems if s != "postgraphile"]
+    if "postgraphile" in systems and others:
+        rows = []
+        for name in names:
+            for vus in w.get("levels", []):
+                p = idx.get(("postgraphile", name, vus))
+                cells = ["not measured" if (s, name) in skipped else write_ratio(idx.get((s, name, vus)), p)
+                         for s in others]
+                if any(c != "—" for c in cells) or p is not None:
+                    rows.append([name, str(vus), *cells])
+        if rows:
+            out.append("### Grafton / PostGraphile (rows/s)")
+            out.append(table(["write", "VUs", *(f"{label(s)} ×PostGraphile" for s in others)], rows))
+    for name in names:
+        out.append(f"### {name}" + (f"\n\n{descr[name]}" if descr.get(name) else ""))
+        if any(r.get("rows_per_s") is not None for k, r in idx.items() if k[1] == name):
+            out.append(f"![{name}: rows/s](charts/writes-{name}-rows.svg) "
+                       f"![{name}: p95](charts/writes-{name}-p95.svg)")
+        rows = []
+        for vus in w.get("levels", []):
+            peer = idx.get(("postgraphile", name, vus))
+            for s in systems:
+                r = idx.get((s, name, vus))
+                if r is None:
+                    continue
+                if r.get("error"):
+                    rows.append([str(vus), label(s), "—", "—", "—", "—", "—", "—", "—", r["error"]])
+                    continue
+                rows.append([str(vus), label(s), rate(r.get("rps")), rate(r.get("rows_per_s")),
+                             "" if s == "postgraphile" else write_ratio(r, peer),
+                             *(ms(r.get(k)) for k in ("p50", "p95", "p99")), pct(r.get("failed_rate"))])
+        if rows:
+            out.append(table(["VUs", "system", "req/s", "rows/s", "×PostGraphile", "p50", "p95", "p99",
+                              "failed"], rows))
+        fails = [f"- {label(r['system'])} at {r['vus']} VUs: {r['first_failure']}" for r in w.get("runs", [])
+                 if r["write"] == name and r.get("first_failure")]
+        if fails:
+            out.append("First failure per run:\n\n" + "\n".join(fails))
+    return "\n\n".join(out)
 
 
 def targets_section(results) -> str:
@@ -277,8 +367,10 @@ def render(results: dict) -> str:
         head.append(f"*Note: the queries draw `id_gt` and primary keys up to 100,000; with "
                     f"{results['rows']:,} rows many requests return fewer rows than the limit.*")
     parts = head + [machine_section(results), targets_section(results), fixed_section(results),
-                    capacity_section(results), memory_section(results), ceiling_section(results)]
-    later = [f"- {k}: {results[k]['status']}" for k in ("writes", "auth") if results.get(k)]
+                    capacity_section(results), memory_section(results), ceiling_section(results),
+                    writes_section(results)]
+    later = [f"- {k}: {results[k]['status']}" for k in ("writes", "auth")
+             if results.get(k) and results[k].get("status", "ok") != "ok"]
     if later:
         parts.append("## Not yet measured\n\n" + "\n".join(later))
     if results.get("errors"):
@@ -309,4 +401,22 @@ def chart_files(results: dict) -> dict[str, str]:
             f"{q}: throughput", "concurrent users (VUs)", "requests/s", thr)
         out[f"{q}-p95.svg"] = charts.line_chart(
             f"{q}: p95 latency", "concurrent users (VUs)", "p95 latency (ms)", series("p95"), log_y=True)
+    w = results.get("writes", {})
+    widx = _writes_index(results)
+    for name in w.get("writes", []):
+        def wseries(key):
+            s = []
+            for sys in _systems(results):
+                pts = [(v, widx[(sys, name, v)].get(key)) for v in w.get("levels", [])
+                       if (sys, name, v) in widx and widx[(sys, name, v)].get(key) is not None]
+                if pts:
+                    s.append({"name": label(sys), "points": pts})
+            return s
+        rows_s = wseries("rows_per_s")
+        if not rows_s:
+            continue
+        out[f"writes-{name}-rows.svg"] = charts.line_chart(
+            f"{name}: rows written per second", "concurrent users (VUs)", "rows/s", rows_s)
+        out[f"writes-{name}-p95.svg"] = charts.line_chart(
+            f"{name}: p95 latency", "concurrent users (VUs)", "p95 latency (ms)", wseries("p95"), log_y=True)
     return out

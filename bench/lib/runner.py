@@ -13,6 +13,7 @@ import platform
 import resource
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,7 @@ import pgbench
 import plan
 import procs
 import report
+import writes as wr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -82,6 +84,7 @@ class Env:
         self.has_grafton = os.access(self.grafton, os.X_OK)
         self.runuser = shutil.which("runuser")
         self.k6_scripts = all(os.path.isfile(os.path.join(K6_DIR, f)) for f in ("closed.js", "capacity.js"))
+        self.writes_js = all(os.path.isfile(os.path.join(K6_DIR, f)) for f in ("writes.js", "mutations.js"))
         self.check_js = os.path.isfile(os.path.join(K6_DIR, "check.js"))
         self.make_scripts = os.path.isfile(MAKE_SCRIPTS)
 
@@ -136,6 +139,9 @@ class Env:
             c.append(("missing", "cargo (to build Grafton), or set GRAFTON=<binary>"))
         c.append(("ok", "bench/k6/closed.js, capacity.js") if self.k6_scripts else
                  ("missing", "bench/k6/closed.js and capacity.js"))
+        if "writes" in cfg.scenarios:
+            c.append(("ok", "bench/k6/writes.js, mutations.js") if self.writes_js else
+                     ("missing", "bench/k6/writes.js and mutations.js"))
         if "ceiling" in cfg.scenarios:
             if not self.make_scripts:
                 c.append(("note", "bench/pgbench/make_scripts.py not found: the ceiling will be skipped"))
@@ -157,6 +163,10 @@ class Bench:
         self.urls: dict[str, str] = {}
         self.pids: dict[str, int] = {}
         self.ceiling_sql: str | None = None
+        self.write_urls: dict[str, str] = {}  # PostGraphile with its mutations (started for the writes)
+        self.write_base: dict[str, int] = {}  # "postgres" / "sqlite": venues' max(id) before any write
+        self.write_skip: dict[tuple[str, str], str] = {}  # (system, write) the warm-up found impossible
+        self.memory_final = False  # VmHWM taken before the writes: the memory figures are the reads'
         self.progress: plan.Progress | None = None
         self.capacity_left_s = float(cfg.capacity_budget_s)
         self.capacity_combos_left = 0
@@ -231,9 +241,20 @@ class Bench:
                 for vus in levels:
                     st.append(S("ceiling", f"pgbench {q} clients={vus}", cfg.ceiling_s + 1,
                                 lambda q=q, v=vus: self.ceiling(q, v), when=lambda: bool(self.ceiling_sql)))
-        for name in ("writes", "auth"):
-            if name in sc:
-                st.append(S(name, plan.NOT_YET[name], 0, lambda n=name: self.not_yet(n)))
+        if "writes" in sc:
+            st.append(S("writes", "start PostGraphile with its default mutations; venues' max(id)", wr.PREPARE_S,
+                        self.writes_prepare))
+            for s in cfg.systems:
+                st.append(S("writes", f"warm-up and probe {s} ({', '.join(cfg.writes)}, {cfg.writes_warmup_s} s "
+                                      "each, 10 VUs)",
+                            len(cfg.writes) * plan.k6_est(cfg.writes_warmup_s, 10) + wr.RESET_S,
+                            lambda s=s: self.writes_warmup(s)))
+            for w, vus, s in wr.run_order(cfg.writes, cfg.writes_levels, cfg.systems):
+                st.append(S("writes", f"{s} {w} vus={vus}", plan.k6_est(cfg.writes_s, vus) + wr.RESET_S,
+                            lambda s=s, w=w, v=vus: self.write(s, w, v),
+                            when=lambda s=s, w=w: (s, w) not in self.write_skip))
+        if "auth" in sc:
+            st.append(S("auth", plan.NOT_YET["auth"], 0, lambda: self.not_yet("auth")))
         st.append(S("report", "results.json, summary.md, charts", 1, self.write_report))
         return st
 
@@ -360,12 +381,7 @@ class Bench:
         for s in cfg.systems:
             port = procs.free_port()
             if s == "postgraphile":
-                argv = [POSTGRAPHILE_BIN, "-c", self.db_url, "--schema", "public", "--host", "127.0.0.1",
-                        "--port", str(port), "--disable-query-log", "--append-plugins",
-                        "postgraphile-plugin-connection-filter", "--dynamic-json", "--no-setof-functions-contain-nulls",
-                        "--disable-default-mutations", "--max-pool-size", str(cfg.pool)]
-                p = self.procs.start(argv, log_path=self.log("postgraphile.log"), cwd=NODE_DIR,
-                                     env={**os.environ, "NODE_ENV": "production"})
+                p = self.start_postgraphile(port, mutations=False, log_name="postgraphile.log")
                 url, probe = f"http://127.0.0.1:{port}/graphql", "{ allVenues(first: 1) { nodes { id } } }"
             else:
                 db = self.db_url if s == "grafton" else f"sqlite://{self.sqlite_file}"
@@ -389,6 +405,16 @@ class Bench:
                 mem["systems"].setdefault(s, {})["idle_kb"] = idle[s]
         self.progress.say("setup", "up: " + ", ".join(
             f"{report.label(s)} {self.urls[s]} (pid {self.pids[s]}, {report.mb(idle[s])})" for s in cfg.systems))
+
+    def start_postgraphile(self, port: int, mutations: bool, log_name: str):
+        """PostGraphile as in bench/quick/run.sh; `mutations=False` adds --disable-default-mutations (reads)."""
+        argv = [POSTGRAPHILE_BIN, "-c", self.db_url, "--schema", "public", "--host", "127.0.0.1",
+                "--port", str(port), "--disable-query-log", "--append-plugins",
+                "postgraphile-plugin-connection-filter", "--dynamic-json", "--no-setof-functions-contain-nulls"]
+        argv += [] if mutations else ["--disable-default-mutations"]
+        argv += ["--max-pool-size", str(self.cfg.pool)]
+        return self.procs.start(argv, log_path=self.log(log_name), cwd=NODE_DIR,
+                                env={**os.environ, "NODE_ENV": "production"})
 
     def check_rows(self):
         for s in [x for x in self.cfg.systems if x != "postgraphile"]:
@@ -536,17 +562,132 @@ class Bench:
                           "failed": r["failed"], "transactions": r["transactions"], "grafton_rps": grps,
                           "fraction": grps / r["tps"] if grps and r["tps"] else None, "raw": f"raw/{name}.txt"})
 
+    # ------------------------------------------------------------- writes
+    def writes_prepare(self):
+        """Runs after every read scenario. Freezes the memory peaks (the writes must not
+        count in them), records venues' max(id) per database (the reset point and the
+        id range of update_by_pk), starts PostGraphile again with its CRUD mutations
+        (the read one keeps --disable-default-mutations)."""
+        cfg = self.cfg
+        self.freeze_memory()
+        self.write_base["postgres"] = self.venues_max_id("postgres")
+        if "sqlite" in cfg.systems:
+            self.write_base["sqlite"] = self.venues_max_id("sqlite")
+        self.results["writes"] = {
+            "status": "ok", "writes": cfg.writes, "levels": cfg.writes_levels, "duration_s": cfg.writes_s,
+            "warmup_s": cfg.writes_warmup_s, "batch": wr.BATCH,
+            "descriptions": {w: wr.DESCRIPTIONS[w] for w in cfg.writes},
+            "state": "after the read scenarios; after every run (warm-ups included) the rows it inserted are "
+                     "deleted (id > the max(id) before the writes) and, on PostgreSQL, venues is "
+                     "VACUUM ANALYZEd, so every run starts from the loaded table",
+            "base_max_id": dict(self.write_base), "unavailable": [], "warmups": [], "runs": []}
+        if "postgraphile" in cfg.systems:
+            port = procs.free_port()
+            p = self.start_postgraphile(port, mutations=True, log_name="postgraphile-writes.log")
+            url = f"http://127.0.0.1:{port}/graphql"
+            try:
+                procs.wait_graphql(url, "{ allVenues(first: 1) { nodes { id } } }", p, 90)
+            except RuntimeError as e:
+                raise RuntimeError(f"PostGraphile (mutations): {e}; raw/postgraphile-writes.log:\n"
+                                   f"{tail_of(self.log('postgraphile-writes.log'))}")
+            self.write_urls["postgraphile"] = url
+            self.progress.say("writes", f"PostGraphile with mutations: {url} (pid {p.pid}); venues max(id): "
+                                        + ", ".join(f"{k} {v}" for k, v in self.write_base.items()))
+
+    def freeze_memory(self):
+        m = self.results.get("memory")
+        if m and "memory" in self.cfg.scenarios:
+            for s, pid in self.pids.items():
+                e = m["systems"].setdefault(s, {})
+                e["peak_kb"] = max(filter(None, [procs.tree_kb(pid, "VmHWM"), e.get("peak_kb")]), default=None)
+        self.memory_final = True
+
+    def venues_max_id(self, db: str) -> int:
+        if db == "postgres":
+            v = _out([self.env.pg("psql"), "-At", self.db_url, "-c", f"SELECT coalesce(max(id), 0) FROM {wr.TABLE}"])
+            if v is None or not v.strip().isdigit():
+                raise RuntimeError(f"could not read max(id) of {wr.TABLE} from PostgreSQL")
+            return int(v)
+        c = sqlite3.connect(self.sqlite_file, timeout=30)
+        try:
+            return int(c.execute(f"SELECT coalesce(max(id), 0) FROM {wr.TABLE}").fetchone()[0])
+        finally:
+            c.close()
+
+    def writes_reset(self, system: str):
+        """Put venues back as loaded (the inserted rows go; the renamed names stay)."""
+        db = wr.database(system)
+        base = self.write_base[db]
+        if db == "postgres":
+            argv = [self.env.pg("psql"), "-q", "-v", "ON_ERROR_STOP=1", self.db_url]
+            for stmt in wr.postgres_reset(base):
+                argv += ["-c", stmt]
+            self.check_call(argv, "writes-reset.log", "resetting venues (PostgreSQL)", timeout=300)
+        else:
+            c = sqlite3.connect(self.sqlite_file, timeout=60)
+            try:
+                for stmt in wr.sqlite_reset(base):
+                    c.execute(stmt)
+                c.commit()
+            finally:
+                c.close()
+
+    def write_k6(self, system: str, write: str, vus: int, seconds: int, name: str):
+        url = self.write_urls.get(system) or self.urls[system]
+        s = self.k6("writes.js", {"URL": url, "SYSTEM": k6_system(system), "WRITE": write, "VUS": vus,
+                                  "DURATION": f"{seconds}s", "MAX_ID": self.write_base[wr.database(system)],
+                                  "TAG": name}, f"{name}.log", self.log(f"{name}.json"))
+        try:
+            with open(self.log(f"{name}.log"), errors="replace") as f:
+                log_text = f.read()
+        except OSError:
+            log_text = ""
+        return s, log_text
+
+    def writes_warmup(self, system: str):
+        """Each write for a few seconds at 10 VUs: warms the system up and probes it; a
+        write that mostly fails here (e.g. no such mutation) is not measured."""
+        w_res = self.results["writes"]
+        try:
+            for w in self.cfg.writes:
+                name = f"writes-warmup-{system}-{w}"
+                s, log_text = self.write_k6(system, w, 10, self.cfg.writes_warmup_s, name)
+                why = wr.probe_verdict(s, log_text)
+                w_res["warmups"].append({"system": system, "write": w, "requests": s and s.get("requests"),
+                                         "failed_rate": s and s.get("failed_rate"), "raw": f"raw/{name}.json"})
+                if why:
+                    self.write_skip[(system, w)] = why
+                    w_res["unavailable"].append({"system": system, "write": w, "reason": why})
+                    self.progress.say("writes", f"{system} {w}: not measured ({why[:200]})")
+        finally:
+            self.writes_reset(system)
+
+    def write(self, system: str, write: str, vus: int):
+        name = f"writes-{system}-{write}-{vus}"
+        try:
+            s, log_text = self.write_k6(system, write, vus, self.cfg.writes_s, name)
+        finally:
+            self.writes_reset(system)
+        row = {"system": system, "write": write, "vus": vus, "raw": f"raw/{name}.json"}
+        if s is None:
+            row["error"] = "k6 failed"
+            self.error(f"{name}: k6 wrote no summary (raw/{name}.log: {tail_of(self.log(name + '.log'), 3)})")
+        else:
+            row.update({k: s.get(k) for k in ("rps", "rows_per_s", "rows", "rows_per_request", "requests",
+                                              "failed_rate", "p50", "p75", "p90", "p95", "p99", "min", "max",
+                                              "avg")})
+            if s.get("failed_rate"):
+                row["first_failure"] = wr.first_failure(log_text)
+        self.results["writes"]["runs"].append(row)
+
     def not_yet(self, name: str):
         self.results[name] = {"status": plan.NOT_YET[name]}
 
     # ------------------------------------------------------------- report
     def finish_numbers(self):
         """Numbers read at the very end, with the servers still up."""
-        m = self.results.get("memory")
-        if m and "memory" in self.cfg.scenarios:
-            for s, pid in self.pids.items():
-                e = m["systems"].setdefault(s, {})
-                e["peak_kb"] = max(filter(None, [procs.tree_kb(pid, "VmHWM"), e.get("peak_kb")]), default=None)
+        if not self.memory_final:
+            self.freeze_memory()
         self.results["machine"]["load_end"] = list(os.getloadavg())
         self.results["finished_utc"] = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         self.results["duration_s"] = round(time.time() - self.t_start, 1)
@@ -664,12 +805,13 @@ def machine() -> dict:
 
 def parse_args(argv: list[str]):
     p = argparse.ArgumentParser(prog="bench/run", description="Grafton's benchmark suite (see bench/README.md).")
-    p.add_argument("--quick", action="store_true", help="smoke run, under 5 minutes")
+    p.add_argument("--quick", action="store_true", help="smoke run, under 6 minutes")
     p.add_argument("--dry-run", action="store_true", help="check the environment and print the plan; run nothing")
     p.add_argument("--rows", type=int, default=100_000, help="rows per main table (default 100000)")
     p.add_argument("--out", help="results directory (default bench/results/<UTC timestamp>)")
     p.add_argument("--scenarios", help="comma-separated subset of: " + ",".join(plan.SCENARIOS))
     p.add_argument("--systems", help="comma-separated subset of: " + ",".join(plan.SYSTEMS))
+    p.add_argument("--writes", help="comma-separated subset of the write scenarios: " + ",".join(plan.WRITES))
     p.add_argument("--capacity-budget", type=float, metavar="MIN", help="time budget of the capacity search, minutes")
     p.add_argument("--max-vus", type=int, help="upper bound of the capacity search")
     return p.parse_args(argv)
@@ -690,6 +832,7 @@ def main(argv: list[str]) -> int:
     cfg = plan.quick(a.rows) if a.quick else plan.full(a.rows)
     cfg.scenarios = subset(a.scenarios, plan.SCENARIOS, "scenario") or cfg.scenarios
     cfg.systems = subset(a.systems, plan.SYSTEMS, "system") or cfg.systems
+    cfg.writes = subset(a.writes, plan.WRITES, "write") or cfg.writes
     if a.capacity_budget is not None:
         cfg.capacity_budget_s = int(a.capacity_budget * 60)
     if a.max_vus:

@@ -10,6 +10,12 @@ def fixed_run(system, query, vus, rps, p95):
             "failed_rate": 0, "p50": p95 / 3, "p75": p95 / 2, "p90": p95 * 0.8, "p95": p95, "p99": p95 * 1.5}
 
 
+def write_run(system, write, vus, rps, p95, rows_per_request=1, failed_rate=0):
+    return {"system": system, "write": write, "vus": vus, "rps": rps, "rows_per_s": rps * rows_per_request,
+            "rows": int(rps * rows_per_request * 8), "rows_per_request": rows_per_request,
+            "requests": int(rps * 8), "failed_rate": failed_rate, "p50": p95 / 3, "p95": p95, "p99": p95 * 1.5}
+
+
 RESULTS = {
     "mode": "full", "command": "bench/run", "started_utc": "2026-11-22 11:15 UTC", "rows": 100000,
     "limit": 50, "pool": 20, "duration_s": 3725,
@@ -45,7 +51,24 @@ RESULTS = {
         {"query": "venues", "vus": 10, "tps": 10000, "latency_avg_ms": 1.0, "grafton_rps": 2000, "fraction": 0.2},
         {"query": "venues", "vus": 50, "tps": 3000, "latency_avg_ms": 16.0, "grafton_rps": 2100,
          "fraction": 0.7}]},
-    "writes": {"status": "not yet: needs mutations/auth issue"},
+    "writes": {"status": "ok", "writes": ["insert_one", "insert_batch_100"], "levels": [1, 10], "duration_s": 8,
+               "warmup_s": 2, "batch": 100, "state": "after the read scenarios",
+               "unavailable": [{"system": "sqlite", "write": "insert_batch_100",
+                                "reason": "100% of the warm-up's requests failed: WRITE-FAILED x"}],
+               "runs": [
+                   write_run("grafton", "insert_one", 1, 900, 2), write_run("postgraphile", "insert_one", 1, 300, 5),
+                   write_run("sqlite", "insert_one", 1, 1200, 1),
+                   write_run("sqlite", "insert_one", 10, 1500, 9),
+                   write_run("postgraphile", "insert_one", 10, 500, 30),
+                   {"system": "grafton", "write": "insert_one", "vus": 10, "error": "k6 failed"},
+                   write_run("grafton", "insert_batch_100", 1, 50, 30, 100),
+                   write_run("postgraphile", "insert_batch_100", 1, 5, 300, 100),
+                   # fast but failing: compared on the rows it wrote
+                   {**write_run("grafton", "insert_batch_100", 10, 4000, 3, 100, failed_rate=0.9),
+                    "rows_per_s": 40000, "first_failure": "WRITE-FAILED grafton insert_batch_100: affected_rows 99"},
+                   write_run("postgraphile", "insert_batch_100", 10, 10, 900, 100),
+               ]},
+    "auth": {"status": "not yet: needs mutations/auth issue"},
     "errors": ["fixed-sqlite-venues-50: k6 wrote no summary"],
 }
 
@@ -65,12 +88,15 @@ class RenderTest(unittest.TestCase):
     def test_sections(self):
         for title in ("# Grafton benchmark, 2026-11-22 11:15 UTC (full)", "## Machine", "## Targets",
                       "## Throughput and latency at fixed concurrency", "### venues (seed, no nest)",
-                      "## Capacity (the seed's test)", "## Memory", "## The ceiling", "## Not yet measured",
+                      "## Capacity (the seed's test)", "## Memory", "## The ceiling", "## Writes",
+                      "### Grafton / PostGraphile (rows/s)", "### insert_one", "### insert_batch_100",
+                      "## Not yet measured",
                       "## Errors"):
             self.assertIn(title, self.md)
         self.assertIn("62m 05s", self.md)
         self.assertIn("![venues: throughput](charts/venues-throughput.svg)", self.md)
-        self.assertIn("- writes: not yet: needs mutations/auth issue", self.md)
+        self.assertIn("- auth: not yet: needs mutations/auth issue", self.md)
+        self.assertNotIn("- writes:", self.md)
 
     def test_fixed_table(self):
         header = self.row("VUs", "system")
@@ -82,7 +108,8 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(self.row("10", "Grafton PG")[7], "12.0")
         self.assertEqual(self.row("50", "Grafton SQLite")[-1], "k6 failed")
         # every row of the table has as many cells as the header
-        for line in self.md.splitlines():
+        fixed = self.md[self.md.index("## Throughput"):self.md.index("## Capacity")]
+        for line in fixed.splitlines():
             if line.startswith("| 1 |") or line.startswith("| 10 |"):
                 self.assertEqual(len(line.strip("|").split("|")), 10, line)
 
@@ -107,6 +134,34 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(self.row("PostGraphile", "92.8 MB"), ["PostGraphile", "92.8 MB", "208.0 MB", "210.0 MB"])
         self.assertEqual(self.row("venues", "50", "3,000"), ["venues", "50", "3,000", "16.0", "2,100", "0.70"])
 
+    def test_writes_tables(self):
+        w = self.md[self.md.index("## Writes"):]
+        self.assertIn("100 aliased `createVenue` fields (one row per call, 100 calls in one request)", w)
+        self.assertIn("- Grafton SQLite insert_batch_100: 100% of the warm-up's requests failed", w)
+        self.assertEqual(self.row("write", "VUs"), ["write", "VUs", "Grafton PG ×PostGraphile",
+                                                    "Grafton SQLite ×PostGraphile"])
+        self.assertEqual(self.row("insert_one", "1"), ["insert_one", "1", "3.00×", "4.00×"])
+        self.assertEqual(self.row("insert_one", "10"), ["insert_one", "10", "—", "3.00×"])
+        self.assertEqual(self.row("insert_batch_100", "1"), ["insert_batch_100", "1", "10.00×", "not measured"])
+        # 10% of 4000 req/s succeeded: 40,000 rows/s against 1,000 (not 400× as req/s would say)
+        self.assertEqual(self.row("insert_batch_100", "10")[2], "40.00× (Grafton PG 90% failed)")
+        header = ["VUs", "system", "req/s", "rows/s", "×PostGraphile", "p50", "p95", "p99", "failed"]
+        self.assertIn("| " + " | ".join(header) + " |", w)
+        rows = [line for line in w.splitlines() if line.startswith("| 1 | Grafton PG |")]
+        self.assertEqual(rows[0], "| 1 | Grafton PG | 900 | 900 | 3.00× | 0.67 | 2.00 | 3.00 | 0% |")
+        self.assertEqual(rows[1], "| 1 | Grafton PG | 50.0 | 5,000 | 10.00× | 10.0 | 30.0 | 45.0 | 0% |")
+        self.assertIn("| 10 | Grafton PG | — | — | — | — | — | — | — | k6 failed |", w)
+        self.assertIn("| 10 | Grafton PG | 4,000 | 40,000 | 40.00× (Grafton PG 90% failed) | 1.00 | 3.00 | 4.50 | 90% |", w)
+        self.assertIn("- Grafton PG at 10 VUs: WRITE-FAILED grafton insert_batch_100: affected_rows 99", w)
+        self.assertIn("![insert_one: rows/s](charts/writes-insert_one-rows.svg)", w)
+
+    def test_writes_placeholder_and_failures(self):
+        md = report.render({"writes": {"status": "skipped: something"}})
+        self.assertIn("- writes: skipped: something", md)
+        self.assertNotIn("## Writes", md)
+        self.assertEqual(report.write_ratio({"rows_per_s": 10}, {"error": "k6 failed"}), "—")
+        self.assertEqual(report.write_ratio({"rows_per_s": 0}, {"rows_per_s": 10}), "—")
+
     def test_partial_results_render(self):
         md = report.render({"ceiling": {"status": "skipped: grafton sql not available"}})
         self.assertIn("skipped: grafton sql not available", md)
@@ -121,11 +176,14 @@ class RenderTest(unittest.TestCase):
 class ChartFilesTest(unittest.TestCase):
     def test_two_charts_per_query_well_formed(self):
         files = report.chart_files(RESULTS)
-        self.assertEqual(sorted(files), ["venues-p95.svg", "venues-throughput.svg"])
+        self.assertEqual(sorted(files), ["venues-p95.svg", "venues-throughput.svg",
+                                         "writes-insert_batch_100-p95.svg", "writes-insert_batch_100-rows.svg",
+                                         "writes-insert_one-p95.svg", "writes-insert_one-rows.svg"])
         for svg in files.values():
             ET.fromstring(svg.encode())
         self.assertIn("pgbench (same SQL)", files["venues-throughput.svg"])
         self.assertIn("Grafton SQLite", files["venues-p95.svg"])
+        self.assertIn("rows written per second", files["writes-insert_one-rows.svg"])
 
 
 if __name__ == "__main__":
