@@ -25,24 +25,54 @@ pub(crate) async fn run(
         model,
         variables,
         tx: &mut tx,
+        writing: None,
     };
-    match run.all(mutation).await {
+    let result = run.all(mutation).await;
+    let writing = run.writing;
+    match result {
         Ok(data) => {
             tx.commit().await?;
             Ok(data)
         }
         Err(e) => {
             tx.rollback().await;
-            Err(name_constraint(model, e))
+            Err(name_constraint(model, e, writing))
         }
     }
 }
 
-/// SQLite names no constraint in its errors; find the one on the offending columns.
-fn name_constraint(model: &SchemaModel, e: RequestError) -> RequestError {
+/// SQLite names no constraint in its errors; find the one on the offending columns,
+/// or for a foreign key failure, the only foreign key the failed write can break.
+fn name_constraint(
+    model: &SchemaModel,
+    e: RequestError,
+    writing: Option<(TableId, bool)>,
+) -> RequestError {
     let RequestError::Execute(ExecuteError::Constraint(mut v)) = e else {
         return e;
     };
+    if let (None, true, Some((table, deleting))) = (&v.constraint, v.columns.is_empty(), writing) {
+        let t = model.table(table);
+        // Inserts and updates break this table's keys; deletes, keys pointing at it.
+        let candidates: Vec<(&grafton_catalog::Table, &grafton_catalog::ForeignKey)> = if deleting {
+            model
+                .catalog
+                .tables
+                .iter()
+                .flat_map(|other| other.foreign_keys.iter().map(move |fk| (other, fk)))
+                .filter(|(_, fk)| fk.ref_table == t.name && fk.ref_schema == t.schema)
+                .collect()
+        } else {
+            t.foreign_keys.iter().map(|fk| (t, fk)).collect()
+        };
+        if let [(owner, fk)] = candidates.as_slice() {
+            if v.message.starts_with("FOREIGN KEY") {
+                v.constraint = Some(fk.name.clone());
+                v.table = Some(owner.name.clone());
+                v.columns = fk.columns.clone();
+            }
+        }
+    }
     if v.constraint.is_none() && !v.columns.is_empty() {
         let table = model
             .tables
@@ -70,6 +100,8 @@ struct Run<'a> {
     model: &'a SchemaModel,
     variables: &'a Map<String, Value>,
     tx: &'a mut Tx,
+    /// The table being written and whether by a delete, for naming constraint errors.
+    writing: Option<(TableId, bool)>,
 }
 
 type Boxed<'f, T> = Pin<Box<dyn Future<Output = Result<T, RequestError>> + Send + 'f>>;
@@ -108,6 +140,7 @@ impl Run<'_> {
 
     async fn write(&mut self, w: &Write) -> Result<String, RequestError> {
         let model = self.model;
+        self.writing = Some((w.table, matches!(w.action, Action::Delete(_))));
         match &w.action {
             Action::Insert { rows, on_conflict } => {
                 let mut affected = 0;
