@@ -3,7 +3,7 @@
 //! SQLite's output, without parsing it into a tree.
 
 /// Removes insignificant whitespace from JSON text produced by the database.
-pub(crate) fn compact_json(text: &str) -> String {
+pub fn compact_json(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut in_string = false;

@@ -2,6 +2,8 @@
 //! and the single JSON value the database built returned as text, unparsed.
 
 mod compact;
+
+pub use compact::compact_json;
 mod error;
 mod params;
 mod postgres;

@@ -12,6 +12,8 @@ use tokio_postgres::types::{ToSql, Type};
 /// cancelled request, a panic) it rolls back before the connection is reused.
 pub struct Tx {
     conn: Option<Conn>,
+    /// False for [`Database::autocommit`]: each statement commits by itself.
+    open: bool,
 }
 
 enum Conn {
@@ -32,6 +34,25 @@ fn gone() -> ExecuteError {
 }
 
 impl Database {
+    /// A connection for one write statement that commits by itself (no `BEGIN`): a
+    /// single statement is atomic on its own. SQLite's writer lock is still taken.
+    pub async fn autocommit(&self) -> Result<Tx, ExecuteError> {
+        let conn = match self {
+            Database::Postgres(db) => Conn::Postgres(db.client().await?),
+            Database::Sqlite(db) => {
+                let (conn, writer) = db.writer().await?;
+                Conn::Sqlite {
+                    conn,
+                    _writer: writer,
+                }
+            }
+        };
+        Ok(Tx {
+            conn: Some(conn),
+            open: false,
+        })
+    }
+
     /// Starts a write transaction.
     pub async fn begin(&self) -> Result<Tx, ExecuteError> {
         let conn = match self {
@@ -51,7 +72,10 @@ impl Database {
                 }
             }
         };
-        Ok(Tx { conn: Some(conn) })
+        Ok(Tx {
+            conn: Some(conn),
+            open: true,
+        })
     }
 }
 
@@ -130,7 +154,11 @@ impl Tx {
 
     /// Commits. On error the transaction is rolled back (by the database).
     pub async fn commit(mut self) -> Result<(), ExecuteError> {
-        match self.conn.take().ok_or_else(gone)? {
+        let conn = self.conn.take().ok_or_else(gone)?;
+        if !self.open {
+            return Ok(());
+        }
+        match conn {
             Conn::Postgres(client) => client.batch_execute("COMMIT").await.map_err(Into::into),
             Conn::Sqlite { conn, _writer } => {
                 let result = crate::sqlite::interact(&conn, |c| c.execute_batch("COMMIT")).await;
@@ -145,7 +173,7 @@ impl Tx {
 
     /// Rolls back and returns the connection to the pool.
     pub async fn rollback(mut self) {
-        if let Some(conn) = self.conn.take() {
+        if let (Some(conn), true) = (self.conn.take(), self.open) {
             rollback(conn).await;
         }
     }
@@ -174,6 +202,9 @@ async fn rollback(conn: Conn) {
 
 impl Drop for Tx {
     fn drop(&mut self) {
+        if !self.open {
+            return;
+        }
         if let Some(conn) = self.conn.take() {
             if let Ok(handle) = tokio::runtime::Handle::try_current() {
                 handle.spawn(rollback(conn));

@@ -20,6 +20,15 @@ pub(crate) async fn run(
     mutation: &Mutation,
     variables: &Map<String, Value>,
 ) -> Result<String, RequestError> {
+    if let Some(one) = one_statement(mutation) {
+        let writing = Some((
+            one.write.table,
+            matches!(one.write.action, Action::Delete(_)),
+        ));
+        return run_one(model, db, mutation, &one, variables)
+            .await
+            .map_err(|e| name_constraint(model, e, writing));
+    }
     let mut tx = db.begin().await?;
     let mut run = Run {
         model,
@@ -39,6 +48,150 @@ pub(crate) async fn run(
             Err(name_constraint(model, e, writing))
         }
     }
+}
+
+/// A mutation one write statement can answer by itself: one write, whose response
+/// shows only the written rows' own columns. It then needs no transaction and no
+/// second statement (the statement's `RETURNING` builds the response's rows).
+struct OneStatement<'m> {
+    write: &'m Write,
+    /// The selections the statement returns a JSON object for, per row.
+    selections: Vec<&'m [(String, grafton_ir::Field)]>,
+    /// The insert's columns and rows, in column order.
+    insert: Option<(Vec<usize>, Vec<Vec<Value>>)>,
+}
+
+fn one_statement(mutation: &Mutation) -> Option<OneStatement<'_>> {
+    let mut write = None;
+    for (_, root) in &mutation.root {
+        match root {
+            MutationRoot::Typename(_) => {}
+            MutationRoot::Write(w) if write.is_none() => write = Some(w),
+            _ => return None,
+        }
+    }
+    let write = write?;
+    let selections: Vec<&[(String, grafton_ir::Field)]> = match &write.output {
+        Output::Single(fields) => vec![fields.as_slice()],
+        Output::Response(fields) => fields
+            .iter()
+            .filter_map(|(_, f)| match f {
+                ResponseField::Returning(fields) => Some(fields.as_slice()),
+                _ => None,
+            })
+            .collect(),
+    };
+    if !selections.iter().all(|f| sql::row_only(f)) {
+        return None;
+    }
+    let insert = match &write.action {
+        Action::Insert { rows, .. } => {
+            let first = rows.first()?;
+            let columns = column_set(first);
+            let flat = rows
+                .iter()
+                .all(|r| r.objects.is_empty() && r.arrays.is_empty() && column_set(r) == columns);
+            if !flat || columns.is_empty() {
+                return None;
+            }
+            Some((columns.clone(), row_values(rows, &columns)))
+        }
+        _ => None,
+    };
+    Some(OneStatement {
+        write,
+        selections,
+        insert,
+    })
+}
+
+async fn run_one(
+    model: &SchemaModel,
+    db: &Database,
+    mutation: &Mutation,
+    one: &OneStatement<'_>,
+    variables: &Map<String, Value>,
+) -> Result<String, RequestError> {
+    let w = one.write;
+    // An affected_rows-only answer still needs a row per write to count.
+    let empty: [&[(String, grafton_ir::Field)]; 1] = [&[]];
+    let selections: &[&[(String, grafton_ir::Field)]] = if one.selections.is_empty() {
+        &empty
+    } else {
+        &one.selections
+    };
+    let returned = sql::Returned::Objects(selections);
+    let statement = match (&w.action, &one.insert) {
+        (Action::Insert { on_conflict, .. }, Some((columns, values))) => sql::insert(
+            model,
+            w.table,
+            columns,
+            values,
+            on_conflict.as_ref(),
+            returned,
+        ),
+        (Action::Update { filter, ops }, _) => sql::update(model, w.table, filter, ops, returned),
+        (Action::Delete(filter), _) => sql::delete(model, w.table, Some(filter), None, returned),
+        (Action::Insert { .. }, None) => {
+            return Err(RequestError::validation("insert without rows".to_owned()))
+        }
+    };
+    let mut tx = db.autocommit().await?;
+    let rows = tx.rows(&statement, variables).await?;
+    tx.commit().await?;
+    // Postgres pads json_build_object's output; SQLite's is compact already.
+    let object = |row: &[Value], i: usize| match row.get(i) {
+        Some(Value::String(s)) => grafton_execute::compact_json(s),
+        _ => "null".to_owned(),
+    };
+    let mut field = String::new();
+    match &w.output {
+        Output::Single(_) => match rows.first() {
+            Some(row) => field.push_str(&object(row, 0)),
+            None => field.push_str("null"),
+        },
+        Output::Response(fields) => {
+            field.push('{');
+            let mut returning = 0;
+            for (i, (key, f)) in fields.iter().enumerate() {
+                if i > 0 {
+                    field.push(',');
+                }
+                push_json(&mut field, key);
+                field.push(':');
+                match f {
+                    ResponseField::Typename(name) => push_json(&mut field, name),
+                    ResponseField::AffectedRows => field.push_str(&rows.len().to_string()),
+                    ResponseField::Returning(_) => {
+                        field.push('[');
+                        for (j, row) in rows.iter().enumerate() {
+                            if j > 0 {
+                                field.push(',');
+                            }
+                            field.push_str(&object(row, returning));
+                        }
+                        field.push(']');
+                        returning += 1;
+                    }
+                }
+            }
+            field.push('}');
+        }
+    }
+    let mut out = String::from("{");
+    for (i, (key, root)) in mutation.root.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_json(&mut out, key);
+        out.push(':');
+        match root {
+            MutationRoot::Typename(name) => push_json(&mut out, name),
+            _ => out.push_str(&field),
+        }
+    }
+    out.push('}');
+    Ok(out)
 }
 
 /// SQLite names no constraint in its errors; find the one on the offending columns,
@@ -150,13 +303,20 @@ impl Run<'_> {
                 self.output(w.table, &w.output, &ids, affected).await
             }
             Action::Update { filter, ops } => {
-                let statement = sql::update(model, w.table, filter, ops);
+                let statement =
+                    sql::update(model, w.table, filter, ops, sql::Returned::Identity(&[]));
                 let ids = self.tx.rows(&statement, self.variables).await?;
                 self.output(w.table, &w.output, &ids, ids.len()).await
             }
             Action::Delete(filter) => {
                 if !shows_rows(&w.output) {
-                    let statement = sql::delete(model, w.table, Some(filter), None);
+                    let statement = sql::delete(
+                        model,
+                        w.table,
+                        Some(filter),
+                        None,
+                        sql::Returned::Identity(&[]),
+                    );
                     let ids = self.tx.rows(&statement, self.variables).await?;
                     return self.output(w.table, &w.output, &[], ids.len()).await;
                 }
@@ -168,7 +328,13 @@ impl Run<'_> {
                     .await?;
                 let out = self.output(w.table, &w.output, &ids, ids.len()).await?;
                 if !ids.is_empty() {
-                    let statement = sql::delete(model, w.table, None, Some(&ids));
+                    let statement = sql::delete(
+                        model,
+                        w.table,
+                        None,
+                        Some(&ids),
+                        sql::Returned::Identity(&[]),
+                    );
                     self.tx.rows(&statement, self.variables).await?;
                 }
                 Ok(out)
@@ -347,24 +513,15 @@ impl Run<'_> {
                 vec![run]
             };
             for batch in batches {
-                let values: Vec<Vec<Value>> = batch
-                    .iter()
-                    .map(|r| {
-                        columns
-                            .iter()
-                            .map(|c| {
-                                r.columns
-                                    .iter()
-                                    .rev()
-                                    .find(|(col, _)| col == c)
-                                    .map(|(_, v)| v.clone())
-                                    .unwrap_or(Value::Null)
-                            })
-                            .collect()
-                    })
-                    .collect();
-                let statement =
-                    sql::insert(self.model, table, &columns, &values, on_conflict, extra);
+                let values = row_values(batch, &columns);
+                let statement = sql::insert(
+                    self.model,
+                    table,
+                    &columns,
+                    &values,
+                    on_conflict,
+                    sql::Returned::Identity(extra),
+                );
                 let written = self.tx.rows(&statement, self.variables).await?;
                 *affected += written.len();
                 out.extend(written);
@@ -373,6 +530,25 @@ impl Run<'_> {
         }
         Ok(out)
     }
+}
+
+/// Each row's values in `columns` order (a column given twice: the last value wins).
+fn row_values(rows: &[InsertRow], columns: &[usize]) -> Vec<Vec<Value>> {
+    rows.iter()
+        .map(|r| {
+            columns
+                .iter()
+                .map(|c| {
+                    r.columns
+                        .iter()
+                        .rev()
+                        .find(|(col, _)| col == c)
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or(Value::Null)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The columns a row sets, sorted (the key for grouping rows into one statement).

@@ -8,8 +8,13 @@ use grafton_sql::{BinOp, Expr, From, Param, ParamValue, PatternOp, Select, SqlTy
 
 /// A column as GraphQL sees it. On Postgres a column of a type Grafton does not map
 /// (tsvector, arrays…) is exposed as `String`, so it is read and compared as text.
+/// An empty `alias` leaves the column unqualified (a `RETURNING` clause).
 pub(crate) fn column_value(backend: Backend, col: &Column, alias: &str) -> Expr {
-    let expr = Expr::column(alias, &col.name);
+    let expr = if alias.is_empty() {
+        Expr::Bare(col.name.clone())
+    } else {
+        Expr::column(alias, &col.name)
+    };
     let unmapped = backend == Backend::Postgres
         && col.scalar == ScalarKind::Text
         && !matches!(

@@ -42,26 +42,66 @@ fn literal(value: Json, ty: SqlType, list: bool) -> Param {
     }
 }
 
-/// `RETURNING` identity, then `extra` columns (as text on Postgres, where every
-/// returned value is read as text).
-fn returning(model: &SchemaModel, table: TableId, extra: &[usize]) -> Vec<Expr> {
-    let t = model.table(table);
-    let text = |e: Expr| match model.backend {
-        Backend::Postgres => Expr::Cast(Box::new(e), SqlType::Builtin("text")),
-        Backend::Sqlite => e,
+/// What a write statement returns for each row it touched.
+#[derive(Debug, Clone, Copy)]
+pub enum Returned<'a> {
+    /// The row's identity, then these columns (a nested insert's keys).
+    Identity(&'a [usize]),
+    /// One JSON object per selection: the response built by the write statement
+    /// itself, when it shows nothing but the written row's own columns.
+    Objects(&'a [&'a [(String, Field)]]),
+}
+
+/// Whether `fields` can be answered from the written row alone (no relationships or
+/// aggregates, which would read other rows as they were before the statement).
+pub fn row_only(fields: &[(String, Field)]) -> bool {
+    fields
+        .iter()
+        .all(|(_, f)| matches!(f, Field::Column(_) | Field::Typename(_)))
+}
+
+/// `RETURNING` items (as text on Postgres, where every returned value is read as text).
+/// Postgres qualifies them with the table's alias (an update's `FROM` has the same
+/// column names); SQLite allows no qualifier there.
+fn returning(
+    model: &SchemaModel,
+    table: &TableRef,
+    id: TableId,
+    returned: Returned<'_>,
+) -> Vec<Expr> {
+    let postgres = model.backend == Backend::Postgres;
+    let text = |e: Expr| {
+        if postgres {
+            Expr::Cast(Box::new(e), SqlType::Builtin("text"))
+        } else {
+            e
+        }
     };
-    let mut items = match model.backend {
-        Backend::Postgres => vec![
-            text(Expr::Bare("ctid".into())),
-            text(Expr::Bare("tableoid".into())),
-        ],
-        Backend::Sqlite => vec![Expr::Bare("rowid".into())],
+    let alias = if postgres { table.alias.as_str() } else { "" };
+    let column = |name: &str| {
+        if alias.is_empty() {
+            Expr::Bare(name.to_owned())
+        } else {
+            Expr::column(alias, name)
+        }
     };
-    items.extend(
-        extra
-            .iter()
-            .map(|&c| text(Expr::Bare(t.columns[c].name.clone()))),
-    );
+    let extra = match returned {
+        Returned::Identity(extra) => extra,
+        Returned::Objects(selections) => {
+            let mut cx = ctx(model);
+            return selections
+                .iter()
+                .map(|fields| text(cx.row_object(id, alias, fields)))
+                .collect();
+        }
+    };
+    let t = model.table(id);
+    let mut items = if postgres {
+        vec![text(column("ctid")), text(column("tableoid"))]
+    } else {
+        vec![column("rowid")]
+    };
+    items.extend(extra.iter().map(|&c| text(column(&t.columns[c].name))));
     items
 }
 
@@ -102,15 +142,14 @@ fn ctx(model: &SchemaModel) -> Ctx<'_> {
     }
 }
 
-/// `INSERT` of `rows` (values in `columns` order) into `table`, returning identities
-/// and the `extra` columns.
+/// `INSERT` of `rows` (values in `columns` order) into `table`.
 pub fn insert(
     model: &SchemaModel,
     table: TableId,
     columns: &[usize],
     rows: &[Vec<Json>],
     on_conflict: Option<&OnConflict>,
-    extra: &[usize],
+    returned: Returned<'_>,
 ) -> Statement {
     let mut cx = ctx(model);
     let t = model.table(table);
@@ -145,7 +184,9 @@ pub fn insert(
             .as_ref()
             .map(|f| cx.filter(table, &table_ref.alias.clone(), f)),
     });
+    let returning = returning(model, &table_ref, table, returned);
     let write = Write::Insert(Insert {
+        returning,
         columns: columns
             .iter()
             .map(|&c| InsertColumn {
@@ -156,17 +197,17 @@ pub fn insert(
         table: table_ref,
         rows: literal(Json::Array(encoded), SqlType::Builtin("json"), false),
         on_conflict: conflict,
-        returning: returning(model, table, extra),
     });
     render_write(&write, dialect(model))
 }
 
-/// `UPDATE` of the rows matching `filter`, returning identities.
+/// `UPDATE` of the rows matching `filter`.
 pub fn update(
     model: &SchemaModel,
     table: TableId,
     filter: &BoolExp,
     ops: &[ColumnOp],
+    returned: Returned<'_>,
 ) -> Statement {
     let mut cx = ctx(model);
     let t = model.table(table);
@@ -220,12 +261,13 @@ pub fn update(
     let source = (!record.is_empty())
         .then(|| literal(Json::Object(record), SqlType::Builtin("json"), false));
     let filter = cx.filter(table, &alias, filter);
+    let returning = returning(model, &table_ref, table, returned);
     let write = Write::Update(Update {
+        returning,
         table: table_ref,
         set,
         source,
         filter: Some(filter),
-        returning: returning(model, table, &[]),
     });
     render_write(&write, dialect(model))
 }
@@ -282,6 +324,7 @@ pub fn delete(
     table: TableId,
     filter: Option<&BoolExp>,
     ids: Option<&[ReturnedRow]>,
+    returned: Returned<'_>,
 ) -> Statement {
     let mut cx = ctx(model);
     let table_ref = cx.table_ref(table);
@@ -294,10 +337,11 @@ pub fn delete(
         (None, Some(f)) => Some(cx.filter(table, &alias, f)),
         (None, None) => None,
     };
+    let returning = returning(model, &table_ref, table, returned);
     let write = Write::Delete(Delete {
+        returning,
         table: table_ref,
         filter: condition,
-        returning: returning(model, table, &[]),
     });
     render_write(&write, dialect(model))
 }

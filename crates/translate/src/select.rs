@@ -112,7 +112,12 @@ impl Ctx<'_> {
     }
 
     /// The JSON object for one row of `table` aliased `alias`.
-    fn row_object(&mut self, table: TableId, alias: &str, fields: &[(String, Field)]) -> Expr {
+    pub(crate) fn row_object(
+        &mut self,
+        table: TableId,
+        alias: &str,
+        fields: &[(String, Field)],
+    ) -> Expr {
         let mut pairs = Vec::with_capacity(fields.len());
         for (key, field) in fields {
             let expr = match field {
