@@ -35,6 +35,9 @@ pub enum IrError {
     /// A value is not valid for its column's type (checked where the database does not).
     #[error("{0}")]
     DataException(String),
+    /// A permission rule needs a session variable the request does not carry.
+    #[error("missing session variable: \"{0}\"")]
+    MissingSession(String),
 }
 
 type Fields<'d> = IndexMap<&'d str, Vec<&'d Node<executable::Field>>>;
@@ -54,10 +57,11 @@ pub fn build_query(
     }
     let mut b = Builder {
         model,
-        document,
+        document: Some(document),
         vars: Vars {
             values: variables,
             shape: BTreeSet::new(),
+            session: None,
         },
         non_negative: BTreeSet::new(),
     };
@@ -88,11 +92,12 @@ pub fn build_query(
     })
 }
 
-struct Builder<'a> {
-    model: &'a SchemaModel,
-    document: &'a ExecutableDocument,
-    vars: Vars<'a>,
-    non_negative: BTreeSet<String>,
+/// Walks operations (and permission filters, which have no document) into IR.
+pub(crate) struct Builder<'a> {
+    pub(crate) model: &'a SchemaModel,
+    pub(crate) document: Option<&'a ExecutableDocument>,
+    pub(crate) vars: Vars<'a>,
+    pub(crate) non_negative: BTreeSet<String>,
 }
 
 impl<'a> Builder<'a> {
@@ -127,7 +132,7 @@ impl<'a> Builder<'a> {
                     if visited.contains(&name) {
                         continue;
                     }
-                    if let Some(fragment) = self.document.fragments.get(name) {
+                    if let Some(fragment) = self.document.and_then(|d| d.fragments.get(name)) {
                         visited.push(name);
                         self.collect_into(&fragment.selection_set, out, visited);
                     }
@@ -487,7 +492,11 @@ impl<'a> Builder<'a> {
         }))
     }
 
-    fn bool_exp(&mut self, table: TableId, value: Input<'a>) -> Result<BoolExp, IrError> {
+    pub(crate) fn bool_exp(
+        &mut self,
+        table: TableId,
+        value: Input<'a>,
+    ) -> Result<BoolExp, IrError> {
         let model = self.model;
         let [and, or, not] = &model.combinators;
         let mut all = Vec::new();

@@ -7,6 +7,7 @@
 
 mod build;
 mod input;
+pub mod permissions;
 mod types;
 
 pub use build::{build_mutation, build_query, IrError};

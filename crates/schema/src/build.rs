@@ -1,7 +1,7 @@
 //! Builds the [`SchemaModel`]: names every table, column and relationship, writes the
 //! SDL, and validates it with apollo-compiler.
 
-use crate::config::{Config, JsonSchemaConfig, ManualKind};
+use crate::config::{Columns, Config, JsonSchemaConfig, ManualKind};
 use crate::model::*;
 use crate::naming::{graphql_safe, plural, Arg, Combinator, CompareOp, Naming};
 use crate::sdl::{FieldDef, Sdl};
@@ -48,13 +48,24 @@ const ORDER_VALUES: [(&str, Direction, Option<Nulls>); 6] = [
     ("desc_nulls_last", Direction::Desc, Some(Nulls::Last)),
 ];
 
-/// Builds the schema model for `catalog` under `config` and `naming`.
-/// `default_schema` is the database schema whose tables keep their bare names.
+/// Builds the admin schema model for `catalog` under `config` and `naming`.
 pub fn build(
     catalog: Catalog,
     config: &Config,
     naming: Naming,
     backend: Backend,
+) -> Result<SchemaModel, SchemaError> {
+    build_for_role(catalog, config, naming, backend, None)
+}
+
+/// Builds the schema model `role` sees (`None`: admin). Table and relationship ids
+/// are the same for every role, so rules written against the admin model apply.
+pub fn build_for_role(
+    catalog: Catalog,
+    config: &Config,
+    naming: Naming,
+    backend: Backend,
+    role: Option<&str>,
 ) -> Result<SchemaModel, SchemaError> {
     let default_schema = match backend {
         Backend::Postgres => "public",
@@ -73,6 +84,8 @@ pub fn build(
     }
     let relationships = relationships(&catalog, config, &mut tables, naming, &mut warnings)?;
     let validators = compile_validators(&catalog, config, &tables, default_schema)?;
+    let access = table_access(&catalog, config, &tables, default_schema, role)?;
+    restrict(&mut tables, &relationships, &access);
     let mut b = Builder {
         catalog: &catalog,
         naming,
@@ -85,6 +98,7 @@ pub fn build(
         mutation_fields: HashMap::new(),
         mutation_names: mutation_names(naming),
         validated: validators.keys().copied().collect(),
+        access: &access,
         input_types: HashMap::new(),
         enum_warnings: &mut warnings,
     };
@@ -140,10 +154,120 @@ pub fn build(
         },
         schema,
         sdl: sdl.text,
+        role: role.map(str::to_owned),
+        access,
         validators,
         warnings,
         catalog,
     })
+}
+
+/// What `role` may do with each table, from the config's `permissions`.
+fn table_access(
+    catalog: &Catalog,
+    config: &Config,
+    tables: &[TableInfo],
+    default_schema: &str,
+    role: Option<&str>,
+) -> Result<Vec<TableAccess>, SchemaError> {
+    let mut out = Vec::with_capacity(tables.len());
+    for info in tables {
+        let t = &catalog.tables[info.catalog_index];
+        let all: BTreeSet<usize> = (0..t.columns.len()).collect();
+        let writable = t.kind == TableKind::Table;
+        let Some(role) = role else {
+            out.push(TableAccess {
+                select: Some(SelectAccess {
+                    columns: all.clone(),
+                    aggregations: true,
+                }),
+                insert: writable.then(|| all.clone()),
+                update: writable.then(|| all.clone()),
+                delete: writable,
+            });
+            continue;
+        };
+        let perms = config
+            .tables
+            .iter()
+            .find(|(k, _)| find_table(catalog, k, default_schema) == Some(info.catalog_index))
+            .and_then(|(_, tc)| tc.permissions.get(role));
+        let Some(perms) = perms else {
+            out.push(TableAccess::default());
+            continue;
+        };
+        let columns = |cols: &Columns, what: &str| -> Result<BTreeSet<usize>, SchemaError> {
+            match cols {
+                Columns::All(star) if star == "*" => Ok(all.clone()),
+                Columns::All(other) => Err(SchemaError::Config(format!(
+                    "{} {what} permission of role '{role}': columns must be a list or \"*\", not '{other}'",
+                    qualified(t)
+                ))),
+                Columns::Some(names) => names
+                    .iter()
+                    .map(|n| {
+                        t.columns.iter().position(|c| &c.name == n).ok_or_else(|| {
+                            SchemaError::Config(format!(
+                                "{} {what} permission of role '{role}': no column '{n}'",
+                                qualified(t)
+                            ))
+                        })
+                    })
+                    .collect(),
+            }
+        };
+        let without =
+            |mut cols: BTreeSet<usize>,
+             presets: &std::collections::BTreeMap<String, serde_json::Value>| {
+                cols.retain(|&c| !presets.contains_key(&t.columns[c].name));
+                cols
+            };
+        out.push(TableAccess {
+            select: match &perms.select {
+                Some(p) => Some(SelectAccess {
+                    columns: columns(&p.columns, "select")?,
+                    aggregations: p.allow_aggregations,
+                }),
+                None => None,
+            },
+            insert: match &perms.insert {
+                Some(p) if writable => Some(without(columns(&p.columns, "insert")?, &p.set)),
+                _ => None,
+            },
+            update: match &perms.update {
+                Some(p) if writable => Some(without(columns(&p.columns, "update")?, &p.set)),
+                _ => None,
+            },
+            delete: writable && perms.delete.is_some(),
+        });
+    }
+    Ok(out)
+}
+
+/// Drops from each table's fields what the role cannot read: columns outside its
+/// select columns, relationships to tables it cannot see, aggregates it may not use.
+/// A table it cannot select keeps no fields at all.
+fn restrict(tables: &mut [TableInfo], relationships: &[Relationship], access: &[TableAccess]) {
+    for (id, info) in tables.iter_mut().enumerate() {
+        let a = &access[id];
+        info.mutable = a.select.is_some() && (a.insert.is_some() || a.update.is_some() || a.delete);
+        let Some(select) = &a.select else {
+            info.fields.clear();
+            continue;
+        };
+        let visible = |r: usize| access[relationships[r].target].select.is_some();
+        let aggregable = |r: usize| {
+            access[relationships[r].target]
+                .select
+                .as_ref()
+                .is_some_and(|s| s.aggregations)
+        };
+        info.fields.retain(|_, f| match *f {
+            TableField::Column(c) => select.columns.contains(&c),
+            TableField::Object(r) | TableField::Array(r) => visible(r),
+            TableField::ArrayAggregate(r) => aggregable(r),
+        });
+    }
 }
 
 /// Compiles the JSON Schemas the config attaches to columns (once, at start-up).
@@ -574,6 +698,8 @@ struct Builder<'a> {
     mutation_names: MutationNames,
     /// Columns with a JSON Schema: `(table, column)`.
     validated: HashSet<(TableId, usize)>,
+    /// What the role may do with each table.
+    access: &'a [TableAccess],
     input_types: HashMap<String, InputKind>,
     enum_warnings: &'a mut Vec<String>,
 }
@@ -664,7 +790,9 @@ impl Builder<'_> {
         let mut root = Vec::new();
         let mut mutation_root = Vec::new();
         for id in 0..self.tables.len() {
-            self.write_table(id, &mut root, &mut mutation_root);
+            if self.access[id].select.is_some() {
+                self.write_table(id, &mut root, &mut mutation_root);
+            }
         }
         let root_name = "query_root";
         self.sdl.object("type", root_name, None, &root);
@@ -764,11 +892,18 @@ impl Builder<'_> {
             .filter(|(i, name)| info.fields.get(*name) == Some(&TableField::Column(*i)))
             .map(|(i, name)| (i, name.as_str()))
             .collect();
+        // Relationships the role can follow (both ends visible).
         let rels: Vec<(usize, &Relationship)> = self
             .relationships
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.source == id)
+            .filter(|(rid, r)| {
+                r.source == id
+                    && matches!(
+                        info.fields.get(&r.name),
+                        Some(TableField::Object(x) | TableField::Array(x)) if x == rid
+                    )
+            })
             .collect();
 
         // Object type.
@@ -793,7 +928,9 @@ impl Builder<'_> {
                         FieldDef::new(&r.name, format!("[{}!]!", self.tables[r.target].type_name))
                             .with_args(self.list_args(r.target)),
                     );
-                    let agg_name = self.agg_field_name(id, r);
+                    let Some(agg_name) = self.agg_field_name(id, r) else {
+                        continue;
+                    };
                     fields.push(
                         FieldDef::new(
                             agg_name,
@@ -851,10 +988,14 @@ impl Builder<'_> {
                 RelKind::Object => {
                     fields.push(FieldDef::new(&r.name, self.table_ty(r.target, "_order_by")))
                 }
-                RelKind::Array => fields.push(FieldDef::new(
-                    self.agg_field_name(id, r),
-                    self.table_ty(r.target, "_aggregate_order_by"),
-                )),
+                RelKind::Array => {
+                    if let Some(agg_name) = self.agg_field_name(id, r) {
+                        fields.push(FieldDef::new(
+                            agg_name,
+                            self.table_ty(r.target, "_aggregate_order_by"),
+                        ))
+                    }
+                }
             }
         }
         self.sdl.object(
@@ -876,7 +1017,13 @@ impl Builder<'_> {
             &values,
         );
 
-        self.write_aggregates(id, &columns, &kinds);
+        let aggregations = self.access[id]
+            .select
+            .as_ref()
+            .is_some_and(|s| s.aggregations);
+        if aggregations {
+            self.write_aggregates(id, &columns, &kinds);
+        }
 
         // Root fields.
         let base = info.base_name.clone();
@@ -890,18 +1037,25 @@ impl Builder<'_> {
                     table.name
                 ))),
         );
-        let agg = n.field(&format!("{base}_aggregate"));
-        self.root_fields
-            .insert(agg.clone(), RootField::Aggregate(id));
-        root.push(
-            FieldDef::new(agg, format!("{}!", self.table_ty(id, "_aggregate")))
-                .with_args(self.list_args(id))
-                .describe(Some(&format!(
-                    "fetch aggregated fields from the table: \"{}\"",
-                    table.name
-                ))),
-        );
-        if !info.primary_key.is_empty() {
+        if aggregations {
+            let agg = n.field(&format!("{base}_aggregate"));
+            self.root_fields
+                .insert(agg.clone(), RootField::Aggregate(id));
+            root.push(
+                FieldDef::new(agg, format!("{}!", self.table_ty(id, "_aggregate")))
+                    .with_args(self.list_args(id))
+                    .describe(Some(&format!(
+                        "fetch aggregated fields from the table: \"{}\"",
+                        table.name
+                    ))),
+            );
+        }
+        let pk_visible = !info.primary_key.is_empty()
+            && info
+                .primary_key
+                .iter()
+                .all(|c| columns.iter().any(|(i, _)| i == c));
+        if pk_visible {
             let by_pk = n.field(&format!("{base}_by_pk"));
             self.root_fields.insert(by_pk.clone(), RootField::ByPk(id));
             let args = info
@@ -924,17 +1078,17 @@ impl Builder<'_> {
             );
         }
         if info.mutable {
-            self.write_mutations(id, &columns, &kinds, mutation_root);
+            self.write_mutations(id, pk_visible, &kinds, mutation_root);
         }
     }
 
-    fn agg_field_name(&self, source: TableId, r: &Relationship) -> String {
+    /// The `<array>_aggregate` field of an array relationship, if the role has it.
+    fn agg_field_name(&self, source: TableId, r: &Relationship) -> Option<String> {
         self.tables[source]
             .fields
             .iter()
             .find(|(_, f)| **f == TableField::ArrayAggregate(self.rel_id(r)))
             .map(|(name, _)| name.clone())
-            .unwrap_or_else(|| format!("{}_aggregate", r.name))
     }
 
     fn rel_id(&self, r: &Relationship) -> RelId {

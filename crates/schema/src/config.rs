@@ -33,6 +33,98 @@ pub struct TableConfig {
     /// Per-column settings, keyed by the column's database name.
     #[serde(default)]
     pub columns: BTreeMap<String, ColumnConfig>,
+    /// What each role may do with this table, keyed by role name.
+    #[serde(default)]
+    pub permissions: BTreeMap<String, Permissions>,
+}
+
+/// One role's permissions on one table. A role sees a table only with `select`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Permissions {
+    /// Reading rows.
+    pub select: Option<SelectPermission>,
+    /// Inserting rows.
+    pub insert: Option<InsertPermission>,
+    /// Updating rows.
+    pub update: Option<UpdatePermission>,
+    /// Deleting rows.
+    pub delete: Option<DeletePermission>,
+}
+
+/// Columns a permission covers: a list of database column names, or `"*"` for all.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Columns {
+    /// `"*"`: every column.
+    All(String),
+    /// These columns.
+    Some(Vec<String>),
+}
+
+impl Default for Columns {
+    fn default() -> Self {
+        Columns::Some(Vec::new())
+    }
+}
+
+/// `select`: which columns, which rows, how many, and whether aggregates.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SelectPermission {
+    /// Columns the role may read (and filter and sort on).
+    #[serde(default)]
+    pub columns: Columns,
+    /// A `bool_exp` every row read must satisfy; values may be session variables.
+    #[serde(default)]
+    pub filter: Option<serde_json::Value>,
+    /// The most rows one list may return.
+    pub limit: Option<u64>,
+    /// Whether `_aggregate` fields (and ordering by aggregates) exist for the role.
+    #[serde(default)]
+    pub allow_aggregations: bool,
+}
+
+/// `insert`: which columns, a check every new row must pass, and column presets.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InsertPermission {
+    /// Columns the role may set.
+    #[serde(default)]
+    pub columns: Columns,
+    /// A `bool_exp` every inserted row must satisfy, checked in the same transaction.
+    #[serde(default)]
+    pub check: Option<serde_json::Value>,
+    /// Values forced on every inserted row (literals or session variables).
+    #[serde(default)]
+    pub set: BTreeMap<String, serde_json::Value>,
+}
+
+/// `update`: which columns, which rows, a check on the result, and presets.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpdatePermission {
+    /// Columns the role may change.
+    #[serde(default)]
+    pub columns: Columns,
+    /// A `bool_exp` rows must satisfy to be updated.
+    #[serde(default)]
+    pub filter: Option<serde_json::Value>,
+    /// A `bool_exp` every updated row must satisfy afterwards.
+    #[serde(default)]
+    pub check: Option<serde_json::Value>,
+    /// Values forced on every update.
+    #[serde(default)]
+    pub set: BTreeMap<String, serde_json::Value>,
+}
+
+/// `delete`: which rows.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeletePermission {
+    /// A `bool_exp` rows must satisfy to be deleted.
+    #[serde(default)]
+    pub filter: Option<serde_json::Value>,
 }
 
 /// Settings for one column.

@@ -6,7 +6,7 @@ use apollo_compiler::validation::Valid;
 use apollo_compiler::Schema;
 use grafton_catalog::{Backend, Catalog, ScalarKind};
 use grafton_sql::{AggFunc, Direction, Nulls};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// Index into [`SchemaModel::tables`].
 pub type TableId = usize;
@@ -81,6 +81,28 @@ pub enum RootField {
     ByPk(TableId),
     /// `t_aggregate(…)`.
     Aggregate(TableId),
+}
+
+/// What the schema's role may do with a table (everything, for admin).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableAccess {
+    /// Reading: without it the table does not exist for the role.
+    pub select: Option<SelectAccess>,
+    /// Inserting: the columns the role may set (presets excluded).
+    pub insert: Option<BTreeSet<usize>>,
+    /// Updating: the columns the role may change (presets excluded).
+    pub update: Option<BTreeSet<usize>>,
+    /// Deleting.
+    pub delete: bool,
+}
+
+/// What a role may read of a table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SelectAccess {
+    /// Readable columns (also the ones it may filter and sort on).
+    pub columns: BTreeSet<usize>,
+    /// Whether `_aggregate` fields exist.
+    pub aggregations: bool,
 }
 
 /// What a root mutation field does.
@@ -211,6 +233,10 @@ pub struct SchemaModel {
     pub schema: Valid<Schema>,
     /// The schema as SDL text.
     pub sdl: String,
+    /// The role this schema is for (`None`: admin).
+    pub role: Option<String>,
+    /// What the role may do with each table, by table id.
+    pub access: Vec<TableAccess>,
     /// Compiled JSON Schemas of columns, by `(table, column index)`.
     pub validators: HashMap<(TableId, usize), grafton_validate::ColumnSchema>,
     /// Non-fatal problems found while building (unmapped types, name clashes).
@@ -240,6 +266,28 @@ impl SchemaModel {
     /// The catalog table behind an exposed table.
     pub fn table(&self, id: TableId) -> &grafton_catalog::Table {
         &self.catalog.tables[self.tables[id].catalog_index]
+    }
+
+    /// The table a config key (`name` or `schema.name`) names.
+    pub fn table_by_config_key(&self, key: &str) -> Option<TableId> {
+        let default_schema = match self.backend {
+            grafton_catalog::Backend::Postgres => "public",
+            grafton_catalog::Backend::Sqlite => "main",
+        };
+        let (schema, name) = key.split_once('.').unwrap_or((default_schema, key));
+        self.tables.iter().position(|t| {
+            let c = &self.catalog.tables[t.catalog_index];
+            c.schema == schema && c.name == name
+        })
+    }
+
+    /// Looks up any column (readable or not) by its GraphQL name: for write inputs,
+    /// whose columns the role's schema has already limited.
+    pub fn column_by_name(&self, id: TableId, field: &str) -> Option<usize> {
+        self.tables[id]
+            .column_fields
+            .iter()
+            .position(|n| n == field)
     }
 
     /// Looks up a column by GraphQL field name.

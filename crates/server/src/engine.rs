@@ -12,6 +12,7 @@ use apollo_compiler::schema::Implementers;
 use apollo_compiler::validation::Valid;
 use apollo_compiler::{ast, introspection, request, ExecutableDocument, Name};
 use grafton_execute::Database;
+use grafton_ir::permissions::RoleRules;
 use grafton_ir::Root;
 use grafton_schema::SchemaModel;
 use grafton_sql::{Dialect, Statement};
@@ -29,6 +30,16 @@ pub struct GraphqlRequest {
     pub operation_name: Option<String>,
     /// Variable values.
     pub variables: Map<String, Value>,
+}
+
+/// Who sends a request: admin (`role: None`) or a role, with session variables
+/// (lower-case `x-hasura-*` names) that permission rules may read.
+#[derive(Debug, Clone, Default)]
+pub struct Caller {
+    /// The role; `None` is admin.
+    pub role: Option<String>,
+    /// Session variables.
+    pub vars: Map<String, Value>,
 }
 
 /// How the request arrived, for the rules that depend on it.
@@ -58,6 +69,8 @@ pub struct Plan {
     roots: Vec<(String, bool)>,
     /// Whether any root field is introspection (then responses are merged).
     has_introspection: bool,
+    /// Session variables the statement binds (each request must carry them).
+    session_vars: Vec<String>,
 }
 
 /// A request ready to execute: its plan and its coerced variables.
@@ -73,9 +86,11 @@ pub struct Prepared {
     pub mutation: Option<grafton_ir::Mutation>,
 }
 
-/// Parsing, validation and planning, with their caches. Does no I/O.
+/// Parsing, validation and planning for one role, with their caches. Does no I/O.
 pub struct Planner {
     model: Arc<SchemaModel>,
+    /// The role's row rules (`None`: admin).
+    rules: Option<Arc<RoleRules>>,
     dialect: Dialect,
     implementers: HashMap<Name, Implementers>,
     /// Keyed by document text; per-role keys come with permissions.
@@ -86,11 +101,17 @@ const DOCUMENT_CACHE_SIZE: usize = 1024;
 const PLANS_PER_DOCUMENT: usize = 64;
 
 impl Planner {
-    /// A planner for `model`, rendering SQL in `dialect`.
+    /// An admin planner for `model`, rendering SQL in `dialect`.
     pub fn new(model: SchemaModel, dialect: Dialect) -> Self {
+        Self::for_role(model, None, dialect)
+    }
+
+    /// A planner for a role's `model` and `rules` (`None`: admin).
+    pub fn for_role(model: SchemaModel, rules: Option<RoleRules>, dialect: Dialect) -> Self {
         Self {
             implementers: model.schema.implementers_map(),
             model: Arc::new(model),
+            rules: rules.map(Arc::new),
             dialect,
             documents: Cache::new(DOCUMENT_CACHE_SIZE),
         }
@@ -107,6 +128,17 @@ impl Planner {
         req: &GraphqlRequest,
         transport: Transport,
     ) -> Result<Prepared, RequestError> {
+        self.prepare_as(req, transport, &Map::new())
+    }
+
+    /// [`prepare`](Self::prepare) with the caller's session variables, which the
+    /// role's rules bind as parameters.
+    pub fn prepare_as(
+        &self,
+        req: &GraphqlRequest,
+        transport: Transport,
+        session: &Map<String, Value>,
+    ) -> Result<Prepared, RequestError> {
         let entry = match self.documents.get(&req.query) {
             Some(entry) => entry,
             None => {
@@ -115,14 +147,14 @@ impl Planner {
                 entry
             }
         };
-        self.prepare_with(entry, req, transport, true)
+        self.prepare_with(entry, req, transport, true, session)
     }
 
     /// Like [`prepare`](Self::prepare) but bypassing both caches: the full cost of a
     /// request seen for the first time (for benchmarks).
     pub fn prepare_uncached(&self, req: &GraphqlRequest) -> Result<Prepared, RequestError> {
         let entry = self.parse(req)?;
-        self.prepare_with(entry, req, Transport::Post, false)
+        self.prepare_with(entry, req, Transport::Post, false, &Map::new())
     }
 
     fn prepare_with(
@@ -131,6 +163,7 @@ impl Planner {
         req: &GraphqlRequest,
         transport: Transport,
         use_cache: bool,
+        session: &Map<String, Value>,
     ) -> Result<Prepared, RequestError> {
         let operation = operation(&entry, req.operation_name.as_deref())?;
         if transport == Transport::Get && operation.operation_type != OperationType::Query {
@@ -145,7 +178,7 @@ impl Planner {
             .collect();
         let coerced = request::coerce_variable_values(&self.model.schema, operation, &raw_vars)
             .map_err(|e| RequestError::validation(e.message().to_string()))?;
-        let variables: Map<String, Value> = coerced
+        let mut variables: Map<String, Value> = coerced
             .iter()
             .map(|(k, v)| {
                 (
@@ -154,9 +187,16 @@ impl Planner {
                 )
             })
             .collect();
+        // Session variable names contain '-', which GraphQL variable names cannot.
+        variables.extend(session.iter().map(|(k, v)| (k.clone(), v.clone())));
         if operation.operation_type == OperationType::Mutation {
-            let mutation =
-                grafton_ir::build_mutation(&self.model, &entry.document, operation, &variables)?;
+            let mutation = grafton_ir::build_mutation(
+                &self.model,
+                self.rules.as_deref(),
+                &entry.document,
+                operation,
+                &variables,
+            )?;
             return Ok(Prepared {
                 operation_name: req.operation_name.clone(),
                 entry,
@@ -167,11 +207,19 @@ impl Planner {
                     non_negative_vars: Vec::new(),
                     roots: Vec::new(),
                     has_introspection: false,
+                    session_vars: Vec::new(),
                 }),
                 mutation: Some(mutation),
             });
         }
         let plan = self.plan(&entry, operation, &variables, use_cache)?;
+        if let Some(missing) = plan
+            .session_vars
+            .iter()
+            .find(|v| !variables.contains_key(*v))
+        {
+            return Err(grafton_ir::IrError::MissingSession(missing.clone()).into());
+        }
         for name in &plan.non_negative_vars {
             if variables
                 .get(name)
@@ -226,8 +274,17 @@ impl Planner {
             }
         }
         let query = grafton_ir::build_query(&self.model, &entry.document, operation, variables)?;
-        let statement = grafton_translate::translate_query(&self.model, &query)
-            .map(|select| grafton_sql::render(&select, self.dialect));
+        let statement =
+            grafton_translate::translate_query(&self.model, self.rules.as_deref(), &query)
+                .map(|select| grafton_sql::render(&select, self.dialect));
+        let session_vars = statement
+            .iter()
+            .flat_map(|s| &s.params)
+            .filter_map(|p| match &p.value {
+                grafton_sql::ParamValue::Variable(v) if v.contains('-') => Some(v.clone()),
+                _ => None,
+            })
+            .collect();
         let roots: Vec<(String, bool)> = query
             .root
             .iter()
@@ -239,6 +296,7 @@ impl Planner {
             non_negative_vars: query.non_negative_vars.iter().cloned().collect(),
             roots,
             has_introspection,
+            session_vars,
         });
         if use_cache {
             // Key the plan on every variable known to shape this document, including
@@ -305,18 +363,47 @@ impl Planner {
     }
 }
 
-/// The schema, the database and the caches: shared by every request.
+/// The schemas (admin's and each role's), the database and the caches: shared by
+/// every request.
 pub struct Engine {
     planner: Planner,
+    roles: std::collections::HashMap<String, Planner>,
     db: Database,
 }
 
 impl Engine {
-    /// An engine serving `model` from `db`.
+    /// An engine serving `model` (admin only) from `db`.
     pub fn new(model: SchemaModel, db: Database) -> Self {
+        Self::with_roles(model, Vec::new(), db)
+    }
+
+    /// An engine with the admin `model` and each role's model and rules.
+    pub fn with_roles(
+        model: SchemaModel,
+        roles: Vec<(SchemaModel, RoleRules)>,
+        db: Database,
+    ) -> Self {
+        let dialect = db.dialect();
         Self {
-            planner: Planner::new(model, db.dialect()),
+            planner: Planner::new(model, dialect),
+            roles: roles
+                .into_iter()
+                .map(|(m, r)| (r.role.clone(), Planner::for_role(m, Some(r), dialect)))
+                .collect(),
             db,
+        }
+    }
+
+    /// The planner of a role (`None`: admin). A role with no permissions anywhere
+    /// has no schema: its requests are refused.
+    pub fn planner_for(&self, role: Option<&str>) -> Result<&Planner, RequestError> {
+        match role {
+            None => Ok(&self.planner),
+            Some(r) => self.roles.get(r).ok_or_else(|| RequestError::Auth {
+                code: "access-denied",
+                message: format!("role \"{r}\" has no permissions"),
+                status: 403,
+            }),
         }
     }
 
@@ -335,16 +422,24 @@ impl Engine {
         &self.db
     }
 
-    /// Runs a request and returns the response body's JSON text.
+    /// Runs a request as `caller` and returns the response body's JSON text.
     pub async fn execute(
         &self,
         req: &GraphqlRequest,
         transport: Transport,
+        caller: &Caller,
     ) -> Result<String, RequestError> {
-        let prepared = self.planner.prepare(req, transport)?;
+        let planner = self.planner_for(caller.role.as_deref())?;
+        let prepared = planner.prepare_as(req, transport, &caller.vars)?;
         if let Some(mutation) = &prepared.mutation {
-            let data =
-                crate::mutate::run(self.model(), &self.db, mutation, &prepared.variables).await?;
+            let data = crate::mutate::run(
+                planner.model(),
+                planner.rules.as_deref(),
+                &self.db,
+                mutation,
+                &prepared.variables,
+            )
+            .await?;
             return Ok(format!("{{\"data\":{data}}}"));
         }
         let db_json = match &prepared.plan.statement {
@@ -352,7 +447,7 @@ impl Engine {
             None => None,
         };
         if prepared.plan.has_introspection {
-            return self.planner.merge_introspection(&prepared, db_json);
+            return planner.merge_introspection(&prepared, db_json);
         }
         let data = db_json.unwrap_or_else(|| "{}".to_owned());
         let mut out = String::with_capacity(data.len() + 10);

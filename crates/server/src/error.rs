@@ -37,6 +37,19 @@ pub enum RequestError {
     /// The database failed.
     #[error(transparent)]
     Execute(#[from] ExecuteError),
+    /// A write broke the role's insert or update check: nothing was written.
+    #[error("{0}")]
+    Permission(String),
+    /// Authentication failed or the role is not allowed.
+    #[error("{message}")]
+    Auth {
+        /// `invalid-jwt` or `access-denied`.
+        code: &'static str,
+        /// What failed.
+        message: String,
+        /// HTTP status.
+        status: u16,
+    },
 }
 
 impl RequestError {
@@ -62,6 +75,9 @@ impl RequestError {
             Self::Ir(IrError::NotSupported(_)) => "not-supported",
             Self::Ir(IrError::InvalidInput { .. }) => "validation-failed",
             Self::Ir(IrError::DataException(_)) => "data-exception",
+            Self::Ir(IrError::MissingSession(_)) => "access-denied",
+            Self::Permission(_) => "permission-error",
+            Self::Auth { code, .. } => code,
             Self::Execute(e) => match e.kind() {
                 DbErrorKind::DataException => "data-exception",
                 DbErrorKind::ConstraintViolation => "constraint-violation",
@@ -74,7 +90,10 @@ impl RequestError {
     /// True when the request failed before execution (GraphQL "request error"):
     /// the response then has no `data` key.
     pub fn is_request_error(&self) -> bool {
-        !matches!(self, Self::Execute(_) | Self::Ir(IrError::DataException(_)))
+        !matches!(
+            self,
+            Self::Execute(_) | Self::Ir(IrError::DataException(_)) | Self::Permission(_)
+        )
     }
 
     /// The HTTP status. `graphql_response` is true when the client accepts
@@ -89,7 +108,10 @@ impl RequestError {
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             // A bad value is found where SQLite cannot check it, or by Postgres: same answer.
-            Self::Ir(IrError::DataException(_)) => StatusCode::OK,
+            Self::Ir(IrError::DataException(_)) | Self::Permission(_) => StatusCode::OK,
+            Self::Auth { status, .. } => {
+                StatusCode::from_u16(*status).unwrap_or(StatusCode::UNAUTHORIZED)
+            }
             Self::Validation(_) | Self::Ir(_) if graphql_response => StatusCode::BAD_REQUEST,
             Self::Validation(_) | Self::Ir(_) => StatusCode::OK,
             Self::Execute(e) if e.kind() == DbErrorKind::Unavailable => {

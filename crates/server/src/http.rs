@@ -1,6 +1,6 @@
 //! The HTTP edge: GraphQL over HTTP on `/v1/graphql` and `/graphql`, and `/healthz`.
 
-use crate::engine::{Engine, GraphqlRequest, Transport};
+use crate::engine::{Caller, Engine, GraphqlRequest, Transport};
 use crate::error::RequestError;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -117,7 +117,11 @@ async fn graphql_post(
         let value: Value =
             serde_json::from_slice(&body).map_err(|e| RequestError::InvalidJson(e.to_string()))?;
         let request = parse_request(value)?;
-        state.engine.execute(&request, Transport::Post).await
+        let caller = caller(&headers);
+        state
+            .engine
+            .execute(&request, Transport::Post, &caller)
+            .await
     }
     .await;
     respond(result, graphql_response)
@@ -141,10 +145,32 @@ async fn graphql_get(
             object.insert(k, value);
         }
         let request = parse_request(Value::Object(object))?;
-        state.engine.execute(&request, Transport::Get).await
+        let caller = caller(&headers);
+        state
+            .engine
+            .execute(&request, Transport::Get, &caller)
+            .await
     }
     .await;
     respond(result, graphql_response)
+}
+
+/// The caller: admin, who may act as the role in `x-hasura-role` with the
+/// `x-hasura-*` headers as session variables.
+fn caller(headers: &HeaderMap) -> Caller {
+    let mut caller = Caller::default();
+    for (name, value) in headers {
+        let name = name.as_str();
+        let Ok(value) = value.to_str() else { continue };
+        if name == "x-hasura-role" {
+            caller.role = Some(value.to_owned());
+        } else if grafton_ir::permissions::is_session_var(name) {
+            caller
+                .vars
+                .insert(name.to_owned(), Value::String(value.to_owned()));
+        }
+    }
+    caller
 }
 
 /// Checks the request object's shape (GraphQL over HTTP §"Request Parameters").

@@ -99,16 +99,46 @@ pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> 
     for w in &introspected.warnings {
         tracing::warn!("{w}");
     }
+    let naming = Naming::new(options.naming);
     let model = grafton_schema::build(
-        introspected.catalog,
+        introspected.catalog.clone(),
         &options.config,
-        Naming::new(options.naming),
+        naming,
         db.backend(),
     )?;
     for w in &model.warnings {
         tracing::warn!("{w}");
     }
-    Ok(Engine::new(model, db))
+    // One schema per role named in the config, built now, never per request.
+    let roles: std::collections::BTreeSet<&String> = options
+        .config
+        .tables
+        .values()
+        .flat_map(|t| t.permissions.keys())
+        .collect();
+    let mut role_models = Vec::new();
+    for role in roles {
+        let rules =
+            grafton_ir::permissions::compile(&model, &options.config, role).map_err(|e| {
+                StartError::Config {
+                    path: "permissions".into(),
+                    message: e.to_string(),
+                }
+            })?;
+        let role_model = grafton_schema::build_for_role(
+            introspected.catalog.clone(),
+            &options.config,
+            naming,
+            db.backend(),
+            Some(role),
+        )
+        .map_err(|e| StartError::Config {
+            path: "permissions".into(),
+            message: format!("schema of role '{role}': {e}"),
+        })?;
+        role_models.push((role_model, rules));
+    }
+    Ok(Engine::with_roles(model, role_models, db))
 }
 
 /// A running server.

@@ -4,6 +4,7 @@
 
 use crate::error::RequestError;
 use grafton_execute::{Database, ExecuteError, Tx};
+use grafton_ir::permissions::RoleRules;
 use grafton_ir::{
     Action, InsertRow, Mutation, MutationRoot, OnConflict, Output, ResponseField, Write,
 };
@@ -13,25 +14,28 @@ use serde_json::{Map, Value};
 use std::future::Future;
 use std::pin::Pin;
 
-/// Runs `mutation` and returns the `data` object's JSON text.
+/// Runs `mutation` (under a role's `rules`, if any) and returns the `data` object's
+/// JSON text.
 pub(crate) async fn run(
     model: &SchemaModel,
+    rules: Option<&RoleRules>,
     db: &Database,
     mutation: &Mutation,
     variables: &Map<String, Value>,
 ) -> Result<String, RequestError> {
-    if let Some(one) = one_statement(mutation) {
+    if let Some(one) = one_statement(mutation).filter(|one| plain_for(rules, one.write)) {
         let writing = Some((
             one.write.table,
             matches!(one.write.action, Action::Delete(_)),
         ));
-        return run_one(model, db, mutation, &one, variables)
+        return run_one(model, rules, db, mutation, &one, variables)
             .await
             .map_err(|e| name_constraint(model, e, writing));
     }
     let mut tx = db.begin().await?;
     let mut run = Run {
         model,
+        rules,
         variables,
         tx: &mut tx,
         writing: None,
@@ -59,6 +63,20 @@ struct OneStatement<'m> {
     selections: Vec<&'m [(String, grafton_ir::Field)]>,
     /// The insert's columns and rows, in column order.
     insert: Option<(Vec<usize>, Vec<Vec<Value>>)>,
+}
+
+/// Whether the role's rules leave `write` to the one-statement path: its `RETURNING`
+/// shows rows without the read rule, and checks need the rows' identities.
+fn plain_for(rules: Option<&RoleRules>, write: &Write) -> bool {
+    let Some(t) = rules.and_then(|r| r.tables.get(write.table)) else {
+        return true;
+    };
+    let check = match write.action {
+        Action::Insert { .. } => &t.insert_check,
+        Action::Update { .. } => &t.update_check,
+        Action::Delete(_) => &None,
+    };
+    t.select.is_none() && check.is_none()
 }
 
 fn one_statement(mutation: &Mutation) -> Option<OneStatement<'_>> {
@@ -107,6 +125,7 @@ fn one_statement(mutation: &Mutation) -> Option<OneStatement<'_>> {
 
 async fn run_one(
     model: &SchemaModel,
+    rules: Option<&RoleRules>,
     db: &Database,
     mutation: &Mutation,
     one: &OneStatement<'_>,
@@ -124,14 +143,19 @@ async fn run_one(
     let statement = match (&w.action, &one.insert) {
         (Action::Insert { on_conflict, .. }, Some((columns, values))) => sql::insert(
             model,
+            rules,
             w.table,
             columns,
             values,
             on_conflict.as_ref(),
             returned,
         ),
-        (Action::Update { filter, ops }, _) => sql::update(model, w.table, filter, ops, returned),
-        (Action::Delete(filter), _) => sql::delete(model, w.table, Some(filter), None, returned),
+        (Action::Update { filter, ops }, _) => {
+            sql::update(model, rules, w.table, filter, ops, returned)
+        }
+        (Action::Delete(filter), _) => {
+            sql::delete(model, rules, w.table, Some(filter), None, returned)
+        }
         (Action::Insert { .. }, None) => {
             return Err(RequestError::validation("insert without rows".to_owned()))
         }
@@ -251,6 +275,7 @@ fn name_constraint(
 
 struct Run<'a> {
     model: &'a SchemaModel,
+    rules: Option<&'a RoleRules>,
     variables: &'a Map<String, Value>,
     tx: &'a mut Tx,
     /// The table being written and whether by a delete, for naming constraint errors.
@@ -303,15 +328,26 @@ impl Run<'_> {
                 self.output(w.table, &w.output, &ids, affected).await
             }
             Action::Update { filter, ops } => {
-                let statement =
-                    sql::update(model, w.table, filter, ops, sql::Returned::Identity(&[]));
+                let statement = sql::update(
+                    model,
+                    self.rules,
+                    w.table,
+                    filter,
+                    ops,
+                    sql::Returned::Identity(&[]),
+                );
                 let ids = self.tx.rows(&statement, self.variables).await?;
+                let check = self
+                    .rules
+                    .and_then(|r| r.tables[w.table].update_check.as_ref());
+                self.check(w.table, check, &ids, "update").await?;
                 self.output(w.table, &w.output, &ids, ids.len()).await
             }
             Action::Delete(filter) => {
                 if !shows_rows(&w.output) {
                     let statement = sql::delete(
                         model,
+                        self.rules,
                         w.table,
                         Some(filter),
                         None,
@@ -324,12 +360,16 @@ impl Run<'_> {
                 // delete exactly those.
                 let ids = self
                     .tx
-                    .rows(&sql::lock(model, w.table, filter), self.variables)
+                    .rows(
+                        &sql::lock(model, self.rules, w.table, filter),
+                        self.variables,
+                    )
                     .await?;
                 let out = self.output(w.table, &w.output, &ids, ids.len()).await?;
                 if !ids.is_empty() {
                     let statement = sql::delete(
                         model,
+                        self.rules,
                         w.table,
                         None,
                         Some(&ids),
@@ -340,6 +380,39 @@ impl Run<'_> {
                 Ok(out)
             }
         }
+    }
+
+    /// Fails the mutation if any written row breaks a permission check.
+    async fn check(
+        &mut self,
+        table: TableId,
+        check: Option<&grafton_ir::BoolExp>,
+        ids: &[ReturnedRow],
+        what: &str,
+    ) -> Result<(), RequestError> {
+        let Some(check) = check else {
+            return Ok(());
+        };
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let statement = sql::count_failing(self.model, table, check, ids);
+        let rows = self.tx.rows(&statement, self.variables).await?;
+        let failing = rows
+            .first()
+            .and_then(|r| r.first())
+            .map(|v| match v {
+                Value::String(s) => s.parse::<u64>().unwrap_or(1),
+                other => other.as_u64().unwrap_or(1),
+            })
+            .unwrap_or(0);
+        if failing > 0 {
+            let name = &self.model.tables[table].base_name;
+            return Err(RequestError::Permission(format!(
+                "check constraint of an {what} permission on \"{name}\" has failed for {failing} row(s)"
+            )));
+        }
+        Ok(())
     }
 
     /// The field's JSON: a `t_mutation_response` object, or the single row (or null).
@@ -353,7 +426,7 @@ impl Run<'_> {
         match output {
             Output::Single(fields) => {
                 let first = &ids[..ids.len().min(1)];
-                match sql::select_written(self.model, table, fields, first, true) {
+                match sql::select_written(self.model, self.rules, table, fields, first, true) {
                     Some(statement) => Ok(self.tx.json(&statement, self.variables).await?),
                     None => Ok("null".into()),
                 }
@@ -370,7 +443,9 @@ impl Run<'_> {
                         ResponseField::Typename(name) => push_json(&mut out, name),
                         ResponseField::AffectedRows => out.push_str(&affected.to_string()),
                         ResponseField::Returning(fields) => {
-                            match sql::select_written(self.model, table, fields, ids, false) {
+                            match sql::select_written(
+                                self.model, self.rules, table, fields, ids, false,
+                            ) {
                                 Some(statement) => {
                                     out.push_str(&self.tx.json(&statement, self.variables).await?)
                                 }
@@ -516,13 +591,19 @@ impl Run<'_> {
                 let values = row_values(batch, &columns);
                 let statement = sql::insert(
                     self.model,
+                    self.rules,
                     table,
                     &columns,
                     &values,
                     on_conflict,
                     sql::Returned::Identity(extra),
                 );
+                self.writing = Some((table, false));
                 let written = self.tx.rows(&statement, self.variables).await?;
+                let check = self
+                    .rules
+                    .and_then(|r| r.tables[table].insert_check.as_ref());
+                self.check(table, check, &written, "insert").await?;
                 *affected += written.len();
                 out.extend(written);
             }

@@ -353,6 +353,8 @@ pub enum Expr {
     Or(Vec<Expr>),
     /// `NOT (expr)`.
     Not(Box<Expr>),
+    /// `(expr) IS NOT TRUE`: false or NULL.
+    NotTrue(Box<Expr>),
     /// `EXISTS (select)`.
     Exists(Box<Select>),
     /// A scalar subquery `(select)`.
@@ -392,6 +394,8 @@ pub enum Expr {
         /// The operand.
         operand: Box<Expr>,
     },
+    /// The smaller of a (possibly NULL: no limit) value and a cap: a role's row limit.
+    Least(Box<Expr>, i64),
     /// The position of a row in a [`From::RowIds`] list, for ordering.
     RowIdOrder(String),
     /// The row (aliased) is one of these identities (see [`From::RowIds`]).

@@ -539,6 +539,19 @@ impl Renderer {
                 });
             }
             Expr::RowIdIn { alias, ids } => self.row_id_in(alias, ids),
+            Expr::Least(value, cap) => match self.dialect {
+                // LEAST skips NULLs; SQLite's min() would return NULL.
+                Dialect::Postgres => {
+                    self.push("LEAST(");
+                    self.expr(value);
+                    let _ = write!(self.sql, ", {cap})");
+                }
+                Dialect::Sqlite => {
+                    self.push("min(coalesce(");
+                    self.expr(value);
+                    let _ = write!(self.sql, ", {cap}), {cap})");
+                }
+            },
             Expr::Str(s) => self.string(s),
             Expr::Int(i) => {
                 let _ = write!(self.sql, "{i}");
@@ -610,6 +623,11 @@ impl Renderer {
                 self.push("(NOT ");
                 self.expr(inner);
                 self.push(")");
+            }
+            Expr::NotTrue(inner) => {
+                self.push("(");
+                self.expr(inner);
+                self.push(" IS NOT TRUE)");
             }
             Expr::Exists(s) => {
                 self.push("EXISTS (");

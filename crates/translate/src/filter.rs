@@ -104,9 +104,9 @@ impl Ctx<'_> {
                 self.compare(table, alias, *column, *op, value)
             }
             BoolExp::Exists(rel, inner) => {
+                // Rows the role cannot read must not satisfy its filters either.
                 let target = self.model.relationships[*rel].target;
-                let (from, child) = self.rel_from(*rel);
-                let join = self.join(*rel, alias, &child);
+                let (from, child, join) = self.related(*rel, alias);
                 let cond = self.filter(target, &child, inner);
                 Expr::Exists(Box::new(Select {
                     from: Some(from),

@@ -8,6 +8,7 @@
 
 use crate::select::Ctx;
 use grafton_catalog::{Backend, ScalarKind};
+use grafton_ir::permissions::RoleRules;
 use grafton_ir::{BoolExp, ColumnOp, Field, OnConflict, Rows, UpdateOperator};
 use grafton_schema::{SchemaModel, TableId};
 use grafton_sql::{
@@ -88,7 +89,7 @@ fn returning(
     let extra = match returned {
         Returned::Identity(extra) => extra,
         Returned::Objects(selections) => {
-            let mut cx = ctx(model);
+            let mut cx = Ctx::new(model, None);
             return selections
                 .iter()
                 .map(|fields| text(cx.row_object(id, alias, fields)))
@@ -135,23 +136,24 @@ impl Ctx<'_> {
     }
 }
 
-fn ctx(model: &SchemaModel) -> Ctx<'_> {
-    Ctx {
-        model,
-        next_alias: 0,
+fn and(filter: Expr, rule: Option<Expr>) -> Expr {
+    match rule {
+        Some(rule) => Expr::And(vec![filter, rule]),
+        None => filter,
     }
 }
 
 /// `INSERT` of `rows` (values in `columns` order) into `table`.
 pub fn insert(
     model: &SchemaModel,
+    rules: Option<&RoleRules>,
     table: TableId,
     columns: &[usize],
     rows: &[Vec<Json>],
     on_conflict: Option<&OnConflict>,
     returned: Returned<'_>,
 ) -> Statement {
-    let mut cx = ctx(model);
+    let mut cx = Ctx::new(model, rules);
     let t = model.table(table);
     let table_ref = cx.table_ref(table);
     let encoded: Vec<Json> = rows
@@ -179,10 +181,21 @@ pub fn insert(
             .iter()
             .map(|&c| t.columns[c].name.clone())
             .collect(),
-        filter: oc
-            .filter
-            .as_ref()
-            .map(|f| cx.filter(table, &table_ref.alias.clone(), f)),
+        // The conflict branch is an update: the role's update rule limits it too.
+        filter: {
+            let alias = table_ref.alias.clone();
+            let rule = cx
+                .table_rules(table)
+                .and_then(|r| r.update_filter.as_ref())
+                .map(|rule| cx.trusted_filter(table, &alias, rule));
+            match (
+                oc.filter.as_ref().map(|f| cx.filter(table, &alias, f)),
+                rule,
+            ) {
+                (Some(f), rule) => Some(and(f, rule)),
+                (None, rule) => rule,
+            }
+        },
     });
     let returning = returning(model, &table_ref, table, returned);
     let write = Write::Insert(Insert {
@@ -204,12 +217,13 @@ pub fn insert(
 /// `UPDATE` of the rows matching `filter`.
 pub fn update(
     model: &SchemaModel,
+    rules: Option<&RoleRules>,
     table: TableId,
     filter: &BoolExp,
     ops: &[ColumnOp],
     returned: Returned<'_>,
 ) -> Statement {
-    let mut cx = ctx(model);
+    let mut cx = Ctx::new(model, rules);
     let t = model.table(table);
     let table_ref = cx.table_ref(table);
     let alias = table_ref.alias.clone();
@@ -260,7 +274,11 @@ pub fn update(
     }
     let source = (!record.is_empty())
         .then(|| literal(Json::Object(record), SqlType::Builtin("json"), false));
-    let filter = cx.filter(table, &alias, filter);
+    let rule = cx
+        .table_rules(table)
+        .and_then(|r| r.update_filter.as_ref())
+        .map(|rule| cx.trusted_filter(table, &alias, rule));
+    let filter = and(cx.filter(table, &alias, filter), rule);
     let returning = returning(model, &table_ref, table, returned);
     let write = Write::Update(Update {
         returning,
@@ -290,10 +308,19 @@ fn column_update(current: Expr, op: UpdateOp, operand: Expr) -> Expr {
 
 /// The identities of the rows matching `filter`, locked until the transaction ends
 /// (the rows a delete will remove, read before it so `returning` can show them).
-pub fn lock(model: &SchemaModel, table: TableId, filter: &BoolExp) -> Statement {
-    let mut cx = ctx(model);
+pub fn lock(
+    model: &SchemaModel,
+    rules: Option<&RoleRules>,
+    table: TableId,
+    filter: &BoolExp,
+) -> Statement {
+    let mut cx = Ctx::new(model, rules);
     let (from, alias) = cx.table_from(table);
-    let filter = cx.filter(table, &alias, filter);
+    let rule = cx
+        .table_rules(table)
+        .and_then(|r| r.delete_filter.as_ref())
+        .map(|rule| cx.trusted_filter(table, &alias, rule));
+    let filter = and(cx.filter(table, &alias, filter), rule);
     let qualified = |name: &str| Expr::column(&alias, name);
     let items = match model.backend {
         Backend::Postgres => vec![
@@ -321,20 +348,28 @@ pub fn lock(model: &SchemaModel, table: TableId, filter: &BoolExp) -> Statement 
 /// `DELETE` of the rows matching `filter`, or of exactly the rows `ids`.
 pub fn delete(
     model: &SchemaModel,
+    rules: Option<&RoleRules>,
     table: TableId,
     filter: Option<&BoolExp>,
     ids: Option<&[ReturnedRow]>,
     returned: Returned<'_>,
 ) -> Statement {
-    let mut cx = ctx(model);
+    let mut cx = Ctx::new(model, rules);
     let table_ref = cx.table_ref(table);
     let alias = table_ref.alias.clone();
+    // Identities come from `lock`, which applied the rule already.
     let condition = match (ids, filter) {
         (Some(ids), _) => Some(Expr::RowIdIn {
             alias: alias.clone(),
             ids: id_params(model, ids),
         }),
-        (None, Some(f)) => Some(cx.filter(table, &alias, f)),
+        (None, Some(f)) => {
+            let rule = cx
+                .table_rules(table)
+                .and_then(|r| r.delete_filter.as_ref())
+                .map(|rule| cx.trusted_filter(table, &alias, rule));
+            Some(and(cx.filter(table, &alias, f), rule))
+        }
         (None, None) => None,
     };
     let returning = returning(model, &table_ref, table, returned);
@@ -351,6 +386,7 @@ pub fn delete(
 /// select (no rows, or no fields asked for).
 pub fn select_written(
     model: &SchemaModel,
+    rules: Option<&RoleRules>,
     table: TableId,
     fields: &[(String, Field)],
     ids: &[ReturnedRow],
@@ -359,7 +395,7 @@ pub fn select_written(
     if ids.is_empty() {
         return None;
     }
-    let mut cx = ctx(model);
+    let mut cx = Ctx::new(model, rules);
     let rows = Rows {
         table,
         args: Default::default(),
@@ -372,4 +408,33 @@ pub fn select_written(
         ..Select::default()
     };
     Some(render(&select, dialect(model)))
+}
+
+/// How many of the written rows `ids` fail `check` (an insert or update permission
+/// check), counted in the same transaction, after the write.
+pub fn count_failing(
+    model: &SchemaModel,
+    table: TableId,
+    check: &BoolExp,
+    ids: &[ReturnedRow],
+) -> Statement {
+    let mut cx = Ctx::new(model, None);
+    let table_ref = cx.table_ref(table);
+    let alias = table_ref.alias.clone();
+    // NULL fails a check, as in Postgres's WITH CHECK.
+    let failing = Expr::NotTrue(Box::new(cx.trusted_filter(table, &alias, check)));
+    let count = match model.backend {
+        Backend::Postgres => Expr::Cast(Box::new(Expr::CountStar), SqlType::Builtin("text")),
+        Backend::Sqlite => Expr::CountStar,
+    };
+    let select = Select {
+        items: vec![SelectItem::Expr(count, "failing".into())],
+        from: Some(grafton_sql::From::RowIds {
+            table: table_ref,
+            ids: id_params(model, ids),
+        }),
+        filter: Some(failing),
+        ..Select::default()
+    };
+    render(&select, dialect(model))
 }

@@ -61,8 +61,7 @@ impl Ctx<'_> {
             }
             OrderTarget::Object(rel, inner) => {
                 let target_table = self.model.relationships[*rel].target;
-                let (from, child) = self.rel_from(*rel);
-                let join = self.join(*rel, alias, &child);
+                let (from, child, join) = self.related(*rel, alias);
                 let (expr, _) = self.order_expr(target_table, &child, inner);
                 let sub = Select {
                     items: vec![SelectItem::Expr(expr, "v".into())],
@@ -75,8 +74,7 @@ impl Ctx<'_> {
                 (Expr::Subquery(Box::new(sub)), true)
             }
             OrderTarget::ArrayCount(rel) => {
-                let (from, child) = self.rel_from(*rel);
-                let join = self.join(*rel, alias, &child);
+                let (from, _, join) = self.related(*rel, alias);
                 let sub = Select {
                     items: vec![SelectItem::Expr(Expr::CountStar, "v".into())],
                     from: Some(from),
@@ -87,8 +85,7 @@ impl Ctx<'_> {
             }
             OrderTarget::ArrayAggregate(rel, func, col) => {
                 let target_table = self.model.relationships[*rel].target;
-                let (from, child) = self.rel_from(*rel);
-                let join = self.join(*rel, alias, &child);
+                let (from, child, join) = self.related(*rel, alias);
                 let name = &self.model.table(target_table).columns[*col].name;
                 let sub = Select {
                     items: vec![SelectItem::Expr(

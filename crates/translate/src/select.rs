@@ -2,8 +2,9 @@
 
 use crate::filter::column_value;
 use grafton_catalog::{Backend, ScalarKind, Table};
+use grafton_ir::permissions::{RoleRules, TableRules};
 use grafton_ir::{
-    Aggregate, AggregateField, AggregateValue, Args, Field, FuncField, Query, Root, Rows,
+    Aggregate, AggregateField, AggregateValue, Args, BoolExp, Field, FuncField, Query, Root, Rows,
 };
 use grafton_schema::{RelId, SchemaModel, TableId};
 use grafton_sql::{Expr, From, JsonKind, OrderItem, Select, SelectItem};
@@ -11,18 +12,25 @@ use grafton_sql::{Expr, From, JsonKind, OrderItem, Select, SelectItem};
 /// Translation state: the model and a counter for unique table aliases.
 pub(crate) struct Ctx<'a> {
     pub(crate) model: &'a SchemaModel,
+    /// The role's row rules (`None`: admin).
+    pub(crate) rules: Option<&'a RoleRules>,
+    /// True while translating a rule itself: rules are conditions the operator wrote,
+    /// not reads by the role, so the role's rules on related tables do not apply.
+    pub(crate) trusted: bool,
     pub(crate) next_alias: usize,
 }
 
 const ORDER_KEY: &str = "__grafton_o";
 
-/// Translates a query to one `SELECT` whose single value is the JSON `data` object.
+/// Translates a query to one `SELECT` whose single value is the JSON `data` object,
+/// with the role's row rules (if any) on every table it reads.
 /// Returns `None` when no root field needs the database (only introspection).
-pub fn translate_query(model: &SchemaModel, query: &Query) -> Option<Select> {
-    let mut ctx = Ctx {
-        model,
-        next_alias: 0,
-    };
+pub fn translate_query(
+    model: &SchemaModel,
+    rules: Option<&RoleRules>,
+    query: &Query,
+) -> Option<Select> {
+    let mut ctx = Ctx::new(model, rules);
     let mut pairs = Vec::new();
     for (key, root) in &query.root {
         let expr = match root {
@@ -52,7 +60,52 @@ fn json_kind(kind: &ScalarKind) -> JsonKind {
     }
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    pub(crate) fn new(model: &'a SchemaModel, rules: Option<&'a RoleRules>) -> Self {
+        Ctx {
+            model,
+            rules,
+            trusted: false,
+            next_alias: 0,
+        }
+    }
+
+    /// The role's rules on `table`, unless translating a rule itself.
+    pub(crate) fn table_rules(&self, table: TableId) -> Option<&'a TableRules> {
+        if self.trusted {
+            return None;
+        }
+        self.rules.and_then(|r| r.tables.get(table))
+    }
+
+    /// The role's read rule on `table` as a condition on `alias`; `None`: every row.
+    pub(crate) fn row_rule(&mut self, table: TableId, alias: &str) -> Option<Expr> {
+        let rule = self.table_rules(table)?.select.as_ref()?;
+        Some(self.trusted_filter(table, alias, rule))
+    }
+
+    /// A rule's condition: translated without applying rules inside it.
+    pub(crate) fn trusted_filter(&mut self, table: TableId, alias: &str, exp: &BoolExp) -> Expr {
+        let was = self.trusted;
+        self.trusted = true;
+        let e = self.filter(table, alias, exp);
+        self.trusted = was;
+        e
+    }
+
+    /// `FROM target` of a relationship from `parent_alias`, and the condition that
+    /// joins it, including the role's read rule on the target.
+    pub(crate) fn related(&mut self, rel: RelId, parent_alias: &str) -> (From, String, Expr) {
+        let target = self.model.relationships[rel].target;
+        let (from, child) = self.rel_from(rel);
+        let join = self.join(rel, parent_alias, &child);
+        let condition = match self.row_rule(target, &child) {
+            Some(rule) => Expr::And(vec![join, rule]),
+            None => join,
+        };
+        (from, child, condition)
+    }
+
     pub(crate) fn alias(&mut self, prefix: &str) -> String {
         let a = format!("{prefix}{}", self.next_alias);
         self.next_alias += 1;
@@ -77,6 +130,9 @@ impl Ctx<'_> {
         let mut conditions = Vec::new();
         if let Some((rel, parent_alias)) = parent {
             conditions.push(self.join(rel, parent_alias, &alias));
+        }
+        if let Some(rule) = self.row_rule(table, &alias) {
+            conditions.push(rule);
         }
         if let Some(f) = &args.filter {
             conditions.push(self.filter(table, &alias, f));
@@ -104,11 +160,27 @@ impl Ctx<'_> {
                 _ => Some(Expr::And(conditions)),
             },
             order_by: order.clone(),
-            limit: args.limit.as_ref().map(param),
+            limit: self.capped_limit(table, args.limit.as_ref().map(param)),
             offset: args.offset.as_ref().map(param),
             ..Select::default()
         };
         (select, alias, order)
+    }
+
+    /// A list's `LIMIT` under the role's cap on `table`, if it has one.
+    fn capped_limit(&self, table: TableId, limit: Option<Expr>) -> Option<Expr> {
+        let Some(cap) = self.table_rules(table).and_then(|r| r.limit) else {
+            return limit;
+        };
+        let cap = i64::try_from(cap).unwrap_or(i64::MAX);
+        Some(match limit {
+            None => Expr::Int(cap),
+            Some(Expr::Param(grafton_sql::Param {
+                value: grafton_sql::ParamValue::Literal(v),
+                ..
+            })) if v.as_i64().is_some() => Expr::Int(v.as_i64().unwrap_or(cap).min(cap)),
+            Some(other) => Expr::Least(Box::new(other), cap),
+        })
     }
 
     /// The JSON object for one row of `table` aliased `alias`.

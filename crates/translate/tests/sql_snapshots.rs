@@ -98,7 +98,7 @@ fn sql(query: &str, variables: Value, convention: Convention) -> String {
             .expect("validates");
         let op = doc.operations.get(None).expect("one operation");
         let ir = grafton_ir::build_query(&m, &doc, op, &vars).expect("builds IR");
-        let select = grafton_translate::translate_query(&m, &ir).expect("needs SQL");
+        let select = grafton_translate::translate_query(&m, None, &ir).expect("needs SQL");
         let stmt = render(&select, dialect);
         out.push_str(&format!("-- {dialect:?}\n{}\n", stmt.sql));
         for (i, p) in stmt.params.iter().enumerate() {

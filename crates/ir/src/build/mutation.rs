@@ -4,6 +4,7 @@
 
 use super::{Builder, Fields, IrError};
 use crate::input::{Input, Vars};
+use crate::permissions::{Preset, RoleRules};
 use crate::types::*;
 use apollo_compiler::executable::{self, Field as AstField};
 use apollo_compiler::{ast, ExecutableDocument, Node};
@@ -12,22 +13,26 @@ use grafton_schema::{CompareOp, MutationField, SchemaModel, TableField, TableId}
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeSet;
 
-/// Builds the IR of a mutation operation. `variables` are the coerced variable values.
+/// Builds the IR of a mutation operation. `variables` are the coerced variable values
+/// plus the session's variables; `rules` (a role's) add their column presets.
 pub fn build_mutation(
     model: &SchemaModel,
+    rules: Option<&RoleRules>,
     document: &ExecutableDocument,
     operation: &executable::Operation,
     variables: &Map<String, Json>,
 ) -> Result<Mutation, IrError> {
     let mut b = Builder {
         model,
-        document,
+        document: Some(document),
         vars: Vars {
             values: variables,
             shape: BTreeSet::new(),
+            session: None,
         },
         non_negative: BTreeSet::new(),
     };
+    let mut presets = Presets { model, rules };
     let fields = b.collect(&[&operation.selection_set]);
     let mut root = Vec::new();
     for (key, group) in &fields {
@@ -39,11 +44,89 @@ pub fn build_mutation(
             let kind = *model.mutation_fields.get(name).ok_or_else(|| {
                 IrError::Validation(format!("field '{name}' not found in type: 'mutation_root'"))
             })?;
-            b.mutation_field(kind, name, group)?
+            let mut value = b.mutation_field(kind, name, group)?;
+            presets.apply(&mut value, variables)?;
+            value
         };
         root.push(((*key).to_owned(), value));
     }
     Ok(Mutation { root })
+}
+
+/// A role's column presets, forced onto every row it inserts or updates.
+struct Presets<'r> {
+    model: &'r SchemaModel,
+    rules: Option<&'r RoleRules>,
+}
+
+impl Presets<'_> {
+    fn apply(
+        &mut self,
+        root: &mut MutationRoot,
+        variables: &Map<String, Json>,
+    ) -> Result<(), IrError> {
+        let Some(rules) = self.rules else {
+            return Ok(());
+        };
+        let writes: Vec<&mut Write> = match root {
+            MutationRoot::Write(w) => vec![w],
+            MutationRoot::Many(ws) => ws.iter_mut().collect(),
+            MutationRoot::Typename(_) => Vec::new(),
+        };
+        for w in writes {
+            match &mut w.action {
+                Action::Insert { rows, .. } => {
+                    for row in rows {
+                        insert_presets(self.model, rules, w.table, row, variables)?;
+                    }
+                }
+                Action::Update { ops, .. } => {
+                    for (column, preset) in &rules.tables[w.table].update_set {
+                        ops.retain(|o| o.column != *column);
+                        ops.push(ColumnOp {
+                            column: *column,
+                            op: UpdateOperator::Set,
+                            value: preset_value(preset, variables)?,
+                        });
+                    }
+                }
+                Action::Delete(_) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Presets on a row and, through nested inserts, on the rows inserted with it.
+fn insert_presets(
+    model: &SchemaModel,
+    rules: &RoleRules,
+    table: TableId,
+    row: &mut InsertRow,
+    variables: &Map<String, Json>,
+) -> Result<(), IrError> {
+    for (column, preset) in &rules.tables[table].insert_set {
+        row.columns.retain(|(c, _)| c != column);
+        row.columns
+            .push((*column, preset_value(preset, variables)?));
+    }
+    for nested in row.objects.iter_mut().chain(row.arrays.iter_mut()) {
+        let target = model.relationships[nested.rel].target;
+        for child in &mut nested.rows {
+            insert_presets(model, rules, target, child, variables)?;
+        }
+    }
+    Ok(())
+}
+
+fn preset_value(preset: &Preset, variables: &Map<String, Json>) -> Result<Json, IrError> {
+    match preset {
+        Preset::Value(v) => Ok(v.clone()),
+        Preset::Session(name) => variables
+            .get(name)
+            .cloned()
+            .ok_or_else(|| IrError::MissingSession(name.clone())),
+    }
 }
 
 impl<'a> Builder<'a> {
@@ -216,7 +299,7 @@ impl<'a> Builder<'a> {
             };
             for (key, v) in self.vars.object(*value) {
                 let Some(json) = self.value(v) else { continue };
-                let column = self.column(table, key)?;
+                let column = self.write_column(table, key)?;
                 if op == UpdateOperator::Set {
                     self.check_value(table, column, &json, &format!("{path}.{arg}.{key}"))?;
                 }
@@ -244,6 +327,16 @@ impl<'a> Builder<'a> {
         Ok(ops)
     }
 
+    /// A written column by GraphQL name, readable or not.
+    fn write_column(&self, table: TableId, name: &str) -> Result<usize, IrError> {
+        self.model.column_by_name(table, name).ok_or_else(|| {
+            IrError::Validation(format!(
+                "'{name}' is not a column of '{}'",
+                self.model.tables[table].type_name
+            ))
+        })
+    }
+
     /// An input value as JSON; `None` for a variable the request did not provide
     /// (the field is then absent, as the GraphQL spec says).
     fn value(&mut self, input: Input<'a>) -> Option<Json> {
@@ -265,13 +358,16 @@ impl<'a> Builder<'a> {
         let names = &model.mutation_names;
         let mut row = InsertRow::default();
         for (key, v) in self.vars.object(input) {
-            match info.fields.get(key) {
-                Some(TableField::Column(c)) => {
-                    if let Some(json) = self.value(v) {
-                        self.check_value(table, *c, &json, &format!("{path}.{key}"))?;
-                        row.columns.push((*c, json));
-                    }
+            // Inserted columns need not be readable: look them up among all columns
+            // (the role's insert input type has already limited which ones arrive).
+            if let Some(c) = model.column_by_name(table, key) {
+                if let Some(json) = self.value(v) {
+                    self.check_value(table, c, &json, &format!("{path}.{key}"))?;
+                    row.columns.push((c, json));
                 }
+                continue;
+            }
+            match info.fields.get(key) {
                 Some(TableField::Object(r)) | Some(TableField::Array(r)) => {
                     let rel = &model.relationships[*r];
                     let fields = self.vars.object(v);
@@ -381,7 +477,7 @@ impl<'a> Builder<'a> {
             } else if k == names.update_columns {
                 for item in self.vars.list(v) {
                     if let Some(col) = self.vars.enum_name(item) {
-                        update_columns.push(self.column(table, col)?);
+                        update_columns.push(self.write_column(table, col)?);
                     }
                 }
             } else if k == model.args.where_ && self.vars.deref(v).is_some() {

@@ -1,128 +1,146 @@
 //! The mutation half of the schema: `mutation_root` fields and their input types,
-//! named and shaped as Hasura's so its clients work unchanged.
+//! named and shaped as Hasura's so its clients work unchanged, limited to what the
+//! schema's role may do.
 
 use super::Builder;
-use crate::model::{MutationField, RelKind, TableId};
+use crate::model::{MutationField, RelKind, TableField, TableId};
 use crate::naming::Arg;
 use crate::sdl::FieldDef;
 use grafton_catalog::ScalarKind;
+use std::collections::BTreeSet;
 
 impl Builder<'_> {
-    /// Writes the mutation input and output types of table `id` and pushes its root
-    /// fields onto `root`. `columns` are the exposed columns, `kinds` their scalars.
+    /// Writes the mutation input and output types of table `id` and pushes the root
+    /// fields the role may use onto `root`. `kinds` are the columns' scalars;
+    /// `pk_visible` says whether the `_by_pk` fields exist.
     pub(super) fn write_mutations(
         &mut self,
         id: TableId,
-        columns: &[(usize, &str)],
+        pk_visible: bool,
         kinds: &[ScalarKind],
         root: &mut Vec<FieldDef>,
     ) {
         let n = self.naming;
         let info = &self.tables[id];
+        let access = self.access[id].clone();
         let table_name = self.catalog.tables[info.catalog_index].name.clone();
         let type_name = info.type_name.clone();
         let base = info.base_name.clone();
-        let column_defs =
-            |b: &Self, keep: &dyn Fn(&ScalarKind) -> bool, ty: &dyn Fn(&str) -> String| {
-                columns
-                    .iter()
-                    .filter(|&&(i, _)| keep(&kinds[i]))
-                    .map(|&(i, name)| FieldDef::new(name, ty(&b.scalar(&kinds[i]))))
-                    .collect::<Vec<FieldDef>>()
-            };
-        let all = |_: &ScalarKind| true;
-        let same = |s: &str| s.to_owned();
+        // A column's GraphQL name, unless a later column took it (warned at start-up).
+        let named = |set: &BTreeSet<usize>| -> Vec<(usize, String)> {
+            set.iter()
+                .filter(|&&i| !info.column_fields[i + 1..].contains(&info.column_fields[i]))
+                .map(|&i| (i, info.column_fields[i].clone()))
+                .collect()
+        };
+        let insertable = access.insert.as_ref().map(named);
+        let updatable = access.update.as_ref().map(named);
+        let defs = |b: &Self, columns: &[(usize, String)], keep: &dyn Fn(&ScalarKind) -> bool| {
+            columns
+                .iter()
+                .filter(|(i, _)| keep(&kinds[*i]))
+                .map(|(i, name)| FieldDef::new(name, b.scalar(&kinds[*i])))
+                .collect::<Vec<FieldDef>>()
+        };
+        let names = self.mutation_names.clone();
 
-        // Inserts, with nested inserts through relationships to other mutable tables.
-        let insert_input = self.table_ty(id, "_insert_input");
-        let mut fields = column_defs(self, &all, &same);
-        for r in self.relationships.iter().filter(|r| r.source == id) {
-            if !self.tables[r.target].mutable {
-                continue;
+        // Upserts need update rights: their conflict branch is an update.
+        let on_conflict = match (&updatable, info.constraints.is_empty()) {
+            (Some(updatable), false) if insertable.is_some() => {
+                let on_conflict = self.table_ty(id, "_on_conflict");
+                let constraint = self.table_ty(id, "_constraint");
+                let update_column = self.table_ty(id, "_update_column");
+                let mut values: Vec<String> = info.constraints.keys().cloned().collect();
+                values.sort();
+                self.sdl.enumeration(
+                    &constraint,
+                    Some(&format!(
+                        "unique or primary key constraints on table \"{table_name}\""
+                    )),
+                    &values,
+                );
+                let mut values: Vec<String> = updatable.iter().map(|(_, c)| c.clone()).collect();
+                if values.is_empty() {
+                    // An enum needs a value; Hasura uses the same placeholder.
+                    values.push("_PLACEHOLDER".to_owned());
+                }
+                self.sdl.enumeration(
+                    &update_column,
+                    Some(&format!("update columns of table \"{table_name}\"")),
+                    &values,
+                );
+                let bool_exp = self.table_ty(id, "_bool_exp");
+                self.sdl.object(
+                    "input",
+                    &on_conflict,
+                    Some(&format!(
+                        "on_conflict condition type for table \"{table_name}\""
+                    )),
+                    &[
+                        FieldDef::new(&names.constraint, format!("{constraint}!")),
+                        FieldDef::new(&names.update_columns, format!("[{update_column}!]! = []")),
+                        FieldDef::new(n.arg(Arg::Where), bool_exp),
+                    ],
+                );
+                Some(on_conflict)
             }
-            let suffix = match r.kind {
-                RelKind::Object => "_obj_rel_insert_input",
-                RelKind::Array => "_arr_rel_insert_input",
-            };
-            fields.push(FieldDef::new(&r.name, self.table_ty(r.target, suffix)));
-        }
-        self.sdl.object(
-            "input",
-            &insert_input,
-            Some(&format!(
-                "input type for inserting data into table \"{table_name}\""
-            )),
-            &fields,
-        );
-        let names = &self.mutation_names;
-        let on_conflict = if info.constraints.is_empty() {
-            None
-        } else {
-            let on_conflict = self.table_ty(id, "_on_conflict");
-            let constraint = self.table_ty(id, "_constraint");
-            let update_column = self.table_ty(id, "_update_column");
-            let mut values: Vec<String> = info.constraints.keys().cloned().collect();
-            values.sort();
-            self.sdl.enumeration(
-                &constraint,
-                Some(&format!(
-                    "unique or primary key constraints on table \"{table_name}\""
-                )),
-                &values,
-            );
-            let values: Vec<String> = columns.iter().map(|&(_, c)| c.to_owned()).collect();
-            self.sdl.enumeration(
-                &update_column,
-                Some(&format!("update columns of table \"{table_name}\"")),
-                &values,
-            );
+            _ => None,
+        };
+
+        // Inserts, with nested inserts through relationships to tables the role may
+        // insert into.
+        let insert_input = self.table_ty(id, "_insert_input");
+        if let Some(insertable) = &insertable {
+            let mut fields = defs(self, insertable, &|_| true);
+            for (rid, r) in self.relationships.iter().enumerate() {
+                let followed = matches!(
+                    info.fields.get(&r.name),
+                    Some(TableField::Object(x) | TableField::Array(x)) if *x == rid
+                );
+                if r.source != id || !followed || self.access[r.target].insert.is_none() {
+                    continue;
+                }
+                let suffix = match r.kind {
+                    RelKind::Object => "_obj_rel_insert_input",
+                    RelKind::Array => "_arr_rel_insert_input",
+                };
+                fields.push(FieldDef::new(&r.name, self.table_ty(r.target, suffix)));
+            }
             self.sdl.object(
                 "input",
-                &on_conflict,
+                &insert_input,
                 Some(&format!(
-                    "on_conflict condition type for table \"{table_name}\""
+                    "input type for inserting data into table \"{table_name}\""
                 )),
-                &[
-                    FieldDef::new(&names.constraint, format!("{constraint}!")),
-                    FieldDef::new(&names.update_columns, format!("[{update_column}!]! = []")),
-                    FieldDef::new(n.arg(Arg::Where), self.table_ty(id, "_bool_exp")),
-                ],
+                &fields,
             );
-            Some(on_conflict)
-        };
-        let data_args = |data_ty: String| {
-            let mut args = vec![(names.data.clone(), data_ty)];
-            if let Some(oc) = &on_conflict {
-                args.push((names.on_conflict.clone(), oc.clone()));
+            for (suffix, data_ty, what) in [
+                (
+                    "_obj_rel_insert_input",
+                    format!("{insert_input}!"),
+                    "object",
+                ),
+                (
+                    "_arr_rel_insert_input",
+                    format!("[{insert_input}!]!"),
+                    "array",
+                ),
+            ] {
+                let mut fields = vec![FieldDef::new(&names.data, data_ty)];
+                if let Some(oc) = &on_conflict {
+                    fields.push(FieldDef::new(&names.on_conflict, oc.clone()));
+                }
+                let ty = self.table_ty(id, suffix);
+                self.sdl.object(
+                    "input",
+                    &ty,
+                    Some(&format!(
+                        "input type for inserting {what} relation for remote table \"{table_name}\""
+                    )),
+                    &fields,
+                );
             }
-            args
-        };
-        let obj_rel: Vec<FieldDef> = data_args(format!("{insert_input}!"))
-            .into_iter()
-            .map(|(name, ty)| FieldDef::new(name, ty))
-            .collect();
-        let arr_rel: Vec<FieldDef> = data_args(format!("[{insert_input}!]!"))
-            .into_iter()
-            .map(|(name, ty)| FieldDef::new(name, ty))
-            .collect();
-        let obj_rel_ty = self.table_ty(id, "_obj_rel_insert_input");
-        let arr_rel_ty = self.table_ty(id, "_arr_rel_insert_input");
-        self.sdl.object(
-            "input",
-            &obj_rel_ty,
-            Some(&format!(
-                "input type for inserting object relation for remote table \"{table_name}\""
-            )),
-            &obj_rel,
-        );
-        self.sdl.object(
-            "input",
-            &arr_rel_ty,
-            Some(&format!(
-                "input type for inserting array relation for remote table \"{table_name}\""
-            )),
-            &arr_rel,
-        );
+        }
 
         // The response of the many-row mutations.
         let response = self.table_ty(id, "_mutation_response");
@@ -143,79 +161,88 @@ impl Builder<'_> {
         // Update operators: `_set` for every column, `_inc` for numbers, the jsonb ones
         // for jsonb columns without a JSON Schema (their result cannot be checked first).
         let mut operators: Vec<(String, String)> = Vec::new();
-        let numeric = |k: &ScalarKind| {
-            matches!(
-                k,
-                ScalarKind::Int | ScalarKind::BigInt | ScalarKind::Float | ScalarKind::Numeric
-            )
-        };
-        let jsonb_columns: Vec<(usize, &str)> = columns
-            .iter()
-            .copied()
-            .filter(|&(i, _)| kinds[i] == ScalarKind::Jsonb && !self.validated.contains(&(id, i)))
-            .collect();
-        type OperatorSpec<'f> = (&'f str, &'f str, &'f dyn Fn(&ScalarKind) -> bool);
-        let specs: [OperatorSpec; 2] = [
-            ("_set", "_set_input", &all),
-            ("_inc", "_inc_input", &numeric),
-        ];
-        for (arg, suffix, keep) in specs {
-            let defs = column_defs(self, keep, &same);
-            if defs.is_empty() {
-                continue;
-            }
-            let ty = self.table_ty(id, suffix);
-            self.sdl.object(
-                "input",
-                &ty,
-                Some(&format!(
-                    "input type for the {arg} operator on table \"{table_name}\""
-                )),
-                &defs,
-            );
-            operators.push((n.field(arg), ty));
-        }
-        if !jsonb_columns.is_empty() {
-            let jsonb_ty = self.scalar(&ScalarKind::Jsonb);
-            for (arg, suffix, ty) in [
-                ("_append", "_append_input", jsonb_ty.clone()),
-                ("_prepend", "_prepend_input", jsonb_ty),
-                ("_delete_key", "_delete_key_input", "String".to_owned()),
-                ("_delete_elem", "_delete_elem_input", "Int".to_owned()),
+        if let Some(updatable) = &updatable {
+            let numeric = |k: &ScalarKind| {
+                matches!(
+                    k,
+                    ScalarKind::Int | ScalarKind::BigInt | ScalarKind::Float | ScalarKind::Numeric
+                )
+            };
+            for (arg, suffix, keep) in [
                 (
-                    "_delete_at_path",
-                    "_delete_at_path_input",
-                    "[String!]".to_owned(),
+                    "_set",
+                    "_set_input",
+                    &(|_: &ScalarKind| true) as &dyn Fn(&ScalarKind) -> bool,
                 ),
+                ("_inc", "_inc_input", &numeric),
             ] {
-                let input = self.table_ty(id, suffix);
-                let defs: Vec<FieldDef> = jsonb_columns
-                    .iter()
-                    .map(|&(_, name)| FieldDef::new(name, ty.clone()))
-                    .collect();
+                let fields = defs(self, updatable, keep);
+                if fields.is_empty() {
+                    continue;
+                }
+                let ty = self.table_ty(id, suffix);
                 self.sdl.object(
                     "input",
-                    &input,
+                    &ty,
                     Some(&format!(
-                        "input type for the {arg} operator on jsonb columns of table \"{table_name}\""
+                        "input type for the {arg} operator on table \"{table_name}\""
                     )),
-                    &defs,
+                    &fields,
                 );
-                operators.push((n.field(arg), input));
+                operators.push((n.field(arg), ty));
             }
+            let jsonb: Vec<&String> = updatable
+                .iter()
+                .filter(|(i, _)| {
+                    kinds[*i] == ScalarKind::Jsonb && !self.validated.contains(&(id, *i))
+                })
+                .map(|(_, name)| name)
+                .collect();
+            if !jsonb.is_empty() {
+                let jsonb_ty = self.scalar(&ScalarKind::Jsonb);
+                for (arg, suffix, ty) in [
+                    ("_append", "_append_input", jsonb_ty.clone()),
+                    ("_prepend", "_prepend_input", jsonb_ty),
+                    ("_delete_key", "_delete_key_input", "String".to_owned()),
+                    ("_delete_elem", "_delete_elem_input", "Int".to_owned()),
+                    (
+                        "_delete_at_path",
+                        "_delete_at_path_input",
+                        "[String!]".to_owned(),
+                    ),
+                ] {
+                    let input = self.table_ty(id, suffix);
+                    let fields: Vec<FieldDef> = jsonb
+                        .iter()
+                        .map(|name| FieldDef::new(*name, ty.clone()))
+                        .collect();
+                    self.sdl.object(
+                        "input",
+                        &input,
+                        Some(&format!(
+                            "input type for the {arg} operator on jsonb columns of table \"{table_name}\""
+                        )),
+                        &fields,
+                    );
+                    operators.push((n.field(arg), input));
+                }
+            }
+            operators.sort();
         }
-        operators.sort();
 
-        let pk_args: Vec<(String, String)> = info
-            .primary_key
-            .iter()
-            .map(|&i| {
-                (
-                    info.column_fields[i].clone(),
-                    format!("{}!", self.scalar(&kinds[i])),
-                )
-            })
-            .collect();
+        let pk_args: Vec<(String, String)> = if pk_visible {
+            info.primary_key
+                .iter()
+                .map(|&i| {
+                    (
+                        info.column_fields[i].clone(),
+                        format!("{}!", self.scalar(&kinds[i])),
+                    )
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let where_arg = (
             n.arg(Arg::Where),
             format!("{}!", self.table_ty(id, "_bool_exp")),
@@ -229,56 +256,63 @@ impl Builder<'_> {
             def.name = name;
             root.push(def);
         };
-        add(
-            self,
-            format!("delete_{base}"),
-            MutationField::Delete(id),
-            FieldDef::new("", response.clone())
-                .with_args(vec![where_arg.clone()])
-                .describe(Some(&format!(
-                    "delete data from the table: \"{table_name}\""
-                ))),
-        );
-        if !pk_args.is_empty() {
+        if access.delete {
             add(
                 self,
-                format!("delete_{base}_by_pk"),
-                MutationField::DeleteByPk(id),
-                FieldDef::new("", type_name.clone())
-                    .with_args(pk_args.clone())
+                format!("delete_{base}"),
+                MutationField::Delete(id),
+                FieldDef::new("", response.clone())
+                    .with_args(vec![where_arg.clone()])
                     .describe(Some(&format!(
-                        "delete single row from the table: \"{table_name}\""
+                        "delete data from the table: \"{table_name}\""
+                    ))),
+            );
+            if !pk_args.is_empty() {
+                add(
+                    self,
+                    format!("delete_{base}_by_pk"),
+                    MutationField::DeleteByPk(id),
+                    FieldDef::new("", type_name.clone())
+                        .with_args(pk_args.clone())
+                        .describe(Some(&format!(
+                            "delete single row from the table: \"{table_name}\""
+                        ))),
+                );
+            }
+        }
+        if insertable.is_some() {
+            let mut insert_args = vec![(names.objects.clone(), format!("[{insert_input}!]!"))];
+            let mut insert_one_args = vec![(names.object.clone(), format!("{insert_input}!"))];
+            if let Some(oc) = &on_conflict {
+                insert_args.push((names.on_conflict.clone(), oc.clone()));
+                insert_one_args.push((names.on_conflict.clone(), oc.clone()));
+            }
+            add(
+                self,
+                format!("insert_{base}"),
+                MutationField::Insert(id),
+                FieldDef::new("", response.clone())
+                    .with_args(insert_args)
+                    .describe(Some(&format!(
+                        "insert data into the table: \"{table_name}\""
+                    ))),
+            );
+            add(
+                self,
+                format!("insert_{base}_one"),
+                MutationField::InsertOne(id),
+                FieldDef::new("", type_name.clone())
+                    .with_args(insert_one_args)
+                    .describe(Some(&format!(
+                        "insert a single row into the table: \"{table_name}\""
                     ))),
             );
         }
-        let mut insert_args = vec![(n.field("objects"), format!("[{insert_input}!]!"))];
-        let mut insert_one_args = vec![(n.field("object"), format!("{insert_input}!"))];
-        if let Some(oc) = &on_conflict {
-            insert_args.push((n.field("on_conflict"), oc.clone()));
-            insert_one_args.push((n.field("on_conflict"), oc.clone()));
+        if operators.is_empty() {
+            return;
         }
-        add(
-            self,
-            format!("insert_{base}"),
-            MutationField::Insert(id),
-            FieldDef::new("", response.clone())
-                .with_args(insert_args)
-                .describe(Some(&format!(
-                    "insert data into the table: \"{table_name}\""
-                ))),
-        );
-        add(
-            self,
-            format!("insert_{base}_one"),
-            MutationField::InsertOne(id),
-            FieldDef::new("", type_name.clone())
-                .with_args(insert_one_args)
-                .describe(Some(&format!(
-                    "insert a single row into the table: \"{table_name}\""
-                ))),
-        );
         let mut update_args = operators.clone();
-        update_args.push(where_arg.clone());
+        update_args.push(where_arg);
         add(
             self,
             format!("update_{base}"),
@@ -289,7 +323,7 @@ impl Builder<'_> {
         );
         if !pk_args.is_empty() {
             let pk_input = self.table_ty(id, "_pk_columns_input");
-            let defs: Vec<FieldDef> = pk_args
+            let fields: Vec<FieldDef> = pk_args
                 .iter()
                 .map(|(name, ty)| FieldDef::new(name, ty))
                 .collect();
@@ -299,10 +333,10 @@ impl Builder<'_> {
                 Some(&format!(
                     "primary key columns input for table: {table_name}"
                 )),
-                &defs,
+                &fields,
             );
-            let mut args = operators.clone();
-            args.push((n.field("pk_columns"), format!("{pk_input}!")));
+            let mut args = operators;
+            args.push((names.pk_columns.clone(), format!("{pk_input}!")));
             add(
                 self,
                 format!("update_{base}_by_pk"),
@@ -315,17 +349,17 @@ impl Builder<'_> {
             );
         }
         let updates = self.table_ty(id, "_updates");
-        let defs: Vec<FieldDef> = update_args
+        let fields: Vec<FieldDef> = update_args
             .iter()
             .map(|(name, ty)| FieldDef::new(name, ty))
             .collect();
-        self.sdl.object("input", &updates, None, &defs);
+        self.sdl.object("input", &updates, None, &fields);
         add(
             self,
             format!("update_{base}_many"),
             MutationField::UpdateMany(id),
             FieldDef::new("", format!("[{response}]"))
-                .with_args(vec![(n.field("updates"), format!("[{updates}!]!"))])
+                .with_args(vec![(names.updates.clone(), format!("[{updates}!]!"))])
                 .describe(Some(&format!(
                     "update multiples rows of table: \"{table_name}\""
                 ))),
