@@ -16,7 +16,9 @@ impl Ctx<'_> {
         args: &Args,
     ) -> Vec<OrderItem> {
         if args.order_by.is_empty() {
-            if !args.paginated() && args.distinct_on.is_empty() {
+            // A role's row limit pages the list too: keep which rows it gets stable.
+            let capped = self.table_rules(table).is_some_and(|r| r.limit.is_some());
+            if !args.paginated() && !capped && args.distinct_on.is_empty() {
                 return Vec::new();
             }
             let t = self.model.table(table);

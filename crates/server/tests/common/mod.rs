@@ -311,9 +311,22 @@ pub async fn post_body(server: Server, body: &Value) -> (StatusCode, Value, Stri
 
 /// POSTs a JSON request object to a GraphQL endpoint URL.
 pub async fn post_to(url: &str, body: &Value) -> (StatusCode, Value, String) {
-    let response = client()
+    post_with_headers(url, &[], body).await
+}
+
+/// POSTs a JSON request object with extra headers (auth, roles, session variables).
+pub async fn post_with_headers(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> (StatusCode, Value, String) {
+    let mut request = client()
         .post(url)
-        .header("content-type", "application/json")
+        .header("content-type", "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request
         .body(body.to_string())
         .send()
         .await

@@ -1,7 +1,8 @@
-//! Mutation tests: their own SQLite file and PostgreSQL database (writes would
-//! disturb the read tests' fixed data), one server per backend with a config that
-//! attaches JSON Schemas to columns. Tests run one at a time ([`serial`]) so
-//! table checksums and counts see only their own writes.
+//! Mutation and permission tests: their own SQLite file and PostgreSQL database
+//! (writes would disturb the read tests' fixed data), one server per backend with
+//! a config that attaches JSON Schemas to columns and gives two roles permissions
+//! on a multi-tenant fixture. Tests run one at a time ([`serial`]) so table
+//! checksums and counts see only their own writes.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -9,6 +10,7 @@ mod common;
 mod concurrency;
 mod errors;
 mod inserts;
+mod permissions;
 mod updates_deletes;
 mod validation;
 
@@ -75,6 +77,33 @@ CREATE TABLE counters (
 INSERT INTO venues (id, name, city, capacity) VALUES (1, 'Hall', 'Kyoto', 100), (2, 'Loft', 'Osaka', 20);
 INSERT INTO events (id, title, venue_id) VALUES (1, 'opening', 1), (2, 'talk', 1), (3, 'party', 2);
 INSERT INTO counters (id, n) VALUES (1, 0), (2, 0);
+CREATE TABLE organisations (
+  id {int} NOT NULL PRIMARY KEY,
+  name {text} NOT NULL
+);
+CREATE TABLE users (
+  id {int} NOT NULL PRIMARY KEY,
+  org_id {int} NOT NULL REFERENCES organisations (id),
+  name {text} NOT NULL,
+  email {text}
+);
+CREATE TABLE documents (
+  id {pk},
+  org_id {int} NOT NULL REFERENCES organisations (id),
+  owner_id {int} REFERENCES users (id),
+  title {text} NOT NULL,
+  body {text},
+  secret {text}
+);
+INSERT INTO organisations (id, name) VALUES (1, 'Acme'), (2, 'Globex');
+INSERT INTO users (id, org_id, name, email) VALUES
+  (1, 1, 'alice', 'alice@acme.test'), (2, 1, 'bob', 'bob@acme.test'), (3, 2, 'carol', 'carol@globex.test');
+INSERT INTO documents (id, org_id, owner_id, title, body, secret) VALUES
+  (1, 1, 1, 'acme plan', 'a', 's1'),
+  (2, 1, 2, 'bob notes', 'b', 's2'),
+  (3, 2, 3, 'globex plan', 'c', 's3'),
+  (4, 1, 1, 'acme extra', 'd', 's4'),
+  (5, 2, 1, 'cross', 'e', 's5');
 "
     )
 }
@@ -82,9 +111,57 @@ INSERT INTO counters (id, n) VALUES (1, 0), (2, 0);
 const POSTGRES_ONLY: &str = "
 SELECT setval(pg_get_serial_sequence('venues', 'id'), 100);
 SELECT setval(pg_get_serial_sequence('events', 'id'), 100);
+SELECT setval(pg_get_serial_sequence('documents', 'id'), 100);
 CREATE TYPE mood AS ENUM ('happy', 'sad');
 CREATE TABLE moods (id integer NOT NULL PRIMARY KEY, mood mood, level smallint);
 ";
+
+/// Column schemas, and two roles on the multi-tenant tables: `user` (its own
+/// organisation's rows, some columns, writes to its own documents) and `manager`
+/// (all columns and aggregates of its organisation).
+const CONFIG: &str = r#"
+tables:
+  venues:
+    columns:
+      details:
+        json_schema: schemas/details.json
+  events:
+    columns:
+      code:
+        json_schema: {type: string, pattern: '^[A-Z]{3}$'}
+  organisations:
+    permissions:
+      user:
+        select: {columns: [id, name], filter: {id: {_eq: X-Hasura-Org-Id}}}
+      manager:
+        select: {columns: "*", filter: {id: {_eq: X-Hasura-Org-Id}}, allow_aggregations: true}
+  users:
+    permissions:
+      user:
+        select: {columns: [id, org_id, name], filter: {org_id: {_eq: X-Hasura-Org-Id}}}
+      manager:
+        select: {columns: "*", filter: {org_id: {_eq: X-Hasura-Org-Id}}, allow_aggregations: true}
+  documents:
+    permissions:
+      user:
+        select:
+          columns: [id, org_id, owner_id, title, body]
+          filter: {org: {id: {_eq: X-Hasura-Org-Id}}}
+          limit: 2
+        insert:
+          columns: [id, title, body]
+          check: {title: {_nlike: "%forbidden%"}}
+          set: {org_id: X-Hasura-Org-Id, owner_id: X-Hasura-User-Id}
+        update:
+          columns: [title, body]
+          filter: {owner_id: {_eq: X-Hasura-User-Id}}
+          check: {title: {_nlike: "%forbidden%"}}
+        delete:
+          filter: {owner_id: {_eq: X-Hasura-User-Id}}
+      manager:
+        select: {columns: "*", filter: {org_id: {_eq: X-Hasura-Org-Id}}, allow_aggregations: true}
+        update: {columns: [secret], filter: {org_id: {_eq: X-Hasura-Org-Id}}}
+"#;
 
 /// The config: a JSON Schema file with a transitive `$ref` for `venues.details`,
 /// an inline schema for the text column `events.code`.
@@ -120,11 +197,7 @@ fn config_dir() -> &'static PathBuf {
             "common.json",
             json!({"$defs": {"zip": {"type": "string", "pattern": "^[0-9]{3}-[0-9]{4}$"}}}),
         );
-        std::fs::write(
-            dir.join("grafton.yaml"),
-            "tables:\n  venues:\n    columns:\n      details:\n        json_schema: schemas/details.json\n  events:\n    columns:\n      code:\n        json_schema: {type: string, pattern: '^[A-Z]{3}$'}\n",
-        )
-        .expect("config file");
+        std::fs::write(dir.join("grafton.yaml"), CONFIG).expect("config file");
         dir
     })
 }
@@ -199,6 +272,27 @@ pub async fn post(db: Db, query: &str, variables: Value) -> (StatusCode, Value) 
     (status, value)
 }
 
+/// POSTs as `role` of organisation `org`, user `user`.
+pub async fn post_as(
+    db: Db,
+    role: &str,
+    (org, user): (&str, &str),
+    query: &str,
+    variables: Value,
+) -> (StatusCode, Value) {
+    let mut body = json!({ "query": query });
+    if !variables.is_null() {
+        body["variables"] = variables;
+    }
+    let headers = [
+        ("x-hasura-role", role),
+        ("x-hasura-org-id", org),
+        ("X-Hasura-User-Id", user),
+    ];
+    let (status, value, _) = common::post_with_headers(url(db), &headers, &body).await;
+    (status, value)
+}
+
 /// POSTs and asserts success; returns `data`.
 pub async fn ok(db: Db, query: &str, variables: Value) -> Value {
     let (status, v) = post(db, query, variables).await;
@@ -224,7 +318,7 @@ pub fn checksum(db: Db) -> String {
         Db::Sqlite => {
             let conn = rusqlite::Connection::open(&setup().sqlite).expect("open SQLite");
             let mut out = String::new();
-            for table in ["venues", "events", "counters"] {
+            for table in ["venues", "events", "counters", "documents"] {
                 let sql = format!("SELECT quote(t.rowid) || ':' || json_array(t.*) FROM \"{table}\" AS t ORDER BY t.rowid");
                 let sql = sql.replace("json_array(t.*)", &all_columns(&conn, table));
                 let mut stmt = conn.prepare(&sql).expect("checksum query");
@@ -240,7 +334,8 @@ pub fn checksum(db: Db) -> String {
         Db::Postgres => {
             let sql = "SELECT 'venues=' || coalesce(md5(string_agg(t::text, ';' ORDER BY id)), '') FROM venues t \
                        UNION ALL SELECT 'events=' || coalesce(md5(string_agg(t::text, ';' ORDER BY id)), '') FROM events t \
-                       UNION ALL SELECT 'counters=' || coalesce(md5(string_agg(t::text, ';' ORDER BY id)), '') FROM counters t;";
+                       UNION ALL SELECT 'counters=' || coalesce(md5(string_agg(t::text, ';' ORDER BY id)), '') FROM counters t \
+                       UNION ALL SELECT 'documents=' || coalesce(md5(string_agg(t::text, ';' ORDER BY id)), '') FROM documents t;";
             let url = setup().postgres.clone();
             on_server_runtime(async move {
                 let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)

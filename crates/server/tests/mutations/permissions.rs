@@ -1,0 +1,334 @@
+//! Roles on the multi-tenant fixture: every path that reads or writes rows must keep
+//! a role inside its organisation and away from hidden columns. Alice (user 1) and
+//! Bob (user 2) are in Acme (org 1); Carol (user 3) in Globex (org 2). Document 5
+//! belongs to Globex but is owned by Alice: a cross-tenant row.
+
+use crate::*;
+use serde_json::{json, Value};
+
+const ALICE: (&str, &str) = ("1", "1");
+
+async fn as_user(db: Db, query: &str) -> Value {
+    let (status, v) = post_as(db, "user", ALICE, query, json!(null)).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{db:?}: {v}");
+    v
+}
+
+async fn user_data(db: Db, query: &str) -> Value {
+    let v = as_user(db, query).await;
+    assert!(v.get("errors").is_none(), "{db:?}: {query}: {v}");
+    v["data"].clone()
+}
+
+async fn user_invalid(db: Db, query: &str) {
+    let v = as_user(db, query).await;
+    assert_eq!(
+        v["errors"][0]["extensions"]["code"], "validation-failed",
+        "{db:?}: {query}: {v}"
+    );
+}
+
+fn titles(v: &Value) -> Vec<String> {
+    let mut t: Vec<String> = v
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d["title"].as_str().map(str::to_owned))
+        .collect();
+    t.sort();
+    t
+}
+
+#[tokio::test]
+async fn lists_by_pk_and_limits_stay_in_the_tenant() {
+    let _g = serial().await;
+    for db in BOTH {
+        let d = user_data(db, "{ documents(order_by: {id: asc}) { id title } }").await;
+        // Three Acme documents, but the role's limit is 2.
+        assert_eq!(
+            d["documents"],
+            json!([{"id": 1, "title": "acme plan"}, {"id": 2, "title": "bob notes"}]),
+            "{db:?}"
+        );
+        let d = user_data(
+            db,
+            "{ documents(limit: 10, offset: 1, order_by: {id: asc}) { id } }",
+        )
+        .await;
+        assert_eq!(d["documents"], json!([{"id": 2}, {"id": 4}]), "{db:?}");
+        let d = user_data(db, "{ a: documents_by_pk(id: 3) { id } b: documents_by_pk(id: 5) { id } c: documents_by_pk(id: 4) { id } }").await;
+        assert_eq!(d, json!({"a": null, "b": null, "c": {"id": 4}}), "{db:?}");
+        // Admin (no role) sees everything.
+        let d = ok(
+            db,
+            "{ documents_aggregate { aggregate { count } } }",
+            json!(null),
+        )
+        .await;
+        assert_eq!(d["documents_aggregate"]["aggregate"]["count"], 5, "{db:?}");
+    }
+}
+
+#[tokio::test]
+async fn hidden_columns_do_not_exist_for_the_role() {
+    let _g = serial().await;
+    for db in BOTH {
+        for query in [
+            "{ documents { secret } }",
+            r#"{ documents(where: {secret: {_eq: "s1"}}) { id } }"#,
+            "{ documents(order_by: {secret: asc}) { id } }",
+            "{ users { email } }",
+            r#"{ organisations { users(where: {email: {_like: "%"}}) { id } } }"#,
+            "{ documents_aggregate { aggregate { count } } }",
+            "{ users(order_by: {documents_aggregate: {count: desc}}) { id } }",
+            "{ venues { id } }",
+        ] {
+            user_invalid(db, query).await;
+        }
+        // Introspection agrees.
+        let d = user_data(db, r#"{ __type(name: "documents") { fields { name } } }"#).await;
+        let fields: Vec<&str> = d["__type"]["fields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["name"].as_str())
+            .collect();
+        assert!(
+            fields.contains(&"title") && !fields.contains(&"secret"),
+            "{db:?}: {fields:?}"
+        );
+        let d = user_data(db, "{ __schema { mutationType { fields { name } } } }").await;
+        let roots: Vec<&str> = d["__schema"]["mutationType"]["fields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["name"].as_str())
+            .collect();
+        assert!(
+            roots.contains(&"insert_documents_one") && roots.contains(&"delete_documents"),
+            "{db:?}: {roots:?}"
+        );
+        assert!(
+            !roots
+                .iter()
+                .any(|r| r.contains("organisations") || r.contains("venues")),
+            "{db:?}: {roots:?}"
+        );
+        // The manager reads every column and aggregates, still within its organisation.
+        let (_, v) = post_as(
+            db,
+            "manager",
+            ALICE,
+            "{ documents_aggregate { aggregate { count } nodes { secret } } }",
+            json!(null),
+        )
+        .await;
+        assert_eq!(
+            v["data"]["documents_aggregate"]["aggregate"]["count"], 3,
+            "{db:?}: {v}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn relationships_and_filters_through_them_respect_rules() {
+    let _g = serial().await;
+    for db in BOTH {
+        // Down: an organisation's documents; up: a document's owner.
+        let d = user_data(db, "{ organisations { name documents { title } } }").await;
+        assert_eq!(
+            d["organisations"].as_array().map(Vec::len),
+            Some(1),
+            "{db:?}: {d}"
+        );
+        // Three Acme documents; the role's limit (2) applies per parent, in key order.
+        assert_eq!(
+            titles(&d["organisations"][0]["documents"]),
+            ["acme plan", "bob notes"],
+            "{db:?}"
+        );
+        // Alice owns document 5 in Globex: following users → documents must not reach it.
+        let d = user_data(
+            db,
+            "{ users(where: {id: {_eq: 1}}) { documents { title } } }",
+        )
+        .await;
+        assert_eq!(
+            titles(&d["users"][0]["documents"]),
+            ["acme extra", "acme plan"],
+            "{db:?}"
+        );
+        let d = user_data(
+            db,
+            r#"{ users(where: {documents: {title: {_eq: "cross"}}}) { name } }"#,
+        )
+        .await;
+        assert_eq!(
+            d["users"],
+            json!([]),
+            "{db:?}: a filter matched a row the role cannot read"
+        );
+        let d = ok(
+            db,
+            r#"{ users(where: {documents: {title: {_eq: "cross"}}}) { name } }"#,
+            json!(null),
+        )
+        .await;
+        assert_eq!(d["users"], json!([{"name": "alice"}]), "{db:?}: admin");
+        // Sorting by a related row the role cannot see treats it as absent.
+        let d = user_data(
+            db,
+            "{ documents(order_by: [{owner: {name: desc}}, {id: asc}]) { id owner { name } } }",
+        )
+        .await;
+        assert_eq!(
+            d["documents"],
+            json!([{"id": 2, "owner": {"name": "bob"}}, {"id": 1, "owner": {"name": "alice"}}]),
+            "{db:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn inserts_get_presets_and_checks() {
+    let _g = serial().await;
+    for db in BOTH {
+        let d = user_data(
+            db,
+            r#"mutation { insert_documents_one(object: {title: "alice new", body: "x"}) { title org_id owner_id } }"#,
+        )
+        .await;
+        assert_eq!(
+            d["insert_documents_one"],
+            json!({"title": "alice new", "org_id": 1, "owner_id": 1}),
+            "{db:?}"
+        );
+        // Presets cannot be overridden: the columns are not in the role's input type.
+        user_invalid(
+            db,
+            r#"mutation { insert_documents_one(object: {title: "t", org_id: 2}) { id } }"#,
+        )
+        .await;
+        user_invalid(
+            db,
+            r#"mutation { insert_documents_one(object: {title: "t", secret: "x"}) { id } }"#,
+        )
+        .await;
+        // Nested inserts only through relationships to tables the role may insert into.
+        user_invalid(db, r#"mutation { insert_documents_one(object: {title: "t", owner: {data: {id: 9, org_id: 1, name: "x"}}}) { id } }"#).await;
+        // A failing check rolls everything back, earlier rows of the batch included.
+        let before = checksum(db);
+        let (_, v) = post_as(
+            db,
+            "user",
+            ALICE,
+            r#"mutation { insert_documents(objects: [{title: "fine"}, {title: "forbidden stuff"}]) { affected_rows } }"#,
+            json!(null),
+        )
+        .await;
+        assert_eq!(
+            v["errors"][0]["extensions"]["code"], "permission-error",
+            "{db:?}: {v}"
+        );
+        assert!(v["data"].is_null(), "{db:?}: {v}");
+        assert_eq!(checksum(db), before, "{db:?}");
+        ok(db, r#"mutation { delete_documents(where: {title: {_eq: "alice new"}}) { affected_rows } }"#, json!(null)).await;
+    }
+}
+
+#[tokio::test]
+async fn updates_and_deletes_only_reach_allowed_rows() {
+    let _g = serial().await;
+    for db in BOTH {
+        // Bob's document: filtered out, nothing happens.
+        let d = user_data(db, r#"mutation { update_documents(where: {id: {_eq: 2}}, _set: {title: "hacked"}) { affected_rows } }"#).await;
+        assert_eq!(d["update_documents"]["affected_rows"], 0, "{db:?}");
+        let d = user_data(db, r#"mutation { update_documents_by_pk(pk_columns: {id: 1}, _set: {body: "edited"}) { id body } }"#).await;
+        assert_eq!(
+            d["update_documents_by_pk"],
+            json!({"id": 1, "body": "edited"}),
+            "{db:?}"
+        );
+        // Alice's cross-tenant document: hers, but outside the rows the role may read,
+        // so `returning` cannot show it.
+        let d = user_data(db, r#"mutation { update_documents(where: {id: {_eq: 5}}, _set: {body: "e2"}) { affected_rows returning { id } } }"#).await;
+        assert_eq!(
+            d["update_documents"],
+            json!({"affected_rows": 1, "returning": []}),
+            "{db:?}"
+        );
+        // The check holds after the update.
+        let before = checksum(db);
+        let (_, v) = post_as(db, "user", ALICE, r#"mutation { update_documents_by_pk(pk_columns: {id: 1}, _set: {title: "forbidden"}) { id } }"#, json!(null)).await;
+        assert_eq!(
+            v["errors"][0]["extensions"]["code"], "permission-error",
+            "{db:?}: {v}"
+        );
+        assert_eq!(checksum(db), before, "{db:?}");
+        user_invalid(
+            db,
+            r#"mutation { update_documents(where: {}, _set: {secret: "x"}) { affected_rows } }"#,
+        )
+        .await;
+        // Upsert: the conflict branch is an update, so Bob's row is left alone.
+        let d = user_data(db, r#"mutation { insert_documents(objects: [{id: 2, title: "takeover"}], on_conflict: {constraint: documents_pkey, update_columns: [title]}) { affected_rows } }"#).await;
+        assert_eq!(d["insert_documents"]["affected_rows"], 0, "{db:?}");
+        let d = ok(db, "{ documents_by_pk(id: 2) { title } }", json!(null)).await;
+        assert_eq!(d["documents_by_pk"]["title"], "bob notes", "{db:?}");
+        // Deletes: Bob's is filtered out.
+        let d = user_data(
+            db,
+            "mutation { delete_documents(where: {id: {_in: [2, 3]}}) { affected_rows } }",
+        )
+        .await;
+        assert_eq!(d["delete_documents"]["affected_rows"], 0, "{db:?}");
+        // The manager updates the secret column across its organisation only.
+        let (_, v) = post_as(db, "manager", ALICE, r#"mutation { update_documents(where: {}, _set: {secret: "rotated"}) { affected_rows returning { id } } }"#, json!(null)).await;
+        assert_eq!(
+            v["data"]["update_documents"]["affected_rows"], 3,
+            "{db:?}: {v}"
+        );
+        let d = ok(
+            db,
+            "{ documents(where: {secret: {_eq: \"rotated\"}}) { id } }",
+            json!(null),
+        )
+        .await;
+        assert_eq!(d["documents"].as_array().map(Vec::len), Some(3), "{db:?}");
+        for (id, body, secret) in [
+            (1, "a", "s1"),
+            (2, "b", "s2"),
+            (4, "d", "s4"),
+            (5, "e", "s5"),
+        ] {
+            ok(db, "mutation ($id: Int!, $b: String, $s: String) { update_documents_by_pk(pk_columns: {id: $id}, _set: {body: $b, secret: $s}) { id } }", json!({"id": id, "b": body, "s": secret})).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn unknown_roles_and_missing_session_variables_are_refused() {
+    let _g = serial().await;
+    for db in BOTH {
+        let (status, v) = post_as(db, "nobody", ALICE, "{ documents { id } }", json!(null)).await;
+        assert_eq!(status, reqwest::StatusCode::FORBIDDEN, "{db:?}: {v}");
+        assert_eq!(
+            v["errors"][0]["extensions"]["code"], "access-denied",
+            "{db:?}: {v}"
+        );
+        let body = json!({"query": "{ documents { id } }"});
+        let (_, v, _) =
+            common::post_with_headers(url(db), &[("x-hasura-role", "user")], &body).await;
+        assert_eq!(
+            v["errors"][0]["extensions"]["code"], "access-denied",
+            "{db:?}: {v}"
+        );
+        assert!(
+            v["errors"][0]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("x-hasura-org-id"),
+            "{db:?}: {v}"
+        );
+    }
+}
