@@ -97,28 +97,38 @@ impl PgDatabase {
     }
 }
 
+/// Prepares (once per connection) and runs `statement` on `client`. Parameters
+/// travel as text and are cast in the SQL.
+pub(crate) async fn query(
+    client: &deadpool_postgres::Object,
+    statement: &Statement,
+    variables: &Map<String, Value>,
+) -> Result<Vec<tokio_postgres::Row>, ExecuteError> {
+    let types = vec![Type::TEXT; statement.params.len()];
+    let prepared = client.prepare_typed_cached(&statement.sql, &types).await?;
+    let values: Vec<Option<String>> = statement
+        .params
+        .iter()
+        .map(|p| postgres_text(p, value_of(p, variables)))
+        .collect();
+    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
+    Ok(client.query(&prepared, &refs).await?)
+}
+
 /// Runs a statement whose one row and column is JSON on `client`; returns its text.
 pub(crate) async fn query_json_on(
     client: &deadpool_postgres::Object,
     statement: &Statement,
     variables: &Map<String, Value>,
 ) -> Result<String, ExecuteError> {
-    {
-        let types = vec![Type::TEXT; statement.params.len()];
-        let prepared = client.prepare_typed_cached(&statement.sql, &types).await?;
-        let values: Vec<Option<String>> = statement
-            .params
-            .iter()
-            .map(|p| postgres_text(p, value_of(p, variables)))
-            .collect();
-        let refs: Vec<&(dyn ToSql + Sync)> =
-            values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
-        let row = client.query_one(&prepared, &refs).await?;
-        let json: Option<RawJson> = row.try_get(0)?;
-        Ok(json
-            .map(|j| crate::compact::compact_json(&j.0))
-            .unwrap_or_else(|| "null".to_owned()))
-    }
+    let rows = query(client, statement, variables).await?;
+    let json: Option<RawJson> = match rows.first() {
+        Some(row) => row.try_get(0)?,
+        None => None,
+    };
+    Ok(json
+        .map(|j| crate::compact::compact_json(&j.0))
+        .unwrap_or_else(|| "null".to_owned()))
 }
 
 /// The innermost useful message of a connection error ("connection refused", …).

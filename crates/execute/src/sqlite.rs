@@ -61,17 +61,25 @@ where
         .map_err(ExecuteError::from)
 }
 
+/// The statement's parameters as SQLite values, in placeholder order.
+pub(crate) fn bind_values(
+    statement: &Statement,
+    variables: &Map<String, Value>,
+) -> Vec<rusqlite::types::Value> {
+    statement
+        .params
+        .iter()
+        .map(|p| sqlite_value(p, value_of(p, variables)))
+        .collect()
+}
+
 /// Runs a statement whose one row and column is JSON on `conn`; returns its text.
 pub(crate) async fn query_json_on(
     conn: &PooledConnection,
     statement: &Statement,
     variables: &Map<String, Value>,
 ) -> Result<String, ExecuteError> {
-    let values: Vec<rusqlite::types::Value> = statement
-        .params
-        .iter()
-        .map(|p| sqlite_value(p, value_of(p, variables)))
-        .collect();
+    let values = bind_values(statement, variables);
     let sql = statement.sql.clone();
     interact(conn, move |c| {
         let mut stmt = c.prepare_cached(&sql)?;

@@ -2,11 +2,9 @@
 //! statements of one mutation operation. Nothing commits unless every step worked.
 
 use crate::error::{DbErrorKind, ExecuteError};
-use crate::params::{postgres_text, sqlite_value, value_of};
 use crate::Database;
 use grafton_sql::Statement;
 use serde_json::{Map, Value};
-use tokio_postgres::types::{ToSql, Type};
 
 /// An open transaction. Dropped without [`commit`](Tx::commit) (an error, a
 /// cancelled request, a panic) it rolls back before the connection is reused.
@@ -89,16 +87,7 @@ impl Tx {
     ) -> Result<Vec<Vec<Value>>, ExecuteError> {
         match self.conn.as_mut().ok_or_else(gone)? {
             Conn::Postgres(client) => {
-                let types = vec![Type::TEXT; statement.params.len()];
-                let prepared = client.prepare_typed_cached(&statement.sql, &types).await?;
-                let values: Vec<Option<String>> = statement
-                    .params
-                    .iter()
-                    .map(|p| postgres_text(p, value_of(p, variables)))
-                    .collect();
-                let refs: Vec<&(dyn ToSql + Sync)> =
-                    values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
-                let rows = client.query(&prepared, &refs).await?;
+                let rows = crate::postgres::query(client, statement, variables).await?;
                 let mut out = Vec::with_capacity(rows.len());
                 for row in rows {
                     let mut values = Vec::with_capacity(row.len());
@@ -111,11 +100,7 @@ impl Tx {
                 Ok(out)
             }
             Conn::Sqlite { conn, .. } => {
-                let values: Vec<rusqlite::types::Value> = statement
-                    .params
-                    .iter()
-                    .map(|p| sqlite_value(p, value_of(p, variables)))
-                    .collect();
+                let values = crate::sqlite::bind_values(statement, variables);
                 let sql = statement.sql.clone();
                 crate::sqlite::interact(conn, move |c| {
                     let mut stmt = c.prepare_cached(&sql)?;

@@ -55,16 +55,7 @@ pub fn build_query(
             operation.operation_type
         )));
     }
-    let mut b = Builder {
-        model,
-        document: Some(document),
-        vars: Vars {
-            values: variables,
-            shape: BTreeSet::new(),
-            session: None,
-        },
-        non_negative: BTreeSet::new(),
-    };
+    let mut b = Builder::new(model, Some(document), variables);
     let mut root = Vec::new();
     let fields = b.collect(&[&operation.selection_set]);
     for (key, group) in &fields {
@@ -101,6 +92,24 @@ pub(crate) struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
+    /// A builder over `model` reading `variables` (and `document`'s fragments).
+    pub(crate) fn new(
+        model: &'a SchemaModel,
+        document: Option<&'a ExecutableDocument>,
+        variables: &'a Map<String, Json>,
+    ) -> Self {
+        Builder {
+            model,
+            document,
+            vars: Vars {
+                values: variables,
+                shape: BTreeSet::new(),
+                session: None,
+            },
+            non_negative: BTreeSet::new(),
+        }
+    }
+
     /// CollectFields (GraphQL spec §6.3.2) over several selection sets at once, which
     /// also merges the sub-selections of fields sharing a response key.
     fn collect(&mut self, sets: &[&'a SelectionSet]) -> Fields<'a> {

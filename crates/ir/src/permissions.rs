@@ -4,7 +4,7 @@
 //! become bind parameters filled from the request's session.
 
 use crate::build::{Builder, IrError};
-use crate::input::{Input, Vars};
+use crate::input::Input;
 use crate::types::BoolExp;
 use grafton_schema::config::{Config, Permissions};
 use grafton_schema::{SchemaModel, TableId};
@@ -78,16 +78,8 @@ pub fn compile(admin: &SchemaModel, config: &Config, role: &str) -> Result<RoleR
         let Some(table) = admin.table_by_config_key(key) else {
             continue;
         };
-        let mut b = Builder {
-            model: admin,
-            document: None,
-            vars: Vars {
-                values: &empty,
-                shape: BTreeSet::new(),
-                session: Some(BTreeSet::new()),
-            },
-            non_negative: BTreeSet::new(),
-        };
+        let mut b = Builder::new(admin, None, &empty);
+        b.vars.session = Some(BTreeSet::new());
         let context = |what: &str| format!("permissions of role '{role}' on '{key}', {what}");
         rules.tables[table] = table_rules(&mut b, table, perms, &context)?;
         if let Some(used) = b.vars.session.take() {

@@ -202,20 +202,7 @@ async fn run_one(
             field.push('}');
         }
     }
-    let mut out = String::from("{");
-    for (i, (key, root)) in mutation.root.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        push_json(&mut out, key);
-        out.push(':');
-        match root {
-            MutationRoot::Typename(name) => push_json(&mut out, name),
-            _ => out.push_str(&field),
-        }
-    }
-    out.push('}');
-    Ok(out)
+    Ok(data_object(mutation, vec![field]))
 }
 
 /// SQLite names no constraint in its errors; find the one on the offending columns,
@@ -282,6 +269,26 @@ struct Run<'a> {
     writing: Option<(TableId, bool)>,
 }
 
+/// The `data` object: each root field's key with its JSON (`fields`, in order, for
+/// the fields that are not `__typename`).
+fn data_object(mutation: &Mutation, fields: Vec<String>) -> String {
+    let mut fields = fields.into_iter();
+    let mut out = String::from("{");
+    for (i, (key, root)) in mutation.root.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_json(&mut out, key);
+        out.push(':');
+        match root {
+            MutationRoot::Typename(name) => push_json(&mut out, name),
+            _ => out.push_str(&fields.next().unwrap_or_else(|| "null".to_owned())),
+        }
+    }
+    out.push('}');
+    out
+}
+
 type Boxed<'f, T> = Pin<Box<dyn Future<Output = Result<T, RequestError>> + Send + 'f>>;
 
 fn push_json(out: &mut String, value: &impl serde::Serialize) {
@@ -290,30 +297,21 @@ fn push_json(out: &mut String, value: &impl serde::Serialize) {
 
 impl Run<'_> {
     async fn all(&mut self, mutation: &Mutation) -> Result<String, RequestError> {
-        let mut out = String::from("{");
-        for (i, (key, root)) in mutation.root.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            push_json(&mut out, key);
-            out.push(':');
+        let mut fields = Vec::new();
+        for (_, root) in &mutation.root {
             match root {
-                MutationRoot::Typename(name) => push_json(&mut out, name),
-                MutationRoot::Write(w) => out.push_str(&self.write(w).await?),
+                MutationRoot::Typename(_) => {}
+                MutationRoot::Write(w) => fields.push(self.write(w).await?),
                 MutationRoot::Many(writes) => {
-                    out.push('[');
-                    for (j, w) in writes.iter().enumerate() {
-                        if j > 0 {
-                            out.push(',');
-                        }
-                        out.push_str(&self.write(w).await?);
+                    let mut list = Vec::with_capacity(writes.len());
+                    for w in writes {
+                        list.push(self.write(w).await?);
                     }
-                    out.push(']');
+                    fields.push(format!("[{}]", list.join(",")));
                 }
             }
         }
-        out.push('}');
-        Ok(out)
+        Ok(data_object(mutation, fields))
     }
 
     async fn write(&mut self, w: &Write) -> Result<String, RequestError> {

@@ -3,7 +3,7 @@
 //! checks) before anything reaches the database.
 
 use super::{Builder, Fields, IrError};
-use crate::input::{Input, Vars};
+use crate::input::Input;
 use crate::permissions::{Preset, RoleRules};
 use crate::types::*;
 use apollo_compiler::executable::{self, Field as AstField};
@@ -22,16 +22,7 @@ pub fn build_mutation(
     operation: &executable::Operation,
     variables: &Map<String, Json>,
 ) -> Result<Mutation, IrError> {
-    let mut b = Builder {
-        model,
-        document: Some(document),
-        vars: Vars {
-            values: variables,
-            shape: BTreeSet::new(),
-            session: None,
-        },
-        non_negative: BTreeSet::new(),
-    };
+    let mut b = Builder::new(model, Some(document), variables);
     let mut presets = Presets { model, rules };
     let fields = b.collect(&[&operation.selection_set]);
     let mut root = Vec::new();
