@@ -627,6 +627,49 @@ fn relationships(
                 disambiguator: "_manual".to_owned(),
             });
         }
+        for (name, fk) in &tc.foreign_key_relationships {
+            let kind = match fk.kind {
+                ManualKind::Object => RelKind::Object,
+                ManualKind::Array => RelKind::Array,
+            };
+            let holder = match (&fk.table, kind) {
+                (Some(t), RelKind::Array) => find_table(catalog, t, &default_schema)
+                    .and_then(|ci| by_catalog.get(&ci).copied()),
+                (None, RelKind::Object) => Some(source),
+                _ => None,
+            };
+            let key_columns = |d: &Draft| -> Vec<&str> {
+                let (table, cols): (TableId, Vec<usize>) = match d.kind {
+                    RelKind::Object => (d.source, d.mapping.iter().map(|m| m.0).collect()),
+                    RelKind::Array => (d.target, d.mapping.iter().map(|m| m.1).collect()),
+                };
+                let t = &catalog.tables[tables[table].catalog_index];
+                cols.iter().map(|&c| t.columns[c].name.as_str()).collect()
+            };
+            let found = drafts.iter().position(|d| {
+                d.source == source
+                    && d.kind == kind
+                    && d.disambiguator != "_manual"
+                    && holder
+                        == Some(if kind == RelKind::Object {
+                            d.source
+                        } else {
+                            d.target
+                        })
+                    && key_columns(d) == fk.columns.iter().map(String::as_str).collect::<Vec<_>>()
+            });
+            let Some(i) = found else {
+                return Err(SchemaError::Config(format!(
+                    "foreign_key_relationships {key}.{name}: no foreign key on ({}) {}",
+                    fk.columns.join(", "),
+                    fk.table
+                        .as_deref()
+                        .map(|t| format!("of '{t}'"))
+                        .unwrap_or_default()
+                )));
+            };
+            drafts[i].snake = graphql_safe(name);
+        }
         for (from, to) in &tc.rename_relationships {
             let Some(d) = drafts
                 .iter_mut()

@@ -30,6 +30,11 @@ pub struct TableConfig {
     /// Relationships the database does not declare (views have no foreign keys).
     #[serde(default)]
     pub relationships: BTreeMap<String, ManualRelationship>,
+    /// Names for the relationships Grafton derives from foreign keys, by the key's
+    /// columns: `{name: {type: object, columns: [org_id]}}` or, for the array side,
+    /// `{name: {type: array, table: documents, columns: [owner_id]}}`.
+    #[serde(default)]
+    pub foreign_key_relationships: BTreeMap<String, ForeignKeyRelationship>,
     /// Per-column settings, keyed by the column's database name.
     #[serde(default)]
     pub columns: BTreeMap<String, ColumnConfig>,
@@ -157,6 +162,19 @@ pub struct ManualRelationship {
     pub table: String,
     /// Column mapping `{this_table_column: target_column}`.
     pub columns: BTreeMap<String, String>,
+}
+
+/// A relationship from a foreign key, named by the key's columns.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForeignKeyRelationship {
+    /// `object`: this table's key columns; `array`: another table's key to this one.
+    #[serde(rename = "type")]
+    pub kind: ManualKind,
+    /// The table holding the key (array relationships only).
+    pub table: Option<String>,
+    /// The key's columns.
+    pub columns: Vec<String>,
 }
 
 /// Kind of a manual relationship.

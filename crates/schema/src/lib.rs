@@ -3,6 +3,7 @@
 
 pub mod build;
 pub mod config;
+pub mod hasura;
 pub mod model;
 pub mod naming;
 mod sdl;

@@ -39,9 +39,13 @@ enum Command {
 /// Options shared by every command that builds a schema.
 #[derive(Args, Clone)]
 struct SchemaOptions {
-    /// YAML config file (relationship renames, manual relationships, view keys).
+    /// YAML config file (relationships, permissions, column JSON Schemas, view keys).
     #[arg(long, env = "GRAFTON_CONFIG")]
     config: Option<PathBuf>,
+    /// Hasura metadata to import (relationships and permissions): a tables.yaml file
+    /// or a metadata directory. The config file wins where both say something.
+    #[arg(long, env = "GRAFTON_HASURA_METADATA")]
+    hasura_metadata: Option<PathBuf>,
     /// Naming convention of the generated schema.
     #[arg(long, env = "GRAFTON_NAMING", default_value = "hasura-default",
           value_parser = ["hasura-default", "graphql-default", "phrag"])]
@@ -174,6 +178,14 @@ fn options(
     };
     if let Some(path) = &schema.config {
         o.config = load_config(path)?;
+    }
+    if let Some(path) = &schema.hasura_metadata {
+        let imported =
+            grafton_schema::hasura::load(path).map_err(|message| StartError::Config {
+                path: path.display().to_string(),
+                message,
+            })?;
+        grafton_schema::hasura::merge(&mut o.config, imported);
     }
     if let Some(l) = listen {
         o.host = l.host.clone();

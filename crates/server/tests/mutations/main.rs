@@ -232,6 +232,11 @@ pub fn setup_sqlite() -> String {
     setup().sqlite.display().to_string()
 }
 
+/// The PostgreSQL database's URL, for tests that start their own server on it.
+pub fn setup_postgres() -> String {
+    setup().postgres.clone()
+}
+
 /// The GraphQL endpoint of a backend's server, started on first use.
 pub fn url(db: Db) -> &'static str {
     static SQLITE: OnceLock<String> = OnceLock::new();

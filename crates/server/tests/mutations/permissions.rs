@@ -332,3 +332,73 @@ async fn unknown_roles_and_missing_session_variables_are_refused() {
         );
     }
 }
+
+/// A Hasura metadata directory for the same tables: relationship names and a role.
+fn hasura_metadata() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("grafton-hasura-{}", std::process::id()));
+    let tables = dir.join("databases/default/tables");
+    std::fs::create_dir_all(&tables).expect("metadata dir");
+    std::fs::write(
+        tables.join("tables.yaml"),
+        "- \"!include public_documents.yaml\"\n- \"!include public_organisations.yaml\"\n",
+    )
+    .expect("tables.yaml");
+    std::fs::write(
+        tables.join("public_documents.yaml"),
+        r#"table: {name: documents, schema: public}
+object_relationships:
+  - name: organisation
+    using: {foreign_key_constraint_on: org_id}
+select_permissions:
+  - role: reader
+    permission:
+      columns: [id, title]
+      filter: {organisation: {id: {_eq: X-Hasura-Org-Id}}}
+      computed_fields: []
+"#,
+    )
+    .expect("documents metadata");
+    std::fs::write(
+        tables.join("public_organisations.yaml"),
+        r#"table: {name: organisations, schema: public}
+array_relationships:
+  - name: docs
+    using:
+      foreign_key_constraint_on: {column: org_id, table: {name: documents, schema: public}}
+select_permissions:
+  - role: reader
+    permission: {columns: [id, name], filter: {id: {_eq: X-Hasura-Org-Id}}}
+"#,
+    )
+    .expect("organisations metadata");
+    dir
+}
+
+#[tokio::test]
+async fn hasura_metadata_moves_over() {
+    let _g = serial().await;
+    let config = grafton_schema::hasura::load(&hasura_metadata()).expect("metadata loads");
+    for (db, database_url) in [
+        (Db::Sqlite, setup_sqlite()),
+        (Db::Postgres, setup_postgres()),
+    ] {
+        let base = common::start_server(grafton_server::ServeOptions {
+            database_url,
+            port: 0,
+            config: config.clone(),
+            ..Default::default()
+        });
+        let body = json!({"query": "{ organisations { name docs(order_by: {id: asc}) { title } } documents(order_by: {id: asc}) { id organisation { name } } }"});
+        let headers = [("x-hasura-role", "reader"), ("x-hasura-org-id", "1")];
+        let (_, v, _) =
+            common::post_with_headers(&format!("{base}/v1/graphql"), &headers, &body).await;
+        assert_eq!(
+            v["data"],
+            json!({
+                "organisations": [{"name": "Acme", "docs": [{"title": "acme plan"}, {"title": "bob notes"}, {"title": "acme extra"}]}],
+                "documents": [{"id": 1, "organisation": {"name": "Acme"}}, {"id": 2, "organisation": {"name": "Acme"}}, {"id": 4, "organisation": {"name": "Acme"}}]
+            }),
+            "{db:?}: {v}"
+        );
+    }
+}

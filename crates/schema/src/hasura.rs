@@ -1,0 +1,304 @@
+//! Hasura metadata import: a `tables.yaml` (a list of table entries) or a metadata
+//! directory (`databases/<db>/tables/*.yaml`, one entry per file) becomes Grafton's
+//! config — relationships (foreign-key and manual) and the four permission kinds —
+//! so a Hasura project moves over without rewriting its rules.
+
+use crate::config::{
+    Columns, Config, DeletePermission, ForeignKeyRelationship, InsertPermission, ManualKind,
+    ManualRelationship, SelectPermission, TableConfig, UpdatePermission,
+};
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum TableName {
+    Qualified {
+        name: String,
+        schema: Option<String>,
+    },
+    Plain(String),
+}
+
+impl TableName {
+    /// Grafton's config key: `name` in `public`, else `schema.name`.
+    fn key(&self) -> String {
+        match self {
+            TableName::Qualified { name, schema } => match schema.as_deref() {
+                None | Some("public") => name.clone(),
+                Some(s) => format!("{s}.{name}"),
+            },
+            TableName::Plain(name) => name.clone(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Entry {
+    table: TableName,
+    #[serde(default)]
+    object_relationships: Vec<Relationship>,
+    #[serde(default)]
+    array_relationships: Vec<Relationship>,
+    #[serde(default)]
+    select_permissions: Vec<Permission>,
+    #[serde(default)]
+    insert_permissions: Vec<Permission>,
+    #[serde(default)]
+    update_permissions: Vec<Permission>,
+    #[serde(default)]
+    delete_permissions: Vec<Permission>,
+}
+
+#[derive(Deserialize)]
+struct Relationship {
+    name: String,
+    using: Using,
+}
+
+#[derive(Deserialize)]
+struct Using {
+    foreign_key_constraint_on: Option<ForeignKeyOn>,
+    manual_configuration: Option<Manual>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ForeignKeyOn {
+    Column(String),
+    Columns(Vec<String>),
+    Remote {
+        table: TableName,
+        column: Option<String>,
+        columns: Option<Vec<String>>,
+    },
+}
+
+#[derive(Deserialize)]
+struct Manual {
+    remote_table: TableName,
+    column_mapping: BTreeMap<String, String>,
+}
+
+/// Hasura's permission entries carry keys Grafton has no use for (`backend_only`,
+/// `computed_fields`, …); only the ones it understands are read.
+#[derive(Deserialize)]
+struct Permission {
+    role: String,
+    permission: Body,
+}
+
+#[derive(Deserialize, Default)]
+struct Body {
+    #[serde(default)]
+    columns: Option<Columns>,
+    filter: Option<Value>,
+    check: Option<Value>,
+    #[serde(default)]
+    set: BTreeMap<String, Value>,
+    limit: Option<u64>,
+    #[serde(default)]
+    allow_aggregations: bool,
+}
+
+/// Reads Hasura metadata from a `tables.yaml` file or a metadata directory.
+pub fn load(path: &Path) -> Result<Config, String> {
+    let mut entries: Vec<Entry> = Vec::new();
+    if path.is_dir() {
+        let mut files = Vec::new();
+        let databases = path.join("databases");
+        let roots: Vec<std::path::PathBuf> = match std::fs::read_dir(&databases) {
+            Ok(dbs) => dbs.flatten().map(|d| d.path().join("tables")).collect(),
+            Err(_) => vec![path.join("tables"), path.to_path_buf()],
+        };
+        for dir in roots {
+            let Ok(listing) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for f in listing.flatten() {
+                let p = f.path();
+                let yaml = p.extension().is_some_and(|e| e == "yaml" || e == "yml");
+                // tables.yaml only lists `!include`s of the per-table files.
+                if yaml && p.file_name().is_some_and(|n| n != "tables.yaml") {
+                    files.push(p);
+                }
+            }
+        }
+        files.sort();
+        if files.is_empty() {
+            return Err(format!("no table metadata files under {}", path.display()));
+        }
+        for f in files {
+            entries.push(parse(&f)?);
+        }
+    } else {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        entries = serde_norway::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(convert(entries))
+}
+
+fn parse(path: &Path) -> Result<Entry, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_norway::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn convert(entries: Vec<Entry>) -> Config {
+    let mut config = Config::default();
+    for e in entries {
+        let table = config.tables.entry(e.table.key()).or_default();
+        for (kind, list) in [
+            (ManualKind::Object, e.object_relationships),
+            (ManualKind::Array, e.array_relationships),
+        ] {
+            for r in list {
+                relationship(table, kind, r);
+            }
+        }
+        for p in e.select_permissions {
+            let b = p.permission;
+            table.permissions.entry(p.role).or_default().select = Some(SelectPermission {
+                columns: b.columns.unwrap_or_default(),
+                filter: b.filter,
+                limit: b.limit,
+                allow_aggregations: b.allow_aggregations,
+            });
+        }
+        for p in e.insert_permissions {
+            let b = p.permission;
+            table.permissions.entry(p.role).or_default().insert = Some(InsertPermission {
+                columns: b.columns.unwrap_or_default(),
+                check: b.check,
+                set: b.set,
+            });
+        }
+        for p in e.update_permissions {
+            let b = p.permission;
+            table.permissions.entry(p.role).or_default().update = Some(UpdatePermission {
+                columns: b.columns.unwrap_or_default(),
+                filter: b.filter,
+                check: b.check,
+                set: b.set,
+            });
+        }
+        for p in e.delete_permissions {
+            table.permissions.entry(p.role).or_default().delete = Some(DeletePermission {
+                filter: p.permission.filter,
+            });
+        }
+    }
+    config
+}
+
+fn relationship(table: &mut TableConfig, kind: ManualKind, r: Relationship) {
+    if let Some(m) = r.using.manual_configuration {
+        table.relationships.insert(
+            r.name,
+            ManualRelationship {
+                kind,
+                table: m.remote_table.key(),
+                columns: m.column_mapping,
+            },
+        );
+        return;
+    }
+    let (remote, columns) = match r.using.foreign_key_constraint_on {
+        Some(ForeignKeyOn::Column(c)) => (None, vec![c]),
+        Some(ForeignKeyOn::Columns(cs)) => (None, cs),
+        Some(ForeignKeyOn::Remote {
+            table,
+            column,
+            columns,
+        }) => (
+            Some(table.key()),
+            columns
+                .unwrap_or_default()
+                .into_iter()
+                .chain(column)
+                .collect(),
+        ),
+        None => return,
+    };
+    table.foreign_key_relationships.insert(
+        r.name,
+        ForeignKeyRelationship {
+            kind,
+            table: remote,
+            columns,
+        },
+    );
+}
+
+/// Adds `other`'s tables to `config` (the config file wins where both say something).
+pub fn merge(config: &mut Config, other: Config) {
+    for (key, t) in other.tables {
+        let target = config.tables.entry(key).or_default();
+        for (name, r) in t.relationships {
+            target.relationships.entry(name).or_insert(r);
+        }
+        for (name, r) in t.foreign_key_relationships {
+            target.foreign_key_relationships.entry(name).or_insert(r);
+        }
+        for (role, p) in t.permissions {
+            target.permissions.entry(role).or_insert(p);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn converts_relationships_and_permissions() {
+        let yaml = r#"
+- table: {schema: public, name: documents}
+  object_relationships:
+    - name: organisation
+      using: {foreign_key_constraint_on: org_id}
+  select_permissions:
+    - role: user
+      permission:
+        columns: [id, title]
+        filter: {org_id: {_eq: X-Hasura-Org-Id}}
+        limit: 10
+        allow_aggregations: true
+        computed_fields: []
+  insert_permissions:
+    - role: user
+      permission: {check: {}, set: {owner_id: x-hasura-User-Id}, columns: [title], backend_only: false}
+  delete_permissions:
+    - role: user
+      permission: {filter: {owner_id: {_eq: X-Hasura-User-Id}}}
+- table: {schema: public, name: organisations}
+  array_relationships:
+    - name: docs
+      using: {foreign_key_constraint_on: {column: org_id, table: {schema: public, name: documents}}}
+    - name: members
+      using: {manual_configuration: {remote_table: {schema: public, name: users}, column_mapping: {id: org_id}}}
+"#;
+        let entries: Vec<Entry> = serde_norway::from_str(yaml).expect("metadata parses");
+        let c = convert(entries);
+        let docs = &c.tables["documents"];
+        assert_eq!(
+            docs.foreign_key_relationships["organisation"].columns,
+            ["org_id"]
+        );
+        let select = docs.permissions["user"].select.as_ref().expect("select");
+        assert_eq!(select.limit, Some(10));
+        assert!(select.allow_aggregations);
+        assert!(matches!(&select.columns, Columns::Some(c) if c == &["id", "title"]));
+        assert!(
+            docs.permissions["user"].insert.is_some() && docs.permissions["user"].delete.is_some()
+        );
+        let orgs = &c.tables["organisations"];
+        let docs_rel = &orgs.foreign_key_relationships["docs"];
+        assert_eq!(
+            (docs_rel.table.as_deref(), docs_rel.columns.as_slice()),
+            (Some("documents"), &["org_id".to_owned()][..])
+        );
+        assert_eq!(orgs.relationships["members"].table, "users");
+    }
+}
