@@ -10,6 +10,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use grafton_auth::{Authenticator, Role};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -29,19 +30,24 @@ impl Default for HttpOptions {
 }
 
 /// The router for an engine.
-pub fn router(engine: Arc<Engine>, options: &HttpOptions) -> Router {
+pub fn router(engine: Arc<Engine>, auth: Arc<Authenticator>, options: &HttpOptions) -> Router {
     let limit = options.max_body_bytes;
     Router::new()
         .route("/v1/graphql", get(graphql_get).post(graphql_post))
         .route("/graphql", get(graphql_get).post(graphql_post))
         .route("/healthz", get(healthz))
         .layer(DefaultBodyLimit::max(limit))
-        .with_state(AppState { engine, limit })
+        .with_state(AppState {
+            engine,
+            auth,
+            limit,
+        })
 }
 
 #[derive(Clone)]
 struct AppState {
     engine: Arc<Engine>,
+    auth: Arc<Authenticator>,
     limit: usize,
 }
 
@@ -99,6 +105,8 @@ async fn graphql_post(
 ) -> Response {
     let graphql_response = wants_graphql_response(&headers);
     let result = async {
+        // Credentials first: a rejected caller never gets as far as the body.
+        let caller = caller(&state.auth, &headers).await?;
         let content_type = headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -117,7 +125,6 @@ async fn graphql_post(
         let value: Value =
             serde_json::from_slice(&body).map_err(|e| RequestError::InvalidJson(e.to_string()))?;
         let request = parse_request(value)?;
-        let caller = caller(&headers);
         state
             .engine
             .execute(&request, Transport::Post, &caller)
@@ -134,6 +141,7 @@ async fn graphql_get(
 ) -> Response {
     let graphql_response = wants_graphql_response(&headers);
     let result = async {
+        let caller = caller(&state.auth, &headers).await?;
         let Query(pairs) = query.map_err(|e| RequestError::BadRequest(e.body_text()))?;
         let mut object = Map::new();
         for (k, v) in pairs {
@@ -145,7 +153,6 @@ async fn graphql_get(
             object.insert(k, value);
         }
         let request = parse_request(Value::Object(object))?;
-        let caller = caller(&headers);
         state
             .engine
             .execute(&request, Transport::Get, &caller)
@@ -155,22 +162,27 @@ async fn graphql_get(
     respond(result, graphql_response)
 }
 
-/// The caller: admin, who may act as the role in `x-hasura-role` with the
-/// `x-hasura-*` headers as session variables.
-fn caller(headers: &HeaderMap) -> Caller {
-    let mut caller = Caller::default();
-    for (name, value) in headers {
-        let name = name.as_str();
-        let Ok(value) = value.to_str() else { continue };
-        if name == "x-hasura-role" {
-            caller.role = Some(value.to_owned());
-        } else if grafton_ir::permissions::is_session_var(name) {
-            caller
-                .vars
-                .insert(name.to_owned(), Value::String(value.to_owned()));
-        }
-    }
-    caller
+/// Who is calling, from the request's credentials (admin secret, JWT, or none).
+async fn caller(auth: &Authenticator, headers: &HeaderMap) -> Result<Caller, RequestError> {
+    let session = auth
+        .authenticate(headers)
+        .await
+        .map_err(|e| RequestError::Auth {
+            code: e.code(),
+            status: e.status(),
+            message: e.message,
+        })?;
+    Ok(Caller {
+        role: match session.role {
+            Role::Admin => None,
+            Role::Named(name) => Some(name),
+        },
+        vars: session
+            .vars
+            .into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect(),
+    })
 }
 
 /// Checks the request object's shape (GraphQL over HTTP §"Request Parameters").

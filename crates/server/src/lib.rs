@@ -34,6 +34,8 @@ pub struct ServeOptions {
     pub schemas: Vec<String>,
     /// HTTP settings.
     pub http: http::HttpOptions,
+    /// Admin secret, JWT and unauthorized role.
+    pub auth: grafton_auth::AuthConfig,
 }
 
 impl Default for ServeOptions {
@@ -47,6 +49,7 @@ impl Default for ServeOptions {
             pool_size: 10,
             schemas: vec!["public".into()],
             http: http::HttpOptions::default(),
+            auth: grafton_auth::AuthConfig::default(),
         }
     }
 }
@@ -68,6 +71,9 @@ pub enum StartError {
         /// What was wrong.
         message: String,
     },
+    /// The authentication settings are wrong.
+    #[error("authentication: {0}")]
+    Auth(#[from] grafton_auth::ConfigError),
     /// The address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -174,6 +180,12 @@ impl Running {
 /// Builds the engine and starts serving in the background.
 pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
     let started = Instant::now();
+    let auth = grafton_auth::Authenticator::new(options.auth.clone()).await?;
+    if auth.dev_mode() {
+        tracing::warn!(
+            "no --admin-secret or --jwt-secret: every request is admin (development mode)"
+        );
+    }
     let engine = Arc::new(build_engine(options).await?);
     let addr = format!("{}:{}", options.host, options.port);
     let listener = tokio::net::TcpListener::bind(&addr)
@@ -186,7 +198,7 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
         addr: addr.clone(),
         source,
     })?;
-    let app = http::router(engine.clone(), &options.http);
+    let app = http::router(engine.clone(), Arc::new(auth), &options.http);
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let handle = tokio::spawn(async move {
         let shutdown = async move {

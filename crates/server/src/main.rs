@@ -75,6 +75,18 @@ struct ListenOptions {
     /// Largest accepted request body in bytes.
     #[arg(long, env = "GRAFTON_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
     max_body_bytes: usize,
+    /// Requests carrying it in `x-hasura-admin-secret` (or `x-grafton-admin-secret`)
+    /// are admin. Without it and without --jwt-secret every request is admin.
+    #[arg(long, env = "GRAFTON_ADMIN_SECRET", hide_env_values = true)]
+    admin_secret: Option<String>,
+    /// Hasura's JWT config as JSON: {"type": "HS256", "key": "…"} or {"jwk_url": "…"},
+    /// with claims_namespace, claims_namespace_path, claims_format, audience, issuer,
+    /// allowed_skew, header.
+    #[arg(long, env = "GRAFTON_JWT_SECRET", hide_env_values = true)]
+    jwt_secret: Option<String>,
+    /// The role of requests without credentials (else they get 401).
+    #[arg(long, env = "GRAFTON_UNAUTHORIZED_ROLE")]
+    unauthorized_role: Option<String>,
 }
 
 #[derive(Args)]
@@ -192,6 +204,11 @@ fn options(
         o.port = l.port;
         o.pool_size = l.pool_size;
         o.http.max_body_bytes = l.max_body_bytes;
+        o.auth = grafton_auth::AuthConfig {
+            admin_secret: l.admin_secret.clone(),
+            jwt: l.jwt_secret.clone(),
+            unauthorized_role: l.unauthorized_role.clone(),
+        };
     }
     Ok(o)
 }

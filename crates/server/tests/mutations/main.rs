@@ -131,6 +131,8 @@ tables:
         json_schema: {type: string, pattern: '^[A-Z]{3}$'}
   organisations:
     permissions:
+      anonymous:
+        select: {columns: [name]}
       user:
         select: {columns: [id, name], filter: {id: {_eq: X-Hasura-Org-Id}}}
       manager:

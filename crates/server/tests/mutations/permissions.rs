@@ -402,3 +402,176 @@ async fn hasura_metadata_moves_over() {
         );
     }
 }
+
+const JWT_KEY: &str = "a-test-secret-of-at-least-32-bytes!!";
+const ADMIN_SECRET: &str = "admin-secret-for-tests";
+
+/// An HS256 token with Hasura claims; `exp` relative to now, in seconds.
+fn token(org: &str, user: &str, roles: &[&str], exp: i64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let claims = json!({
+        "sub": user,
+        "iat": now - 10,
+        "exp": now + exp,
+        "https://hasura.io/jwt/claims": {
+            "x-hasura-allowed-roles": roles,
+            "x-hasura-default-role": roles[0],
+            "x-hasura-user-id": user,
+            "x-hasura-org-id": org
+        }
+    });
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &claims,
+        &jsonwebtoken::EncodingKey::from_secret(JWT_KEY.as_bytes()),
+    )
+    .expect("token")
+}
+
+#[tokio::test]
+async fn jwt_sessions_drive_the_rules_and_bad_credentials_never_reach_the_database() {
+    let _g = serial().await;
+    for (db, database_url) in [
+        (Db::Sqlite, setup_sqlite()),
+        (Db::Postgres, setup_postgres()),
+    ] {
+        let config =
+            grafton_server::load_config(&config_dir().join("grafton.yaml")).expect("config");
+        let base = common::start_server(grafton_server::ServeOptions {
+            database_url,
+            port: 0,
+            config,
+            auth: grafton_auth::AuthConfig {
+                admin_secret: Some(ADMIN_SECRET.into()),
+                jwt: Some(json!({"type": "HS256", "key": JWT_KEY}).to_string()),
+                unauthorized_role: Some("anonymous".into()),
+            },
+            ..Default::default()
+        });
+        let url = format!("{base}/v1/graphql");
+        let call = |headers: Vec<(&'static str, String)>, query: &'static str| {
+            let url = url.clone();
+            async move {
+                let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                let (status, v, _) =
+                    common::post_with_headers(&url, &h, &json!({"query": query})).await;
+                (status, v)
+            }
+        };
+        let bearer = |t: String| ("authorization", format!("Bearer {t}"));
+        let alice = token("1", "1", &["user", "manager"], 600);
+        // The token's claims are the session; headers cannot override them.
+        let (_, v) = call(
+            vec![bearer(alice.clone()), ("x-hasura-org-id", "2".into())],
+            "{ documents { id } }",
+        )
+        .await;
+        assert_eq!(
+            v["data"]["documents"],
+            json!([{"id": 1}, {"id": 2}]),
+            "{db:?}: {v}"
+        );
+        let (_, v) = call(
+            vec![bearer(alice.clone()), ("x-hasura-role", "manager".into())],
+            "{ documents_aggregate { aggregate { count } } }",
+        )
+        .await;
+        assert_eq!(
+            v["data"]["documents_aggregate"]["aggregate"]["count"], 3,
+            "{db:?}: {v}"
+        );
+        let carol = token("2", "3", &["user"], 600);
+        let (_, v) = call(
+            vec![bearer(carol)],
+            "{ documents(order_by: {id: asc}) { id } }",
+        )
+        .await;
+        assert_eq!(
+            v["data"]["documents"],
+            json!([{"id": 3}, {"id": 5}]),
+            "{db:?}: {v}"
+        );
+        // A role outside the token's allowed roles.
+        let (status, v) = call(
+            vec![bearer(alice.clone()), ("x-hasura-role", "admin".into())],
+            "{ documents { id } }",
+        )
+        .await;
+        assert_eq!(
+            (
+                status.as_u16(),
+                v["errors"][0]["extensions"]["code"].clone()
+            ),
+            (403, json!("access-denied")),
+            "{db:?}: {v}"
+        );
+        // No credentials: the unauthorized role's schema.
+        let (_, v) = call(vec![], "{ organisations(order_by: {name: asc}) { name } }").await;
+        assert_eq!(
+            v["data"]["organisations"],
+            json!([{"name": "Acme"}, {"name": "Globex"}]),
+            "{db:?}: {v}"
+        );
+        let (_, v) = call(vec![], "{ documents { id } }").await;
+        assert_eq!(
+            v["errors"][0]["extensions"]["code"], "validation-failed",
+            "{db:?}: {v}"
+        );
+        // Rejected tokens: expired, tampered, unsigned.
+        let expired = token("1", "1", &["user"], -600);
+        let mut tampered = alice.clone();
+        tampered.pop();
+        tampered.push(if alice.ends_with('A') { 'B' } else { 'A' });
+        let header = base64_url(r#"{"alg":"none","typ":"JWT"}"#);
+        let payload = alice.split('.').nth(1).unwrap_or_default().to_owned();
+        let unsigned = format!("{header}.{payload}.");
+        for bad in [expired, tampered, unsigned, "not-a-token".to_owned()] {
+            let before = checksum(db);
+            let (status, v) = call(
+                vec![bearer(bad.clone())],
+                "mutation { delete_documents(where: {}) { affected_rows } }",
+            )
+            .await;
+            assert_eq!(
+                (
+                    status.as_u16(),
+                    v["errors"][0]["extensions"]["code"].clone()
+                ),
+                (401, json!("invalid-jwt")),
+                "{db:?}: {bad}: {v}"
+            );
+            assert_eq!(checksum(db), before, "{db:?}");
+        }
+        // The admin secret: admin, and a wrong one is refused.
+        let (_, v) = call(
+            vec![("x-hasura-admin-secret", ADMIN_SECRET.into())],
+            "{ documents_aggregate { aggregate { count } } }",
+        )
+        .await;
+        assert_eq!(
+            v["data"]["documents_aggregate"]["aggregate"]["count"], 5,
+            "{db:?}: {v}"
+        );
+        let (status, v) = call(
+            vec![("x-hasura-admin-secret", "wrong".into())],
+            "{ documents { id } }",
+        )
+        .await;
+        assert_eq!(
+            (
+                status.as_u16(),
+                v["errors"][0]["extensions"]["code"].clone()
+            ),
+            (401, json!("access-denied")),
+            "{db:?}: {v}"
+        );
+    }
+}
+
+fn base64_url(text: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text)
+}

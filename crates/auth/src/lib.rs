@@ -1,0 +1,179 @@
+//! Authentication with Hasura's contract: a request's headers become a [`Session`] (a role
+//! and `x-hasura-*` session variables) or an [`AuthError`].
+//!
+//! The modes, as in Hasura:
+//! - **dev mode** (no admin secret, no JWT): every request is admin; `x-hasura-role` and
+//!   `x-hasura-*` headers are honoured.
+//! - **admin secret**: a request carrying `x-hasura-admin-secret` (or `x-grafton-admin-secret`,
+//!   or Hasura's old `x-hasura-access-key`) equal to the secret is admin, headers honoured as in
+//!   dev mode; a wrong secret is refused. Without the header: the unauthorized role if one is
+//!   configured, else refused.
+//! - **JWT** (`--jwt-secret`, Hasura's `HASURA_GRAPHQL_JWT_SECRET` JSON): a request without a
+//!   valid admin secret header must carry a token (`Authorization: Bearer`, or a cookie), or
+//!   gets the unauthorized role. The token's Hasura claims give the allowed roles, the default
+//!   role and the session variables; `x-hasura-role` picks among the allowed roles.
+//!
+//! Permissions (what a role may see) are not decided here.
+
+#![warn(missing_docs)]
+
+mod config;
+mod error;
+mod jsonpath;
+mod jwks;
+mod jwt;
+mod keys;
+mod session;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use http::HeaderMap;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+pub use error::{AuthError, AuthErrorKind, ConfigError};
+pub use session::{Role, Session, ADMIN_ROLE, ROLE_VAR, VAR_PREFIX};
+
+use jwt::JwtAuth;
+
+/// Hasura's admin secret header.
+pub const ADMIN_SECRET_HEADER: &str = "x-hasura-admin-secret";
+/// Grafton's own name for the admin secret header.
+pub const GRAFTON_ADMIN_SECRET_HEADER: &str = "x-grafton-admin-secret";
+/// Hasura's deprecated name for the admin secret header, still accepted.
+pub const ACCESS_KEY_HEADER: &str = "x-hasura-access-key";
+
+/// The admin secret headers, in the order they are looked at; never session variables.
+const SECRET_HEADERS: [&str; 3] = [
+    ADMIN_SECRET_HEADER,
+    GRAFTON_ADMIN_SECRET_HEADER,
+    ACCESS_KEY_HEADER,
+];
+
+/// The authentication settings, as given on the command line or in the environment.
+#[derive(Clone, Default)]
+pub struct AuthConfig {
+    /// `--admin-secret` / `GRAFTON_ADMIN_SECRET`: the secret that makes a request admin.
+    pub admin_secret: Option<String>,
+    /// `--jwt-secret` / `GRAFTON_JWT_SECRET`: Hasura's JWT secret JSON, as text.
+    pub jwt: Option<String>,
+    /// `--unauthorized-role`: the role of requests without credentials.
+    pub unauthorized_role: Option<String>,
+}
+
+impl fmt::Debug for AuthConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthConfig")
+            .field(
+                "admin_secret",
+                &self.admin_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("jwt", &self.jwt.as_ref().map(|_| "<redacted>"))
+            .field("unauthorized_role", &self.unauthorized_role)
+            .finish()
+    }
+}
+
+/// Turns request headers into sessions. Built once at start-up, shared by all requests.
+pub struct Authenticator {
+    /// SHA-256 of the admin secret: compared in constant time, length included.
+    admin_secret: Option<[u8; 32]>,
+    jwt: Option<JwtAuth>,
+    unauthorized_role: Option<String>,
+}
+
+impl fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Authenticator")
+            .field("admin_secret", &self.admin_secret.is_some())
+            .field("jwt", &self.jwt.is_some())
+            .field("unauthorized_role", &self.unauthorized_role)
+            .finish()
+    }
+}
+
+impl Authenticator {
+    /// Checks the settings and prepares the keys: parses and validates the JWT secret, reads
+    /// a local JWKS file, and tries a first fetch of a remote JWKS (a failure there is only
+    /// logged: requests fetch again).
+    pub async fn new(config: AuthConfig) -> Result<Authenticator, ConfigError> {
+        let admin_secret = match config.admin_secret {
+            Some(secret) if secret.is_empty() => return Err(ConfigError::EmptyAdminSecret),
+            Some(secret) => Some(digest(secret.as_bytes())),
+            None => None,
+        };
+        let jwt = match config.jwt {
+            Some(text) => Some(JwtAuth::new(config::parse(&text)?).await?),
+            None => None,
+        };
+        match &config.unauthorized_role {
+            Some(role) if role.is_empty() => return Err(ConfigError::EmptyUnauthorizedRole),
+            Some(_) if admin_secret.is_none() && jwt.is_none() => {
+                return Err(ConfigError::UnauthorizedRoleWithoutAuth)
+            }
+            _ => {}
+        }
+        Ok(Authenticator {
+            admin_secret,
+            jwt,
+            unauthorized_role: config.unauthorized_role,
+        })
+    }
+
+    /// No admin secret and no JWT: every request is admin.
+    pub fn dev_mode(&self) -> bool {
+        self.admin_secret.is_none() && self.jwt.is_none()
+    }
+
+    /// The session for a request, from its headers.
+    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Session, AuthError> {
+        if self.dev_mode() {
+            return Ok(admin_session(headers));
+        }
+        if let Some(sent) = SECRET_HEADERS.iter().find_map(|name| headers.get(*name)) {
+            return if self.is_admin_secret(sent.as_bytes()) {
+                Ok(admin_session(headers))
+            } else {
+                Err(AuthError::access_denied(format!(
+                    "invalid {ADMIN_SECRET_HEADER}/{GRAFTON_ADMIN_SECRET_HEADER}"
+                )))
+            };
+        }
+        let Some(jwt) = &self.jwt else {
+            return self.unauthorized(|| {
+                format!(
+                    "{ADMIN_SECRET_HEADER}/{GRAFTON_ADMIN_SECRET_HEADER} required, but not found"
+                )
+            });
+        };
+        match jwt.token(headers)? {
+            Some(token) => jwt.session(&token, headers).await,
+            None => self.unauthorized(|| jwt.missing_token_message()),
+        }
+    }
+
+    fn is_admin_secret(&self, sent: &[u8]) -> bool {
+        self.admin_secret
+            .is_some_and(|secret| bool::from(secret.ct_eq(&digest(sent))))
+    }
+
+    /// The unauthorized role's session (no variables from headers), or a refusal.
+    fn unauthorized(&self, message: impl FnOnce() -> String) -> Result<Session, AuthError> {
+        match &self.unauthorized_role {
+            Some(role) => Ok(Session::new(Role::from_name(role), BTreeMap::new())),
+            None => Err(AuthError::access_denied(message())),
+        }
+    }
+}
+
+/// An admin's session: the `x-hasura-role` header's role if given, else admin; every
+/// `x-hasura-*` header a session variable.
+fn admin_session(headers: &HeaderMap) -> Session {
+    let role = session::requested_role(headers).map_or(Role::Admin, |role| Role::from_name(&role));
+    Session::new(role, session::vars_from_headers(headers, &SECRET_HEADERS))
+}
+
+fn digest(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
