@@ -68,6 +68,11 @@ const ROWS = {
     grafton: (d) => (d.venues_by_pk ? venueRow(d.venues_by_pk) : null),
     postgraphile: (d) => (d.venueById ? venueRow(d.venueById) : null),
   },
+  meetups_venue: {
+    grafton: (d) => d.meetups.map((m) => [m.id, m.title, m.venue_id, m.venue ? [m.venue.id, m.venue.name] : null]),
+    postgraphile: (d) => d.allMeetups.nodes.map((m) => [m.id, m.title, m.venueId,
+      m.venueByVenueId ? [m.venueByVenueId.id, m.venueByVenueId.name] : null]),
+  },
   roots_1: rootsRows(1),
   roots_4: rootsRows(4),
   roots_9: rootsRows(9),

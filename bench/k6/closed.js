@@ -2,8 +2,10 @@
 // as soon as the previous answer arrives (no think time), for DURATION.
 //
 //   k6 run -e URL=http://127.0.0.1:8080/v1/graphql -e SYSTEM=grafton -e QUERY=venues \
-//          -e VUS=50 -e DURATION=30s [-e LIMIT=50] [-e SUMMARY=out.json] bench/k6/closed.js
+//          -e VUS=50 -e DURATION=30s [-e LIMIT=50] [-e HEADERS='[{"x-hasura-role":"user"}]'] \
+//          [-e SUMMARY=out.json] bench/k6/closed.js
 //
+// HEADERS (optional): a JSON array of header objects; VU v sends set (v - 1) % length.
 // handleSummary writes the JSON described in README.md to $SUMMARY (stdout if unset).
 import { config, positiveInt, send, summaryObject, summaryOutput, durationSeconds, TREND_STATS } from './lib.js';
 
@@ -32,5 +34,5 @@ export default function () {
 }
 
 export function handleSummary(data) {
-  return summaryOutput(summaryObject(data, cfg, { vus: VUS, duration: DURATION }));
+  return summaryOutput(summaryObject(data, cfg, { vus: VUS, duration: DURATION, header_sets: cfg.headerSets.length }));
 }

@@ -23,7 +23,22 @@ function positiveInt(name, fallback) {
   return n;
 }
 
-/** URL, SYSTEM, QUERY, LIMIT from the environment, validated (init context). */
+/**
+ * HEADERS: an optional JSON array of header objects, e.g. one per user
+ * (`[{"Authorization": "Bearer …"}, …]`); VU v sends set (v - 1) % length.
+ */
+function headerSets() {
+  const raw = __ENV.HEADERS;
+  if (raw === undefined || raw === '') return [];
+  let sets;
+  try { sets = JSON.parse(raw); } catch (e) { throw new Error('env HEADERS must be JSON: ' + e); }
+  if (!Array.isArray(sets) || sets.some((h) => typeof h !== 'object' || h === null || Array.isArray(h))) {
+    throw new Error('env HEADERS must be a JSON array of objects');
+  }
+  return sets;
+}
+
+/** URL, SYSTEM, QUERY, LIMIT (and HEADERS) from the environment, validated (init context). */
 export function config() {
   const system = required('SYSTEM');
   const query = required('QUERY');
@@ -33,6 +48,7 @@ export function config() {
     query: query,
     limit: positiveInt('LIMIT', 50),
     entry: lookup(system, query),
+    headerSets: headerSets(),
   };
 }
 
@@ -42,14 +58,19 @@ const PARAMS_CACHE = {};
 
 /** POST one request with fresh random variables; records graphql_errors. */
 export function send(cfg) {
-  let params = PARAMS_CACHE[cfg.system + ':' + cfg.query];
+  const sets = cfg.headerSets || [];
+  const set = sets.length ? (Math.max(__VU, 1) - 1) % sets.length : -1;
+  const key = cfg.system + ':' + cfg.query + ':' + set;
+  let params = PARAMS_CACHE[key];
   if (!params) {
+    const headers = { 'Content-Type': 'application/json' };
+    if (set >= 0) for (const h in sets[set]) headers[h] = sets[set][h];
     params = {
-      headers: { 'Content-Type': 'application/json' },
+      headers: headers,
       tags: { name: cfg.system + ':' + cfg.query },
       responseType: 'text',
     };
-    PARAMS_CACHE[cfg.system + ':' + cfg.query] = params;
+    PARAMS_CACHE[key] = params;
   }
   const body = JSON.stringify({ query: cfg.entry.query, variables: cfg.entry.variables(cfg.limit, Math.random) });
   const res = http.post(cfg.url, body, params);

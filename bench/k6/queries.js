@@ -77,6 +77,18 @@ const meetups_members = {
 
 // ------------------------------------------------------------------ more shapes
 
+// The auth scenario's query (bench/lib/auth.py): a page of meetups with one
+// object nest (its venue), the seed's variables. Run as admin and as a role
+// whose permission filters meetups through `venue`.
+const meetups_venue = {
+  grafton: same(
+    'query queryMeetupsVenue($limit: Int!, $offset: Int!, $id_gt: Int!) { meetups(limit: $limit, offset: $offset, where: { id: { gt: $id_gt } }) { id title venue_id venue { id name } } }',
+    seedVariables),
+  postgraphile: same(
+    'query queryMeetupsVenue($limit: Int!, $offset: Int!, $id_gt: Int!) { allMeetups(first: $limit, offset: $offset, filter: { id: { greaterThan: $id_gt } }, orderBy: ID_ASC) { nodes { id title venueId venueByVenueId { id name } } } }',
+    seedVariables),
+};
+
 // A short list of ten members at a random offset (ordered by primary key).
 function offsetOnly(limit, rand) {
   return { offset: randInt(rand || Math.random, 0, MAX_OFFSET) };
@@ -173,6 +185,7 @@ export const QUERIES = {
   roots_1: roots(1),
   roots_4: roots(4),
   roots_9: roots(9),
+  meetups_venue: meetups_venue,
 };
 
 export const SYSTEMS = ['grafton', 'postgraphile'];

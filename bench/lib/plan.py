@@ -11,7 +11,7 @@ SEED = ["venues", "venue_meetups", "meetups_members"]
 ALL_QUERIES = SEED + ["simple_list", "complex_filter", "aggregate", "by_pk", "roots_1", "roots_4", "roots_9"]
 SYSTEMS = ["grafton", "postgraphile", "sqlite"]  # Grafton on PostgreSQL, the peer, Grafton on SQLite
 SCENARIOS = ["fixed", "capacity", "memory", "ceiling", "writes", "auth"]
-NOT_YET = {"auth": "not yet: needs mutations/auth issue"}
+NOT_YET: dict[str, str] = {}  # scenario -> why it is a placeholder (none left)
 WRITES = ["insert_one", "insert_batch_100", "update_by_pk"]  # bench/lib/writes.py, bench/k6/mutations.js
 
 K6_OVERHEAD_S = 0.6  # k6 start-up + summary per run
@@ -56,6 +56,13 @@ class Config:
     writes_levels: list[int] = field(default_factory=lambda: [1, 10, 50])
     writes_s: int = 8
     writes_warmup_s: int = 2
+    # auth (bench/lib/auth.py): admin vs two roles, closed loop, mirrored order per system and level;
+    # then idle RSS with and without the role schemas
+    auth_levels: list[int] = field(default_factory=lambda: [1, 10, 50])
+    auth_s: int = 4
+    auth_warmup_s: int = 2
+    auth_idle_window_s: float = 2.0  # idle: RSS within 1% and no CPU used over this long
+    auth_idle_max_s: float = 15.0
 
     def trial_cost_s(self, vus: int) -> float:
         """Expected wall time of one capacity trial: ramp + hold + VU initialisation + the last sleeps."""
@@ -76,6 +83,7 @@ def quick(rows: int = 100_000) -> Config:
         memory_queries=["venues"], memory_s=4,
         ceiling_levels=[50], ceiling_s=4,
         writes_levels=[10], writes_s=3, writes_warmup_s=1,
+        auth_levels=[10], auth_s=2, auth_warmup_s=1, auth_idle_window_s=1.0, auth_idle_max_s=5.0,
     )
 
 

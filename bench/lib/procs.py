@@ -80,14 +80,30 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def post_json(url: str, body: dict, timeout: float = 5.0) -> dict:
+def post_json(url: str, body: dict, timeout: float = 5.0, headers: dict | None = None) -> dict:
     req = urllib.request.Request(url, data=json.dumps(body).encode(),
-                                 headers={"content-type": "application/json"})
+                                 headers={"content-type": "application/json", **(headers or {})})
     with urllib.request.urlopen(req, timeout=timeout) as r:
         return json.loads(r.read())
 
 
-def wait_graphql(url: str, query: str, proc: subprocess.Popen, timeout: float = 60.0) -> dict:
+def post_status(url: str, body: dict, timeout: float = 5.0, headers: dict | None = None) -> tuple[int, dict | None]:
+    """(HTTP status, JSON body or None) without raising on 4xx/5xx."""
+    try:
+        req = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                     headers={"content-type": "application/json", **(headers or {})})
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            status, raw = r.status, r.read()
+    except urllib.error.HTTPError as e:
+        status, raw = e.code, e.read()
+    try:
+        return status, json.loads(raw)
+    except ValueError:
+        return status, None
+
+
+def wait_graphql(url: str, query: str, proc: subprocess.Popen, timeout: float = 60.0,
+                 headers: dict | None = None) -> dict:
     """Poll until `query` answers with data; raise if the process exits or time runs out."""
     deadline = time.monotonic() + timeout
     last = None
@@ -95,7 +111,7 @@ def wait_graphql(url: str, query: str, proc: subprocess.Popen, timeout: float = 
         if proc.poll() is not None:
             raise RuntimeError(f"exited with code {proc.returncode} before answering")
         try:
-            answer = post_json(url, {"query": query}, timeout=2.0)
+            answer = post_json(url, {"query": query}, timeout=2.0, headers=headers)
             if answer.get("data") and not answer.get("errors"):
                 return answer
             last = answer
@@ -140,3 +156,13 @@ def tree_kb(pid: int, field: str) -> int | None:
     """The field summed over pid and its descendants."""
     vals = [v for p in descendants(pid) if (v := status_kb(p, field)) is not None]
     return sum(vals) if vals else None
+
+
+def cpu_ticks(pid: int) -> int | None:
+    """utime + stime of one process (clock ticks), None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
