@@ -122,10 +122,25 @@ pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> 
         .values()
         .flat_map(|t| t.permissions.keys())
         .collect();
+    // Rules are written as Hasura writes them (`_eq`, column names) whatever naming
+    // the API uses: read them against a hasura-default model (same table and
+    // relationship ids).
+    let hasura_model;
+    let rules_model = if options.naming == Convention::HasuraDefault || roles.is_empty() {
+        &model
+    } else {
+        hasura_model = grafton_schema::build(
+            introspected.catalog.clone(),
+            &options.config,
+            Naming::new(Convention::HasuraDefault),
+            db.backend(),
+        )?;
+        &hasura_model
+    };
     let mut role_models = Vec::new();
     for role in roles {
         let rules =
-            grafton_ir::permissions::compile(&model, &options.config, role).map_err(|e| {
+            grafton_ir::permissions::compile(rules_model, &options.config, role).map_err(|e| {
                 StartError::Config {
                     path: "permissions".into(),
                     message: e.to_string(),

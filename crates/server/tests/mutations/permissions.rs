@@ -575,3 +575,28 @@ fn base64_url(text: &str) -> String {
     use base64::Engine;
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text)
 }
+
+#[tokio::test]
+async fn rules_keep_hasura_spelling_under_other_namings() {
+    let _g = serial().await;
+    let config = grafton_server::load_config(&config_dir().join("grafton.yaml")).expect("config");
+    let base = common::start_server(grafton_server::ServeOptions {
+        database_url: setup_sqlite(),
+        port: 0,
+        config,
+        naming: grafton_schema::Convention::GraphqlDefault,
+        ..Default::default()
+    });
+    let body = json!({"query": "{ documents(orderBy: {id: ASC}) { id ownerId } }"});
+    let headers = [
+        ("x-hasura-role", "user"),
+        ("x-hasura-org-id", "1"),
+        ("x-hasura-user-id", "1"),
+    ];
+    let (_, v, _) = common::post_with_headers(&format!("{base}/v1/graphql"), &headers, &body).await;
+    assert_eq!(
+        v["data"]["documents"],
+        json!([{"id": 1, "ownerId": 1}, {"id": 2, "ownerId": 2}]),
+        "{v}"
+    );
+}
