@@ -432,6 +432,16 @@ impl Engine {
         let planner = self.planner_for(caller.role.as_deref())?;
         let prepared = planner.prepare_as(req, transport, &caller.vars)?;
         if let Some(mutation) = &prepared.mutation {
+            // A mutation's statements are built as it runs; refuse up front, as queries
+            // are, when the role's rules need a session variable the caller lacks.
+            let rules = planner.rules.as_deref();
+            let needed = rules.into_iter().flat_map(|r| &r.session_vars);
+            if let Some(missing) = needed
+                .into_iter()
+                .find(|v| !prepared.variables.contains_key(*v))
+            {
+                return Err(grafton_ir::IrError::MissingSession(missing.clone()).into());
+            }
             let data = crate::mutate::run(
                 planner.model(),
                 planner.rules.as_deref(),

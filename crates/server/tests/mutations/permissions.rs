@@ -330,6 +330,21 @@ async fn unknown_roles_and_missing_session_variables_are_refused() {
                 .contains("x-hasura-org-id"),
             "{db:?}: {v}"
         );
+        // Mutations too, before anything is written.
+        let before = checksum(db);
+        let body =
+            json!({"query": r#"mutation { delete_documents(where: {}) { affected_rows } }"#});
+        let (_, v, _) = common::post_with_headers(
+            url(db),
+            &[("x-hasura-role", "user"), ("x-hasura-org-id", "1")],
+            &body,
+        )
+        .await;
+        assert_eq!(
+            v["errors"][0]["extensions"]["code"], "access-denied",
+            "{db:?}: {v}"
+        );
+        assert_eq!(checksum(db), before, "{db:?}");
     }
 }
 
