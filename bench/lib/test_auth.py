@@ -2,8 +2,9 @@ import base64
 import hashlib
 import hmac
 import json
-import types
 import unittest
+
+from fake_env import env, steps
 
 import auth
 import plan
@@ -13,18 +14,6 @@ import runner
 
 def unb64(s: str) -> bytes:
     return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
-
-
-def env(**kw):
-    """The parts of runner.Env that Bench.steps() reads: everything installed and built."""
-    e = types.SimpleNamespace(has_k6=True, has_postgraphile=True, grafton_given=True, has_grafton=True,
-                              check_js=True)
-    e.__dict__.update(kw)
-    return e
-
-
-def steps(cfg):
-    return runner.Bench(cfg, env(), "/nonexistent", []).steps()
 
 
 class TokenTest(unittest.TestCase):

@@ -1,5 +1,6 @@
-import types
 import unittest
+
+from fake_env import env, steps
 
 import plan
 import runner
@@ -11,18 +12,6 @@ LOG = (
     '\\\\\\"Mutation\\\\\\".\\"}]}" source=console\n'
     'time="2026-11-22T13:04:56Z" level=error msg="WRITE-FAILED grafton insert_one: second VU" source=console\n'
 )
-
-
-def env(**kw):
-    """The parts of runner.Env that Bench.steps() reads: everything installed and built."""
-    e = types.SimpleNamespace(has_k6=True, has_postgraphile=True, grafton_given=True, has_grafton=True,
-                              check_js=True)
-    e.__dict__.update(kw)
-    return e
-
-
-def steps(cfg):
-    return runner.Bench(cfg, env(), "/nonexistent", []).steps()
 
 
 class RunOrderTest(unittest.TestCase):

@@ -23,7 +23,7 @@ pub(crate) async fn run(
     mutation: &Mutation,
     variables: &Map<String, Value>,
 ) -> Result<String, RequestError> {
-    if let Some(one) = one_statement(mutation).filter(|one| plain_for(rules, one.write)) {
+    if let Some(one) = one_statement(rules, mutation) {
         let writing = Some((
             one.write.table,
             matches!(one.write.action, Action::Delete(_)),
@@ -79,7 +79,10 @@ fn plain_for(rules: Option<&RoleRules>, write: &Write) -> bool {
     t.select.is_none() && check.is_none()
 }
 
-fn one_statement(mutation: &Mutation) -> Option<OneStatement<'_>> {
+fn one_statement<'m>(
+    rules: Option<&RoleRules>,
+    mutation: &'m Mutation,
+) -> Option<OneStatement<'m>> {
     let mut write = None;
     for (_, root) in &mutation.root {
         match root {
@@ -88,7 +91,7 @@ fn one_statement(mutation: &Mutation) -> Option<OneStatement<'_>> {
             _ => return None,
         }
     }
-    let write = write?;
+    let write = write.filter(|w| plain_for(rules, w))?;
     let selections: Vec<&[(String, grafton_ir::Field)]> = match &write.output {
         Output::Single(fields) => vec![fields.as_slice()],
         Output::Response(fields) => fields
