@@ -9,6 +9,7 @@ mod params;
 mod postgres;
 mod sqlite;
 mod sqlite_json;
+mod sqlite_json_compare;
 mod tx;
 
 pub use error::{ConstraintViolation, DbErrorKind, ExecuteError};

@@ -262,5 +262,6 @@ fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
     ] {
         conn.create_aggregate_function(name, 1, flags, stat)?;
     }
-    crate::sqlite_json::register(conn)
+    crate::sqlite_json::register(conn)?;
+    crate::sqlite_json_compare::register(conn)
 }

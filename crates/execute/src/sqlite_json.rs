@@ -12,11 +12,11 @@ use serde_json::Value;
 /// as invalid data, as Postgres does (SQLSTATE 22023).
 pub(crate) const ERROR_PREFIX: &str = "invalid jsonb operation: ";
 
-fn fail(message: &str) -> rusqlite::Error {
+pub(crate) fn fail(message: &str) -> rusqlite::Error {
     rusqlite::Error::UserFunctionError(format!("{ERROR_PREFIX}{message}").into())
 }
 
-fn json_arg(ctx: &Context<'_>, i: usize) -> rusqlite::Result<Option<Value>> {
+pub(crate) fn json_arg(ctx: &Context<'_>, i: usize) -> rusqlite::Result<Option<Value>> {
     match ctx.get_raw(i) {
         ValueRef::Null => Ok(None),
         ValueRef::Text(t) => serde_json::from_slice(t)

@@ -83,7 +83,7 @@ pub fn build_query(
     })
 }
 
-/// Walks operations (and permission filters, which have no document) into IR.
+/// Walks an operation into IR.
 pub(crate) struct Builder<'a> {
     pub(crate) model: &'a SchemaModel,
     pub(crate) document: Option<&'a ExecutableDocument>,
@@ -104,7 +104,6 @@ impl<'a> Builder<'a> {
             vars: Vars {
                 values: variables,
                 shape: BTreeSet::new(),
-                session: None,
             },
             non_negative: BTreeSet::new(),
         }

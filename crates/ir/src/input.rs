@@ -15,9 +15,6 @@ pub(crate) enum Input<'a> {
 pub(crate) struct Vars<'a> {
     pub(crate) values: &'a Map<String, Json>,
     pub(crate) shape: BTreeSet<String>,
-    /// Set while compiling permission rules: strings naming session variables become
-    /// variables (bound per request), and their names are collected here.
-    pub(crate) session: Option<BTreeSet<String>>,
 }
 
 impl<'a> Vars<'a> {
@@ -95,15 +92,6 @@ impl<'a> Vars<'a> {
                 }
             }
             Input::Ast(v) => Some(grafton_sql::ParamValue::Literal(self.json_of(v))),
-            Input::Json(Json::String(s))
-                if self.session.is_some() && crate::permissions::is_session_var(s) =>
-            {
-                let name = crate::permissions::session_var(s);
-                if let Some(used) = self.session.as_mut() {
-                    used.insert(name.clone());
-                }
-                Some(grafton_sql::ParamValue::Variable(name))
-            }
             Input::Json(v) => Some(grafton_sql::ParamValue::Literal(v.clone())),
         }
     }

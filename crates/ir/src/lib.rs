@@ -8,6 +8,7 @@
 mod build;
 mod input;
 pub mod permissions;
+mod rules;
 mod types;
 
 pub use build::{build_mutation, build_query, IrError};

@@ -3,12 +3,12 @@
 //! in every role's model). Values naming a session variable (`X-Hasura-User-Id`)
 //! become bind parameters filled from the request's session.
 
-use crate::build::{Builder, IrError};
-use crate::input::Input;
+use crate::build::IrError;
+use crate::rules::RuleReader;
 use crate::types::BoolExp;
 use grafton_schema::config::{Config, Permissions};
 use grafton_schema::{SchemaModel, TableId};
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Whether a string names a session variable (`x-hasura-*`, any case).
@@ -20,6 +20,88 @@ pub fn is_session_var(s: &str) -> bool {
 /// contain `-`, so these names never collide with the request's own variables.
 pub fn session_var(s: &str) -> String {
     s.to_ascii_lowercase()
+}
+
+/// The variable a session variable used as a list (`_in: X-Hasura-Allowed-Ids`) binds:
+/// its canonical name plus `[]`, filled by [`session_array`] from the text value.
+pub fn session_array_var(s: &str) -> String {
+    format!("{}[]", session_var(s))
+}
+
+/// A session variable's text as a list: a PostgreSQL array literal (`{1,2,"a b"}`, as
+/// Hasura and JWT claims write them) or a JSON array (`[1,2]`).
+pub fn session_array(text: &str) -> Result<Vec<Json>, String> {
+    let t = text.trim();
+    if t.starts_with('[') {
+        return match serde_json::from_str::<Json>(t) {
+            Ok(Json::Array(items)) => Ok(items),
+            _ => Err(format!("'{text}' is not a JSON array")),
+        };
+    }
+    let inner = t
+        .strip_prefix('{')
+        .and_then(|r| r.strip_suffix('}'))
+        .ok_or_else(|| format!("'{text}' is not an array (expected {{1,2,3}} or [1,2,3])"))?;
+    let mut items = Vec::new();
+    if inner.trim().is_empty() {
+        return Ok(items);
+    }
+    let mut chars = inner.chars().peekable();
+    loop {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        let mut item = String::new();
+        let quoted = chars.next_if_eq(&'"').is_some();
+        if quoted {
+            loop {
+                match chars.next() {
+                    Some('\\') => item.extend(chars.next()),
+                    Some('"') => break,
+                    Some(c) => item.push(c),
+                    None => return Err(format!("'{text}': unterminated quoted element")),
+                }
+            }
+            while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        } else {
+            while let Some(c) = chars.next_if(|c| *c != ',') {
+                if c == '{' || c == '}' || c == '"' {
+                    return Err(format!("'{text}': nested arrays are not supported"));
+                }
+                item.push(c);
+            }
+        }
+        let item = if quoted { item } else { item.trim().to_owned() };
+        items.push(if !quoted && item.eq_ignore_ascii_case("null") {
+            Json::Null
+        } else {
+            Json::String(item)
+        });
+        match chars.next() {
+            Some(',') => continue,
+            None => return Ok(items),
+            Some(c) => return Err(format!("'{text}': unexpected '{c}'")),
+        }
+    }
+}
+
+/// Adds, for every session variable the rules use as a list, its parsed value under
+/// [`session_array_var`]'s name, from the text value already in `variables`. An
+/// absent variable is left absent (the caller reports it as missing).
+pub fn bind_session_arrays(
+    rules: &RoleRules,
+    variables: &mut serde_json::Map<String, Json>,
+) -> Result<(), IrError> {
+    for name in rules.session_vars.iter().filter(|n| n.ends_with("[]")) {
+        let base = name.trim_end_matches("[]");
+        let items = match variables.get(base) {
+            Some(Json::String(text)) => session_array(text)
+                .map_err(|e| IrError::DataException(format!("session variable {base}: {e}")))?,
+            Some(Json::Array(items)) => items.clone(),
+            Some(other) => vec![other.clone()],
+            None => continue,
+        };
+        variables.insert(name.clone(), Json::Array(items));
+    }
+    Ok(())
 }
 
 /// A value a permission forces on a column.
@@ -63,9 +145,9 @@ pub struct RoleRules {
     pub session_vars: BTreeSet<String>,
 }
 
-/// Compiles `role`'s rules from the config, against the admin model.
+/// Compiles `role`'s rules from the config, against the admin model (a hasura-default
+/// one: rules use Hasura's names whatever naming the API serves).
 pub fn compile(admin: &SchemaModel, config: &Config, role: &str) -> Result<RoleRules, IrError> {
-    let empty = Map::new();
     let mut rules = RoleRules {
         role: role.to_owned(),
         tables: vec![TableRules::default(); admin.tables.len()],
@@ -75,82 +157,102 @@ pub fn compile(admin: &SchemaModel, config: &Config, role: &str) -> Result<RoleR
         let Some(perms) = tc.permissions.get(role) else {
             continue;
         };
-        let Some(table) = admin.table_by_config_key(key) else {
-            continue;
-        };
-        let mut b = Builder::new(admin, None, &empty);
-        b.vars.session = Some(BTreeSet::new());
-        let context = |what: &str| format!("permissions of role '{role}' on '{key}', {what}");
-        rules.tables[table] = table_rules(&mut b, table, perms, &context)?;
-        if let Some(used) = b.vars.session.take() {
-            rules.session_vars.extend(used);
-        }
+        let table = admin.table_by_config_key(key).ok_or_else(|| {
+            IrError::Validation(format!(
+                "permissions of role '{role}' on '{key}': no such table or view"
+            ))
+        })?;
+        let mut reader = RuleReader::new(admin);
+        let context = format!("permissions of role '{role}' on '{key}'");
+        rules.tables[table] = table_rules(&mut reader, table, perms)
+            .map_err(|e| IrError::Validation(format!("{context}: {e}")))?;
+        rules.session_vars.extend(reader.session);
     }
     Ok(rules)
 }
 
-fn table_rules<'a>(
-    b: &mut Builder<'a>,
+fn table_rules(
+    reader: &mut RuleReader<'_>,
     table: TableId,
-    perms: &'a Permissions,
-    context: &dyn Fn(&str) -> String,
-) -> Result<TableRules, IrError> {
-    let mut filter = |json: &'a Option<Json>, what: &str| -> Result<Option<BoolExp>, IrError> {
+    perms: &Permissions,
+) -> Result<TableRules, String> {
+    let mut filter = |json: &Option<Json>, what: &str| -> Result<Option<BoolExp>, String> {
         match json {
             None => Ok(None),
             Some(Json::Object(m)) if m.is_empty() => Ok(None),
-            Some(v) => b
-                .bool_exp(table, Input::Json(v))
-                .map(Some)
-                .map_err(|e| IrError::Validation(format!("{}: {e}", context(what)))),
+            Some(v) => reader.read(table, v, what).map(Some),
         }
     };
     let mut rules = TableRules::default();
     if let Some(p) = &perms.select {
-        rules.select = filter(&p.filter, "select filter")?;
+        rules.select = filter(&p.filter, "select.filter")?;
         rules.limit = p.limit;
     }
     if let Some(p) = &perms.insert {
-        rules.insert_check = filter(&p.check, "insert check")?;
+        rules.insert_check = filter(&p.check, "insert.check")?;
     }
     if let Some(p) = &perms.update {
-        rules.update_filter = filter(&p.filter, "update filter")?;
-        rules.update_check = filter(&p.check, "update check")?;
+        rules.update_filter = filter(&p.filter, "update.filter")?;
+        rules.update_check = filter(&p.check, "update.check")?;
     }
     if let Some(p) = &perms.delete {
-        rules.delete_filter = filter(&p.filter, "delete filter")?;
+        rules.delete_filter = filter(&p.filter, "delete.filter")?;
     }
-    let model = b.model;
-    let mut presets =
-        |set: &BTreeMap<String, Json>, what: &str| -> Result<Vec<(usize, Preset)>, IrError> {
-            let t = model.table(table);
-            set.iter()
-                .map(|(column, value)| {
-                    let c = t
-                        .columns
-                        .iter()
-                        .position(|c| &c.name == column)
-                        .ok_or_else(|| {
-                            IrError::Validation(format!("{}: no column '{column}'", context(what)))
-                        })?;
-                    let preset = match value {
-                        Json::String(s) if is_session_var(s) => {
-                            if let Some(used) = b.vars.session.as_mut() {
-                                used.insert(session_var(s));
-                            }
-                            Preset::Session(session_var(s))
-                        }
-                        other => Preset::Value(other.clone()),
-                    };
-                    Ok((c, preset))
-                })
-                .collect()
-        };
     if let Some(p) = &perms.insert {
-        rules.insert_set = presets(&p.set, "insert set")?;
+        rules.insert_set = presets(reader, table, &p.set, "insert.set")?;
     }
     if let Some(p) = &perms.update {
-        rules.update_set = presets(&p.set, "update set")?;
+        rules.update_set = presets(reader, table, &p.set, "update.set")?;
     }
     Ok(rules)
+}
+
+/// A permission's `set`: column → literal or session variable.
+fn presets(
+    reader: &mut RuleReader<'_>,
+    table: TableId,
+    set: &BTreeMap<String, Json>,
+    what: &str,
+) -> Result<Vec<(usize, Preset)>, String> {
+    let t = reader.model().table(table);
+    set.iter()
+        .map(|(column, value)| {
+            let c = t
+                .columns
+                .iter()
+                .position(|c| &c.name == column)
+                .ok_or_else(|| format!("{what}.{column}: no such column"))?;
+            let preset = match value {
+                Json::String(s) if is_session_var(s) => {
+                    reader.session.insert(session_var(s));
+                    Preset::Session(session_var(s))
+                }
+                other => Preset::Value(other.clone()),
+            };
+            Ok((c, preset))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::session_array;
+    use serde_json::json;
+
+    #[test]
+    fn session_arrays_in_both_notations() {
+        assert_eq!(
+            session_array("{1,2,3}"),
+            Ok(vec![json!("1"), json!("2"), json!("3")])
+        );
+        assert_eq!(
+            session_array(" { a , \"b,c\" ,NULL,\"x\\\"y\"} "),
+            Ok(vec![json!("a"), json!("b,c"), json!(null), json!("x\"y")])
+        );
+        assert_eq!(session_array("{}"), Ok(vec![]));
+        assert_eq!(session_array("[1, \"a\"]"), Ok(vec![json!(1), json!("a")]));
+        for bad in ["1,2", "{1,2", "{{1},{2}}", "[1", "{\"a}", "{\"a\" b}"] {
+            assert!(session_array(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -151,6 +151,20 @@ pub enum BoolExp {
     },
     /// Some related row satisfies the expression.
     Exists(RelId, Box<BoolExp>),
+    /// `column op other`, two columns of the row, or with `root` a column of the row
+    /// the rule started from (Hasura's `_ceq`, `_cgt`… in permission rules).
+    CompareColumns {
+        /// Column index.
+        column: usize,
+        /// Operator (an ordering or equality one).
+        op: CompareOp,
+        /// The other column's index.
+        other: usize,
+        /// `other` is a column of the rule's root table, not of this row.
+        root: bool,
+    },
+    /// Some row of an unrelated table satisfies the expression (`_exists`).
+    ExistsIn(TableId, Box<BoolExp>),
 }
 
 /// One `order_by` key.

@@ -339,8 +339,30 @@ fn mutation_names(naming: Naming) -> MutationNames {
 fn all_ops() -> Vec<CompareOp> {
     use CompareOp::*;
     vec![
-        Eq, Neq, Gt, Gte, Lt, Lte, In, Nin, IsNull, Like, Nlike, Ilike, Nilike, Similar, Nsimilar,
-        Regex, Iregex, Nregex, Niregex,
+        Eq,
+        Neq,
+        Gt,
+        Gte,
+        Lt,
+        Lte,
+        In,
+        Nin,
+        IsNull,
+        Like,
+        Nlike,
+        Ilike,
+        Nilike,
+        Similar,
+        Nsimilar,
+        Regex,
+        Iregex,
+        Nregex,
+        Niregex,
+        Contains,
+        ContainedIn,
+        HasKey,
+        HasKeysAny,
+        HasKeysAll,
     ]
 }
 
@@ -352,6 +374,9 @@ pub fn ops_for(kind: &ScalarKind, backend: Backend) -> Vec<CompareOp> {
         return vec![IsNull];
     }
     let mut ops = vec![Eq, Neq, Gt, Gte, Lt, Lte, In, Nin, IsNull];
+    if *kind == ScalarKind::Jsonb {
+        ops.extend([Contains, ContainedIn, HasKey, HasKeysAny, HasKeysAll]);
+    }
     if kind.is_text() {
         ops.extend([Like, Nlike, Ilike, Nilike]);
         if backend == Backend::Postgres {
@@ -885,6 +910,7 @@ impl Builder<'_> {
                 let ty = match op {
                     CompareOp::In | CompareOp::Nin => format!("[{name}!]"),
                     CompareOp::IsNull => "Boolean".to_owned(),
+                    CompareOp::HasKeysAny | CompareOp::HasKeysAll => "[String!]".to_owned(),
                     CompareOp::Like
                     | CompareOp::Nlike
                     | CompareOp::Ilike
@@ -894,7 +920,8 @@ impl Builder<'_> {
                     | CompareOp::Regex
                     | CompareOp::Iregex
                     | CompareOp::Nregex
-                    | CompareOp::Niregex => "String".to_owned(),
+                    | CompareOp::Niregex
+                    | CompareOp::HasKey => "String".to_owned(),
                     _ => name.clone(),
                 };
                 FieldDef::new(self.naming.op(op), ty)

@@ -102,6 +102,16 @@ pub enum CompareOp {
     Nregex,
     /// `_niregex`
     Niregex,
+    /// `_contains` (jsonb: the column contains the operand, `@>`)
+    Contains,
+    /// `_contained_in` (jsonb: the operand contains the column, `<@`)
+    ContainedIn,
+    /// `_has_key` (jsonb: a top-level key or string element exists, `?`)
+    HasKey,
+    /// `_has_keys_any` (jsonb: any of these keys exists, `?|`)
+    HasKeysAny,
+    /// `_has_keys_all` (jsonb: all of these keys exist, `?&`)
+    HasKeysAll,
 }
 
 impl CompareOp {
@@ -127,6 +137,11 @@ impl CompareOp {
             Self::Iregex => "_iregex",
             Self::Nregex => "_nregex",
             Self::Niregex => "_niregex",
+            Self::Contains => "_contains",
+            Self::ContainedIn => "_contained_in",
+            Self::HasKey => "_has_key",
+            Self::HasKeysAny => "_has_keys_any",
+            Self::HasKeysAll => "_has_keys_all",
         }
     }
 }

@@ -189,6 +189,9 @@ impl Planner {
             .collect();
         // Session variable names contain '-', which GraphQL variable names cannot.
         variables.extend(session.iter().map(|(k, v)| (k.clone(), v.clone())));
+        if let Some(rules) = &self.rules {
+            grafton_ir::permissions::bind_session_arrays(rules, &mut variables)?;
+        }
         if operation.operation_type == OperationType::Mutation {
             let mutation = grafton_ir::build_mutation(
                 &self.model,
@@ -218,7 +221,7 @@ impl Planner {
             .iter()
             .find(|v| !variables.contains_key(*v))
         {
-            return Err(grafton_ir::IrError::MissingSession(missing.clone()).into());
+            return Err(missing_session(missing));
         }
         for name in &plan.non_negative_vars {
             if variables
@@ -440,7 +443,7 @@ impl Engine {
                 .into_iter()
                 .find(|v| !prepared.variables.contains_key(*v))
             {
-                return Err(grafton_ir::IrError::MissingSession(missing.clone()).into());
+                return Err(missing_session(missing));
             }
             let data = crate::mutate::run(
                 planner.model(),
@@ -475,6 +478,12 @@ fn operation<'a>(entry: &'a DocEntry, name: Option<&str>) -> Result<&'a Operatio
         .get(name)
         .map(|op| &**op)
         .map_err(|e| RequestError::validation(e.message().to_string()))
+}
+
+/// A session variable the rules need and the request lacks (a list use, `name[]`,
+/// is reported by the variable's own name).
+fn missing_session(name: &str) -> RequestError {
+    grafton_ir::IrError::MissingSession(name.trim_end_matches("[]").to_owned()).into()
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -3,6 +3,7 @@
 //! it touched; the response is then selected by those identities.
 
 use crate::error::RequestError;
+use grafton_catalog::Backend;
 use grafton_execute::{Database, ExecuteError, Tx};
 use grafton_ir::permissions::RoleRules;
 use grafton_ir::{
@@ -71,12 +72,19 @@ fn plain_for(rules: Option<&RoleRules>, write: &Write) -> bool {
     let Some(t) = rules.and_then(|r| r.tables.get(write.table)) else {
         return true;
     };
-    let check = match write.action {
-        Action::Insert { .. } => &t.insert_check,
-        Action::Update { .. } => &t.update_check,
-        Action::Delete(_) => &None,
+    let checked = match &write.action {
+        // An upsert's conflict branch is an update, checked as one.
+        Action::Insert { on_conflict, .. } => {
+            t.insert_check.is_some()
+                || (on_conflict
+                    .as_ref()
+                    .is_some_and(|oc| !oc.update_columns.is_empty())
+                    && t.update_check.is_some())
+        }
+        Action::Update { .. } => t.update_check.is_some(),
+        Action::Delete(_) => false,
     };
-    t.select.is_none() && check.is_none()
+    t.select.is_none() && !checked
 }
 
 fn one_statement<'m>(
@@ -590,27 +598,99 @@ impl Run<'_> {
             };
             for batch in batches {
                 let values = row_values(batch, &columns);
-                let statement = sql::insert(
-                    self.model,
-                    self.rules,
-                    table,
-                    &columns,
-                    &values,
-                    on_conflict,
-                    sql::Returned::Identity(extra),
-                );
-                self.writing = Some((table, false));
-                let written = self.tx.rows(&statement, self.variables).await?;
-                let check = self
-                    .rules
-                    .and_then(|r| r.tables[table].insert_check.as_ref());
-                self.check(table, check, &written, "insert").await?;
+                let written = self
+                    .insert_checked(table, &columns, &values, on_conflict, extra)
+                    .await?;
                 *affected += written.len();
                 out.extend(written);
             }
             start = end;
         }
         Ok(out)
+    }
+}
+
+impl Run<'_> {
+    /// One insert statement, then the role's checks on what it wrote: the insert
+    /// check on inserted rows, and, when an upsert's conflict branch updated rows, the
+    /// update check on those (as Hasura does). Rows whose fate cannot be known get both.
+    async fn insert_checked(
+        &mut self,
+        table: TableId,
+        columns: &[usize],
+        values: &[Vec<Value>],
+        on_conflict: Option<&OnConflict>,
+        extra: &[usize],
+    ) -> Result<Vec<ReturnedRow>, RequestError> {
+        let rules = self.rules.map(|r| &r.tables[table]);
+        let insert_check = rules.and_then(|r| r.insert_check.as_ref());
+        let update_check = rules.and_then(|r| r.update_check.as_ref());
+        let updating = on_conflict.filter(|oc| !oc.update_columns.is_empty());
+        let split = updating.is_some() && update_check.is_some();
+        let backend = self.model.backend;
+        // SQLite marks no row as updated: read the rows the upsert will update first.
+        let existing: Option<Vec<Value>> = match updating {
+            Some(oc) if split && backend == Backend::Sqlite => {
+                let mut ids = Some(Vec::new());
+                // One parameter per key value: chunks stay far below SQLite's limit.
+                for chunk in values.chunks(1000) {
+                    let Some(statement) =
+                        sql::conflicting(self.model, table, &oc.columns, columns, chunk)
+                    else {
+                        ids = None;
+                        break;
+                    };
+                    let rows = self.tx.rows(&statement, self.variables).await?;
+                    if let Some(ids) = ids.as_mut() {
+                        ids.extend(rows.into_iter().filter_map(|r| r.into_iter().next()));
+                    }
+                }
+                ids
+            }
+            _ => None,
+        };
+        let returned = if split {
+            sql::Returned::Upsert(extra)
+        } else {
+            sql::Returned::Identity(extra)
+        };
+        let statement = sql::insert(
+            self.model,
+            self.rules,
+            table,
+            columns,
+            values,
+            on_conflict,
+            returned,
+        );
+        self.writing = Some((table, false));
+        let mut written = self.tx.rows(&statement, self.variables).await?;
+        if !split {
+            self.check(table, insert_check, &written, "insert").await?;
+            return Ok(written);
+        }
+        let width = identity_width(backend) + extra.len();
+        let (mut inserted, mut updated) = (Vec::new(), Vec::new());
+        for row in &mut written {
+            let fate = match backend {
+                Backend::Postgres => row.get(width).map(|v| v == "true"),
+                Backend::Sqlite => existing
+                    .as_ref()
+                    .map(|ids| !row.first().is_some_and(|id| ids.contains(id))),
+            };
+            row.truncate(width);
+            match fate {
+                Some(true) => inserted.push(row.clone()),
+                Some(false) => updated.push(row.clone()),
+                None => {
+                    inserted.push(row.clone());
+                    updated.push(row.clone());
+                }
+            }
+        }
+        self.check(table, insert_check, &inserted, "insert").await?;
+        self.check(table, update_check, &updated, "update").await?;
+        Ok(written)
     }
 }
 

@@ -120,6 +120,8 @@ pub struct Conflict {
     pub columns: Vec<String>,
     /// Columns set from the proposed row; empty means `DO NOTHING`.
     pub update: Vec<String>,
+    /// Further assignments of the update branch (a role's update presets).
+    pub set: Vec<(String, Expr)>,
     /// Only update existing rows matching this.
     pub filter: Option<Expr>,
 }
@@ -246,6 +248,21 @@ pub enum PatternOp {
     IRegex,
 }
 
+/// jsonb containment and key tests (`_contains`, `_has_key`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum JsonOp {
+    /// `@>`: the value contains the operand.
+    Contains,
+    /// `<@`: the operand contains the value.
+    ContainedIn,
+    /// `?`: a top-level key (or string element) exists.
+    HasKey,
+    /// `?|`: any of these keys exists (a list operand).
+    HasKeysAny,
+    /// `?&`: all of these keys exist (a list operand).
+    HasKeysAll,
+}
+
 /// Aggregate functions over one column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum AggFunc {
@@ -339,6 +356,15 @@ pub enum Expr {
         list: Param,
         /// `NOT IN`.
         negated: bool,
+    },
+    /// A jsonb test of `expr` against a parameter.
+    JsonTest {
+        /// Subject (a jsonb value).
+        expr: Box<Expr>,
+        /// The test.
+        op: JsonOp,
+        /// The operand: JSON, a key, or a list of keys.
+        operand: Param,
     },
     /// `expr IS [NOT] NULL`.
     IsNull {

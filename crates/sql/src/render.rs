@@ -4,6 +4,8 @@ use crate::ast::*;
 use serde::Serialize;
 use std::fmt::Write as _;
 
+mod json_test;
+
 /// Which SQL dialect to render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum Dialect {
@@ -250,6 +252,12 @@ impl Renderer {
                     r.push(" = \"excluded\".");
                     r.ident(col);
                 });
+                for (col, value) in &c.set {
+                    self.push(", ");
+                    self.ident(col);
+                    self.push(" = ");
+                    self.expr(value);
+                }
                 if let Some(f) = &c.filter {
                     self.push(" WHERE ");
                     self.expr(f);
@@ -613,6 +621,7 @@ impl Renderer {
                 }
                 self.push(")");
             }
+            Expr::JsonTest { expr, op, operand } => self.json_test(expr, *op, operand),
             Expr::IsNull { expr, negated } => {
                 self.push("(");
                 self.expr(expr);

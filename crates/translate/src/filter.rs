@@ -4,7 +4,7 @@ use crate::select::Ctx;
 use grafton_catalog::{Backend, Column, ScalarKind};
 use grafton_ir::{BoolExp, Value};
 use grafton_schema::{CompareOp, RelId, TableId};
-use grafton_sql::{BinOp, Expr, From, Param, ParamValue, PatternOp, Select, SqlType};
+use grafton_sql::{BinOp, Expr, From, JsonOp, Param, ParamValue, PatternOp, Select, SqlType};
 
 /// A column as GraphQL sees it. On Postgres a column of a type Grafton does not map
 /// (tsvector, arrays…) is exposed as `String`, so it is read and compared as text.
@@ -92,25 +92,69 @@ impl Ctx<'_> {
 
     /// A boolean expression over `alias` (a row of `table`).
     pub(crate) fn filter(&mut self, table: TableId, alias: &str, exp: &BoolExp) -> Expr {
+        self.filter_in(table, alias, exp, (table, alias))
+    }
+
+    /// [`filter`](Self::filter) inside an expression that started at `root` (the
+    /// table and alias column comparisons with `root` refer to).
+    fn filter_in(
+        &mut self,
+        table: TableId,
+        alias: &str,
+        exp: &BoolExp,
+        root: (TableId, &str),
+    ) -> Expr {
         match exp {
-            BoolExp::And(items) => {
-                Expr::And(items.iter().map(|e| self.filter(table, alias, e)).collect())
-            }
-            BoolExp::Or(items) => {
-                Expr::Or(items.iter().map(|e| self.filter(table, alias, e)).collect())
-            }
-            BoolExp::Not(inner) => Expr::Not(Box::new(self.filter(table, alias, inner))),
+            BoolExp::And(items) => Expr::And(
+                items
+                    .iter()
+                    .map(|e| self.filter_in(table, alias, e, root))
+                    .collect(),
+            ),
+            BoolExp::Or(items) => Expr::Or(
+                items
+                    .iter()
+                    .map(|e| self.filter_in(table, alias, e, root))
+                    .collect(),
+            ),
+            BoolExp::Not(inner) => Expr::Not(Box::new(self.filter_in(table, alias, inner, root))),
             BoolExp::Compare { column, op, value } => {
                 self.compare(table, alias, *column, *op, value)
+            }
+            BoolExp::CompareColumns {
+                column,
+                op,
+                other,
+                root: from_root,
+            } => {
+                let (other_table, other_alias) = if *from_root { root } else { (table, alias) };
+                Expr::Compare {
+                    left: Box::new(self.column_value(table, alias, *column)),
+                    op: bin_op(*op),
+                    right: Box::new(self.column_value(other_table, other_alias, *other)),
+                }
             }
             BoolExp::Exists(rel, inner) => {
                 // Rows the role cannot read must not satisfy its filters either.
                 let target = self.model.relationships[*rel].target;
                 let (from, child, join) = self.related(*rel, alias);
-                let cond = self.filter(target, &child, inner);
+                let cond = self.filter_in(target, &child, inner, root);
                 Expr::Exists(Box::new(Select {
                     from: Some(from),
                     filter: Some(Expr::And(vec![join, cond])),
+                    ..Select::default()
+                }))
+            }
+            BoolExp::ExistsIn(other, inner) => {
+                let (from, other_alias) = self.table_from(*other);
+                let mut conditions = Vec::new();
+                if let Some(rule) = self.row_rule(*other, &other_alias) {
+                    conditions.push(rule);
+                }
+                conditions.push(self.filter_in(*other, &other_alias, inner, root));
+                Expr::Exists(Box::new(Select {
+                    from: Some(from),
+                    filter: Some(Expr::And(conditions)),
                     ..Select::default()
                 }))
             }
@@ -144,13 +188,23 @@ impl Ctx<'_> {
             negated,
             pattern: Box::new(Expr::Param(param(SqlType::Builtin("text"), false))),
         };
+        let json = |op: JsonOp, ty: &'static str, list: bool| Expr::JsonTest {
+            expr: subject.clone(),
+            op,
+            operand: param(SqlType::Builtin(ty), list),
+        };
         match op {
-            CompareOp::Eq => binop(BinOp::Eq),
-            CompareOp::Neq => binop(BinOp::Neq),
-            CompareOp::Gt => binop(BinOp::Gt),
-            CompareOp::Gte => binop(BinOp::Gte),
-            CompareOp::Lt => binop(BinOp::Lt),
-            CompareOp::Lte => binop(BinOp::Lte),
+            CompareOp::Eq
+            | CompareOp::Neq
+            | CompareOp::Gt
+            | CompareOp::Gte
+            | CompareOp::Lt
+            | CompareOp::Lte => binop(bin_op(op)),
+            CompareOp::Contains => json(JsonOp::Contains, "jsonb", false),
+            CompareOp::ContainedIn => json(JsonOp::ContainedIn, "jsonb", false),
+            CompareOp::HasKey => json(JsonOp::HasKey, "text", false),
+            CompareOp::HasKeysAny => json(JsonOp::HasKeysAny, "text", true),
+            CompareOp::HasKeysAll => json(JsonOp::HasKeysAll, "text", true),
             CompareOp::In | CompareOp::Nin => Expr::InList {
                 expr: subject.clone(),
                 list: param(ty.clone(), true),
@@ -178,5 +232,17 @@ impl Ctx<'_> {
             CompareOp::Iregex => pattern(PatternOp::IRegex, false),
             CompareOp::Niregex => pattern(PatternOp::IRegex, true),
         }
+    }
+}
+
+/// The SQL operator of an equality or ordering comparison (`=` for any other).
+fn bin_op(op: CompareOp) -> BinOp {
+    match op {
+        CompareOp::Neq => BinOp::Neq,
+        CompareOp::Gt => BinOp::Gt,
+        CompareOp::Gte => BinOp::Gte,
+        CompareOp::Lt => BinOp::Lt,
+        CompareOp::Lte => BinOp::Lte,
+        _ => BinOp::Eq,
     }
 }

@@ -6,9 +6,10 @@
 //! identities, after the write, so it shows the rows as they now are, with
 //! relationships and aggregates like any query.
 
+use crate::filter::sql_type;
 use crate::select::Ctx;
 use grafton_catalog::{Backend, ScalarKind};
-use grafton_ir::permissions::RoleRules;
+use grafton_ir::permissions::{Preset, RoleRules};
 use grafton_ir::{BoolExp, ColumnOp, Field, OnConflict, Rows, UpdateOperator};
 use grafton_schema::{SchemaModel, TableId};
 use grafton_sql::{
@@ -48,6 +49,10 @@ fn literal(value: Json, ty: SqlType, list: bool) -> Param {
 pub enum Returned<'a> {
     /// The row's identity, then these columns (a nested insert's keys).
     Identity(&'a [usize]),
+    /// As `Identity`, then on Postgres whether the row was inserted (`true`) rather
+    /// than updated by the upsert's conflict branch (`xmax = 0`, as Hasura tells them
+    /// apart). SQLite has no such mark: see [`conflicting`].
+    Upsert(&'a [usize]),
     /// One JSON object per selection: the response built by the write statement
     /// itself, when it shows nothing but the written row's own columns.
     Objects(&'a [&'a [(String, Field)]]),
@@ -86,8 +91,9 @@ fn returning(
             Expr::column(alias, name)
         }
     };
-    let extra = match returned {
-        Returned::Identity(extra) => extra,
+    let (extra, flag) = match returned {
+        Returned::Identity(extra) => (extra, false),
+        Returned::Upsert(extra) => (extra, postgres),
         Returned::Objects(selections) => {
             let mut cx = Ctx::new(model, None);
             return selections
@@ -103,6 +109,13 @@ fn returning(
         vec![column("rowid")]
     };
     items.extend(extra.iter().map(|&c| text(column(&t.columns[c].name))));
+    if flag {
+        items.push(text(Expr::Compare {
+            left: Box::new(column("xmax")),
+            op: grafton_sql::BinOp::Eq,
+            right: Box::new(Expr::Int(0)),
+        }));
+    }
     items
 }
 
@@ -170,6 +183,13 @@ pub fn insert(
             Backend::Sqlite => Json::Array(values.clone()),
         })
         .collect();
+    let presets: &[(usize, Preset)] = match on_conflict {
+        Some(oc) if !oc.update_columns.is_empty() => cx
+            .table_rules(table)
+            .map(|r| r.update_set.as_slice())
+            .unwrap_or(&[]),
+        _ => &[],
+    };
     let conflict = on_conflict.map(|oc| Conflict {
         columns: oc
             .columns
@@ -179,7 +199,29 @@ pub fn insert(
         update: oc
             .update_columns
             .iter()
+            .filter(|c| !presets.iter().any(|(p, _)| p == *c))
             .map(|&c| t.columns[c].name.clone())
+            .collect(),
+        // The role's update presets hold in the conflict branch as in any update.
+        set: presets
+            .iter()
+            .map(|(c, preset)| {
+                let col = &t.columns[*c];
+                let ty = match model.backend {
+                    Backend::Postgres => sql_type(&cx, &col.scalar),
+                    Backend::Sqlite => sqlite_type(&col.scalar),
+                };
+                let value = match preset {
+                    Preset::Value(v) => ParamValue::Literal(v.clone()),
+                    Preset::Session(name) => ParamValue::Variable(name.clone()),
+                };
+                let param = Param {
+                    value,
+                    ty,
+                    list: false,
+                };
+                (col.name.clone(), Expr::Param(param))
+            })
             .collect(),
         // The conflict branch is an update: the role's update rule limits it too.
         filter: {
@@ -437,4 +479,53 @@ pub fn count_failing(
         ..Select::default()
     };
     render(&select, dialect(model))
+}
+
+/// SQLite: the rowids of existing rows an upsert of `rows` (values in `columns` order)
+/// would conflict with on `key`, read before it runs in the same write transaction,
+/// so its returned rows can be told apart (inserted or updated). `None` when a key
+/// column is not among the written ones: its value is a default the rows do not show.
+pub fn conflicting(
+    model: &SchemaModel,
+    table: TableId,
+    key: &[usize],
+    columns: &[usize],
+    rows: &[Vec<Json>],
+) -> Option<Statement> {
+    let positions: Vec<usize> = key
+        .iter()
+        .map(|k| columns.iter().position(|c| c == k))
+        .collect::<Option<_>>()?;
+    let mut cx = Ctx::new(model, None);
+    let (from, alias) = cx.table_from(table);
+    let t = model.table(table);
+    let matches = rows
+        .iter()
+        .map(|values| {
+            Expr::And(
+                key.iter()
+                    .zip(&positions)
+                    .map(|(&k, &p)| Expr::Compare {
+                        left: Box::new(Expr::column(&alias, &t.columns[k].name)),
+                        op: grafton_sql::BinOp::Eq,
+                        right: Box::new(Expr::Param(literal(
+                            values.get(p).cloned().unwrap_or(Json::Null),
+                            sqlite_type(&t.columns[k].scalar),
+                            false,
+                        ))),
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    let select = Select {
+        items: vec![SelectItem::Expr(
+            Expr::column(&alias, "rowid"),
+            "rowid".into(),
+        )],
+        from: Some(from),
+        filter: Some(Expr::Or(matches)),
+        ..Select::default()
+    };
+    Some(render(&select, dialect(model)))
 }

@@ -11,7 +11,9 @@ mod concurrency;
 mod errors;
 mod inserts;
 mod permissions;
+mod rule_language;
 mod updates_deletes;
+mod upserts;
 mod validation;
 
 use common::{on_server_runtime, start_server};
@@ -95,6 +97,14 @@ CREATE TABLE documents (
   body {text},
   secret {text}
 );
+CREATE TABLE projects (
+  id {pk},
+  code {text} NOT NULL,
+  budget {int},
+  updated_by {int},
+  CONSTRAINT projects_code_key UNIQUE (code)
+);
+INSERT INTO projects (id, code, budget) VALUES (1, 'A1', 10);
 INSERT INTO organisations (id, name) VALUES (1, 'Acme'), (2, 'Globex');
 INSERT INTO users (id, org_id, name, email) VALUES
   (1, 1, 'alice', 'alice@acme.test'), (2, 1, 'bob', 'bob@acme.test'), (3, 2, 'carol', 'carol@globex.test');
@@ -112,6 +122,7 @@ const POSTGRES_ONLY: &str = "
 SELECT setval(pg_get_serial_sequence('venues', 'id'), 100);
 SELECT setval(pg_get_serial_sequence('events', 'id'), 100);
 SELECT setval(pg_get_serial_sequence('documents', 'id'), 100);
+SELECT setval(pg_get_serial_sequence('projects', 'id'), 100);
 CREATE TYPE mood AS ENUM ('happy', 'sad');
 CREATE TABLE moods (id integer NOT NULL PRIMARY KEY, mood mood, level smallint);
 ";
@@ -129,18 +140,32 @@ tables:
     columns:
       code:
         json_schema: {type: string, pattern: '^[A-Z]{3}$'}
+  projects:
+    permissions:
+      # An upsert's conflict branch must obey the update permission: check and set.
+      planner:
+        select: {columns: [id, code, budget, updated_by]}
+        insert: {columns: [code, budget], check: {budget: {_lt: 5000}}}
+        update:
+          columns: [budget]
+          check: {budget: {_lt: 1000}}
+          set: {updated_by: X-Hasura-User-Id}
   organisations:
     permissions:
       anonymous:
         select: {columns: [name]}
       user:
         select: {columns: [id, name], filter: {id: {_eq: X-Hasura-Org-Id}}}
+      user_short:
+        select: {columns: [id, name], filter: {id: X-Hasura-Org-Id}}
       manager:
         select: {columns: "*", filter: {id: {_eq: X-Hasura-Org-Id}}, allow_aggregations: true}
   users:
     permissions:
       user:
         select: {columns: [id, org_id, name], filter: {org_id: {_eq: X-Hasura-Org-Id}}}
+      user_short:
+        select: {columns: [id, org_id, name], filter: {$and: [{org_id: {$eq: X-Hasura-Org-Id}}]}}
       manager:
         select: {columns: "*", filter: {org_id: {_eq: X-Hasura-Org-Id}}, allow_aggregations: true}
   documents:
@@ -160,6 +185,22 @@ tables:
           check: {title: {_nlike: "%forbidden%"}}
         delete:
           filter: {owner_id: {_eq: X-Hasura-User-Id}}
+      # The same rules as `user`, in Hasura's shorthand and `$` spellings.
+      user_short:
+        select:
+          columns: [id, org_id, owner_id, title, body]
+          filter: {org: {id: X-Hasura-Org-Id}}
+          limit: 2
+        insert:
+          columns: [id, title, body]
+          check: {$not: {title: {$like: "%forbidden%"}}}
+          set: {org_id: X-Hasura-Org-Id, owner_id: X-Hasura-User-Id}
+        update:
+          columns: [title, body]
+          filter: {owner_id: X-Hasura-User-Id}
+          check: {title: {$nlike: "%forbidden%"}}
+        delete:
+          filter: {$or: [{owner_id: X-Hasura-User-Id}]}
       manager:
         select: {columns: "*", filter: {org_id: {_eq: X-Hasura-Org-Id}}, allow_aggregations: true}
         update: {columns: [secret], filter: {org_id: {_eq: X-Hasura-Org-Id}}}
@@ -325,7 +366,7 @@ pub fn checksum(db: Db) -> String {
         Db::Sqlite => {
             let conn = rusqlite::Connection::open(&setup().sqlite).expect("open SQLite");
             let mut out = String::new();
-            for table in ["venues", "events", "counters", "documents"] {
+            for table in ["venues", "events", "counters", "documents", "projects"] {
                 let sql = format!("SELECT quote(t.rowid) || ':' || json_array(t.*) FROM \"{table}\" AS t ORDER BY t.rowid");
                 let sql = sql.replace("json_array(t.*)", &all_columns(&conn, table));
                 let mut stmt = conn.prepare(&sql).expect("checksum query");
@@ -342,7 +383,8 @@ pub fn checksum(db: Db) -> String {
             let sql = "SELECT 'venues=' || coalesce(md5(string_agg(t::text, ';' ORDER BY id)), '') FROM venues t \
                        UNION ALL SELECT 'events=' || coalesce(md5(string_agg(t::text, ';' ORDER BY id)), '') FROM events t \
                        UNION ALL SELECT 'counters=' || coalesce(md5(string_agg(t::text, ';' ORDER BY id)), '') FROM counters t \
-                       UNION ALL SELECT 'documents=' || coalesce(md5(string_agg(t::text, ';' ORDER BY id)), '') FROM documents t;";
+                       UNION ALL SELECT 'documents=' || coalesce(md5(string_agg(t::text, ';' ORDER BY id)), '') FROM documents t \
+                       UNION ALL SELECT 'projects=' || coalesce(md5(string_agg(t::text, ';' ORDER BY id)), '') FROM projects t;";
             let url = setup().postgres.clone();
             on_server_runtime(async move {
                 let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)

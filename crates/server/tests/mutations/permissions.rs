@@ -8,23 +8,28 @@ use serde_json::{json, Value};
 
 const ALICE: (&str, &str) = ("1", "1");
 
-async fn as_user(db: Db, query: &str) -> Value {
-    let (status, v) = post_as(db, "user", ALICE, query, json!(null)).await;
-    assert_eq!(status, reqwest::StatusCode::OK, "{db:?}: {v}");
+/// The same rules twice: `user` in the `_eq` spelling, `user_short` in Hasura's
+/// shorthand (`{owner_id: X-Hasura-User-Id}`) and `$` spellings. Every test of a
+/// user's reach runs as both, so neither spelling may read or write more.
+pub const USER_ROLES: [&str; 2] = ["user", "user_short"];
+
+async fn as_user(db: Db, role: &str, query: &str) -> Value {
+    let (status, v) = post_as(db, role, ALICE, query, json!(null)).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{db:?} {role}: {v}");
     v
 }
 
-async fn user_data(db: Db, query: &str) -> Value {
-    let v = as_user(db, query).await;
-    assert!(v.get("errors").is_none(), "{db:?}: {query}: {v}");
+async fn user_data(db: Db, role: &str, query: &str) -> Value {
+    let v = as_user(db, role, query).await;
+    assert!(v.get("errors").is_none(), "{db:?} {role}: {query}: {v}");
     v["data"].clone()
 }
 
-async fn user_invalid(db: Db, query: &str) {
-    let v = as_user(db, query).await;
+async fn user_invalid(db: Db, role: &str, query: &str) {
+    let v = as_user(db, role, query).await;
     assert_eq!(
         v["errors"][0]["extensions"]["code"], "validation-failed",
-        "{db:?}: {query}: {v}"
+        "{db:?} {role}: {query}: {v}"
     );
 }
 
@@ -42,8 +47,8 @@ fn titles(v: &Value) -> Vec<String> {
 #[tokio::test]
 async fn lists_by_pk_and_limits_stay_in_the_tenant() {
     let _g = serial().await;
-    for db in BOTH {
-        let d = user_data(db, "{ documents(order_by: {id: asc}) { id title } }").await;
+    for (db, role) in BOTH.into_iter().flat_map(|db| USER_ROLES.map(|r| (db, r))) {
+        let d = user_data(db, role, "{ documents(order_by: {id: asc}) { id title } }").await;
         // Three Acme documents, but the role's limit is 2.
         assert_eq!(
             d["documents"],
@@ -52,11 +57,12 @@ async fn lists_by_pk_and_limits_stay_in_the_tenant() {
         );
         let d = user_data(
             db,
+            role,
             "{ documents(limit: 10, offset: 1, order_by: {id: asc}) { id } }",
         )
         .await;
         assert_eq!(d["documents"], json!([{"id": 2}, {"id": 4}]), "{db:?}");
-        let d = user_data(db, "{ a: documents_by_pk(id: 3) { id } b: documents_by_pk(id: 5) { id } c: documents_by_pk(id: 4) { id } }").await;
+        let d = user_data(db, role, "{ a: documents_by_pk(id: 3) { id } b: documents_by_pk(id: 5) { id } c: documents_by_pk(id: 4) { id } }").await;
         assert_eq!(d, json!({"a": null, "b": null, "c": {"id": 4}}), "{db:?}");
         // Admin (no role) sees everything.
         let d = ok(
@@ -72,7 +78,7 @@ async fn lists_by_pk_and_limits_stay_in_the_tenant() {
 #[tokio::test]
 async fn hidden_columns_do_not_exist_for_the_role() {
     let _g = serial().await;
-    for db in BOTH {
+    for (db, role) in BOTH.into_iter().flat_map(|db| USER_ROLES.map(|r| (db, r))) {
         for query in [
             "{ documents { secret } }",
             r#"{ documents(where: {secret: {_eq: "s1"}}) { id } }"#,
@@ -83,10 +89,15 @@ async fn hidden_columns_do_not_exist_for_the_role() {
             "{ users(order_by: {documents_aggregate: {count: desc}}) { id } }",
             "{ venues { id } }",
         ] {
-            user_invalid(db, query).await;
+            user_invalid(db, role, query).await;
         }
         // Introspection agrees.
-        let d = user_data(db, r#"{ __type(name: "documents") { fields { name } } }"#).await;
+        let d = user_data(
+            db,
+            role,
+            r#"{ __type(name: "documents") { fields { name } } }"#,
+        )
+        .await;
         let fields: Vec<&str> = d["__type"]["fields"]
             .as_array()
             .into_iter()
@@ -97,7 +108,12 @@ async fn hidden_columns_do_not_exist_for_the_role() {
             fields.contains(&"title") && !fields.contains(&"secret"),
             "{db:?}: {fields:?}"
         );
-        let d = user_data(db, "{ __schema { mutationType { fields { name } } } }").await;
+        let d = user_data(
+            db,
+            role,
+            "{ __schema { mutationType { fields { name } } } }",
+        )
+        .await;
         let roots: Vec<&str> = d["__schema"]["mutationType"]["fields"]
             .as_array()
             .into_iter()
@@ -133,9 +149,9 @@ async fn hidden_columns_do_not_exist_for_the_role() {
 #[tokio::test]
 async fn relationships_and_filters_through_them_respect_rules() {
     let _g = serial().await;
-    for db in BOTH {
+    for (db, role) in BOTH.into_iter().flat_map(|db| USER_ROLES.map(|r| (db, r))) {
         // Down: an organisation's documents; up: a document's owner.
-        let d = user_data(db, "{ organisations { name documents { title } } }").await;
+        let d = user_data(db, role, "{ organisations { name documents { title } } }").await;
         assert_eq!(
             d["organisations"].as_array().map(Vec::len),
             Some(1),
@@ -150,6 +166,7 @@ async fn relationships_and_filters_through_them_respect_rules() {
         // Alice owns document 5 in Globex: following users → documents must not reach it.
         let d = user_data(
             db,
+            role,
             "{ users(where: {id: {_eq: 1}}) { documents { title } } }",
         )
         .await;
@@ -160,6 +177,7 @@ async fn relationships_and_filters_through_them_respect_rules() {
         );
         let d = user_data(
             db,
+            role,
             r#"{ users(where: {documents: {title: {_eq: "cross"}}}) { name } }"#,
         )
         .await;
@@ -178,6 +196,7 @@ async fn relationships_and_filters_through_them_respect_rules() {
         // Sorting by a related row the role cannot see treats it as absent.
         let d = user_data(
             db,
+            role,
             "{ documents(order_by: [{owner: {name: desc}}, {id: asc}]) { id owner { name } } }",
         )
         .await;
@@ -192,9 +211,10 @@ async fn relationships_and_filters_through_them_respect_rules() {
 #[tokio::test]
 async fn inserts_get_presets_and_checks() {
     let _g = serial().await;
-    for db in BOTH {
+    for (db, role) in BOTH.into_iter().flat_map(|db| USER_ROLES.map(|r| (db, r))) {
         let d = user_data(
             db,
+            role,
             r#"mutation { insert_documents_one(object: {title: "alice new", body: "x"}) { title org_id owner_id } }"#,
         )
         .await;
@@ -206,21 +226,23 @@ async fn inserts_get_presets_and_checks() {
         // Presets cannot be overridden: the columns are not in the role's input type.
         user_invalid(
             db,
+            role,
             r#"mutation { insert_documents_one(object: {title: "t", org_id: 2}) { id } }"#,
         )
         .await;
         user_invalid(
             db,
+            role,
             r#"mutation { insert_documents_one(object: {title: "t", secret: "x"}) { id } }"#,
         )
         .await;
         // Nested inserts only through relationships to tables the role may insert into.
-        user_invalid(db, r#"mutation { insert_documents_one(object: {title: "t", owner: {data: {id: 9, org_id: 1, name: "x"}}}) { id } }"#).await;
+        user_invalid(db, role, r#"mutation { insert_documents_one(object: {title: "t", owner: {data: {id: 9, org_id: 1, name: "x"}}}) { id } }"#).await;
         // A failing check rolls everything back, earlier rows of the batch included.
         let before = checksum(db);
         let (_, v) = post_as(
             db,
-            "user",
+            role,
             ALICE,
             r#"mutation { insert_documents(objects: [{title: "fine"}, {title: "forbidden stuff"}]) { affected_rows } }"#,
             json!(null),
@@ -239,11 +261,11 @@ async fn inserts_get_presets_and_checks() {
 #[tokio::test]
 async fn updates_and_deletes_only_reach_allowed_rows() {
     let _g = serial().await;
-    for db in BOTH {
+    for (db, role) in BOTH.into_iter().flat_map(|db| USER_ROLES.map(|r| (db, r))) {
         // Bob's document: filtered out, nothing happens.
-        let d = user_data(db, r#"mutation { update_documents(where: {id: {_eq: 2}}, _set: {title: "hacked"}) { affected_rows } }"#).await;
+        let d = user_data(db, role, r#"mutation { update_documents(where: {id: {_eq: 2}}, _set: {title: "hacked"}) { affected_rows } }"#).await;
         assert_eq!(d["update_documents"]["affected_rows"], 0, "{db:?}");
-        let d = user_data(db, r#"mutation { update_documents_by_pk(pk_columns: {id: 1}, _set: {body: "edited"}) { id body } }"#).await;
+        let d = user_data(db, role, r#"mutation { update_documents_by_pk(pk_columns: {id: 1}, _set: {body: "edited"}) { id body } }"#).await;
         assert_eq!(
             d["update_documents_by_pk"],
             json!({"id": 1, "body": "edited"}),
@@ -251,7 +273,7 @@ async fn updates_and_deletes_only_reach_allowed_rows() {
         );
         // Alice's cross-tenant document: hers, but outside the rows the role may read,
         // so `returning` cannot show it.
-        let d = user_data(db, r#"mutation { update_documents(where: {id: {_eq: 5}}, _set: {body: "e2"}) { affected_rows returning { id } } }"#).await;
+        let d = user_data(db, role, r#"mutation { update_documents(where: {id: {_eq: 5}}, _set: {body: "e2"}) { affected_rows returning { id } } }"#).await;
         assert_eq!(
             d["update_documents"],
             json!({"affected_rows": 1, "returning": []}),
@@ -259,7 +281,7 @@ async fn updates_and_deletes_only_reach_allowed_rows() {
         );
         // The check holds after the update.
         let before = checksum(db);
-        let (_, v) = post_as(db, "user", ALICE, r#"mutation { update_documents_by_pk(pk_columns: {id: 1}, _set: {title: "forbidden"}) { id } }"#, json!(null)).await;
+        let (_, v) = post_as(db, role, ALICE, r#"mutation { update_documents_by_pk(pk_columns: {id: 1}, _set: {title: "forbidden"}) { id } }"#, json!(null)).await;
         assert_eq!(
             v["errors"][0]["extensions"]["code"], "permission-error",
             "{db:?}: {v}"
@@ -267,17 +289,19 @@ async fn updates_and_deletes_only_reach_allowed_rows() {
         assert_eq!(checksum(db), before, "{db:?}");
         user_invalid(
             db,
+            role,
             r#"mutation { update_documents(where: {}, _set: {secret: "x"}) { affected_rows } }"#,
         )
         .await;
         // Upsert: the conflict branch is an update, so Bob's row is left alone.
-        let d = user_data(db, r#"mutation { insert_documents(objects: [{id: 2, title: "takeover"}], on_conflict: {constraint: documents_pkey, update_columns: [title]}) { affected_rows } }"#).await;
+        let d = user_data(db, role, r#"mutation { insert_documents(objects: [{id: 2, title: "takeover"}], on_conflict: {constraint: documents_pkey, update_columns: [title]}) { affected_rows } }"#).await;
         assert_eq!(d["insert_documents"]["affected_rows"], 0, "{db:?}");
         let d = ok(db, "{ documents_by_pk(id: 2) { title } }", json!(null)).await;
         assert_eq!(d["documents_by_pk"]["title"], "bob notes", "{db:?}");
         // Deletes: Bob's is filtered out.
         let d = user_data(
             db,
+            role,
             "mutation { delete_documents(where: {id: {_in: [2, 3]}}) { affected_rows } }",
         )
         .await;

@@ -1,0 +1,386 @@
+//! The permission-rule language: Hasura's boolean expressions exactly as its metadata
+//! writes them, compiled into the same [`BoolExp`] as a request's `where`.
+//!
+//! Both spellings of every combinator and operator (`_and`/`$and`, `_eq`/`$eq`, `_ne`/
+//! `_neq`…), the shorthand `{column: value}` (Hasura reads it as `_eq`), relationship
+//! paths, `_exists` over an unrelated table, column comparisons (`_ceq: "other"`,
+//! `_ceq: ["$", "root_column"]`), jsonb operators, and session variables as scalars
+//! (`X-Hasura-User-Id`) and arrays (`_in: X-Hasura-Allowed-Ids`, `{1,2,3}`).
+//!
+//! Anything else is refused with the path of the offending key: a rule is never
+//! dropped or read loosely, because a rule read as "true" shows every row.
+
+use crate::permissions::{is_session_var, session_array_var, session_var};
+use crate::types::BoolExp;
+use grafton_catalog::ScalarKind;
+use grafton_schema::{CompareOp, SchemaModel, TableField, TableId};
+use grafton_sql::ParamValue;
+use serde_json::Value as Json;
+use std::collections::BTreeSet;
+
+/// Reads rules against a hasura-default model (columns by database name,
+/// relationships by name), collecting the session variables they use.
+pub(crate) struct RuleReader<'a> {
+    model: &'a SchemaModel,
+    /// Session variables the rules read (canonical names; arrays end in `[]`).
+    pub(crate) session: BTreeSet<String>,
+}
+
+type Result<T> = std::result::Result<T, String>;
+
+/// What an operator compares against.
+#[derive(Clone, Copy)]
+enum Operand {
+    /// A value of the column's type.
+    Same,
+    /// A list of values of the column's type.
+    List,
+    /// A boolean (`_is_null`).
+    Bool,
+    /// A string (patterns, `_has_key`).
+    Text,
+    /// A list of strings (`_has_keys_any`, `_has_keys_all`).
+    TextList,
+    /// Any JSON value (`_contains`, `_contained_in`).
+    Json,
+}
+
+/// An operator by either spelling: a comparison with a value, or with another column.
+enum Op {
+    Value(CompareOp, Operand),
+    Column(CompareOp),
+    Cast,
+}
+
+fn operator(name: &str) -> Option<Op> {
+    use CompareOp::*;
+    let base = name.strip_prefix('_').or_else(|| name.strip_prefix('$'))?;
+    Some(match base {
+        "eq" => Op::Value(Eq, Operand::Same),
+        "ne" | "neq" => Op::Value(Neq, Operand::Same),
+        "gt" => Op::Value(Gt, Operand::Same),
+        "gte" => Op::Value(Gte, Operand::Same),
+        "lt" => Op::Value(Lt, Operand::Same),
+        "lte" => Op::Value(Lte, Operand::Same),
+        "in" => Op::Value(In, Operand::List),
+        "nin" => Op::Value(Nin, Operand::List),
+        "is_null" => Op::Value(IsNull, Operand::Bool),
+        "like" => Op::Value(Like, Operand::Text),
+        "nlike" => Op::Value(Nlike, Operand::Text),
+        "ilike" => Op::Value(Ilike, Operand::Text),
+        "nilike" => Op::Value(Nilike, Operand::Text),
+        "similar" => Op::Value(Similar, Operand::Text),
+        "nsimilar" => Op::Value(Nsimilar, Operand::Text),
+        "regex" => Op::Value(Regex, Operand::Text),
+        "iregex" => Op::Value(Iregex, Operand::Text),
+        "nregex" => Op::Value(Nregex, Operand::Text),
+        "niregex" => Op::Value(Niregex, Operand::Text),
+        "contains" => Op::Value(Contains, Operand::Json),
+        "contained_in" => Op::Value(ContainedIn, Operand::Json),
+        "has_key" => Op::Value(HasKey, Operand::Text),
+        "has_keys_any" => Op::Value(HasKeysAny, Operand::TextList),
+        "has_keys_all" => Op::Value(HasKeysAll, Operand::TextList),
+        "ceq" => Op::Column(Eq),
+        "cne" | "cneq" => Op::Column(Neq),
+        "cgt" => Op::Column(Gt),
+        "cgte" => Op::Column(Gte),
+        "clt" => Op::Column(Lt),
+        "clte" => Op::Column(Lte),
+        "cast" => Op::Cast,
+        _ => return None,
+    })
+}
+
+fn combinator(key: &str) -> Option<&str> {
+    match key {
+        "_and" | "$and" => Some("and"),
+        "_or" | "$or" => Some("or"),
+        "_not" | "$not" => Some("not"),
+        "_exists" | "$exists" => Some("exists"),
+        _ => None,
+    }
+}
+
+impl<'a> RuleReader<'a> {
+    /// A reader over `model` (a hasura-default one: rules are written in Hasura's names).
+    pub(crate) fn new(model: &'a SchemaModel) -> Self {
+        RuleReader {
+            model,
+            session: BTreeSet::new(),
+        }
+    }
+
+    /// The model rules are read against.
+    pub(crate) fn model(&self) -> &'a SchemaModel {
+        self.model
+    }
+
+    /// Compiles the rule `json` on rows of `table`; errors name `path` and below.
+    pub(crate) fn read(&mut self, table: TableId, json: &Json, path: &str) -> Result<BoolExp> {
+        self.bool_exp(table, table, json, path)
+    }
+
+    fn bool_exp(
+        &mut self,
+        table: TableId,
+        root: TableId,
+        json: &Json,
+        path: &str,
+    ) -> Result<BoolExp> {
+        let Json::Object(map) = json else {
+            return Err(format!(
+                "{path}: a boolean expression must be an object, not {json}"
+            ));
+        };
+        let mut all = Vec::with_capacity(map.len());
+        for (key, value) in map {
+            let here = format!("{path}.{key}");
+            let exp = match combinator(key) {
+                Some("and") | Some("or") => {
+                    let Json::Array(items) = value else {
+                        return Err(format!("{here}: expected a list of boolean expressions"));
+                    };
+                    let items = items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, item)| self.bool_exp(table, root, item, &format!("{here}[{i}]")))
+                        .collect::<Result<Vec<_>>>()?;
+                    if key.ends_with("and") {
+                        BoolExp::And(items)
+                    } else {
+                        BoolExp::Or(items)
+                    }
+                }
+                Some("not") => BoolExp::Not(Box::new(self.bool_exp(table, root, value, &here)?)),
+                Some(_) => self.exists(root, value, &here)?,
+                None => self.field(table, root, key, value, &here)?,
+            };
+            all.push(exp);
+        }
+        Ok(match all.len() {
+            1 => all.pop().unwrap_or(BoolExp::And(Vec::new())),
+            _ => BoolExp::And(all),
+        })
+    }
+
+    /// `_exists: {_table: {schema, name} | name, _where: {…}}`.
+    fn exists(&mut self, root: TableId, value: &Json, path: &str) -> Result<BoolExp> {
+        let Json::Object(map) = value else {
+            return Err(format!("{path}: expected {{_table, _where}}"));
+        };
+        if let Some(extra) = map.keys().find(|k| *k != "_table" && *k != "_where") {
+            return Err(format!(
+                "{path}: unexpected key '{extra}' (expected _table and _where)"
+            ));
+        }
+        let key = match map.get("_table") {
+            Some(Json::String(name)) => name.clone(),
+            Some(Json::Object(t)) => {
+                let name = t.get("name").and_then(Json::as_str).ok_or_else(|| {
+                    format!("{path}._table: expected {{schema, name}} or a table name")
+                })?;
+                match t.get("schema").and_then(Json::as_str) {
+                    None | Some("public") => name.to_owned(),
+                    Some(schema) => format!("{schema}.{name}"),
+                }
+            }
+            _ => return Err(format!("{path}: missing _table")),
+        };
+        let table = self
+            .model
+            .table_by_config_key(&key)
+            .ok_or_else(|| format!("{path}._table: no table '{key}'"))?;
+        let inner = match map.get("_where") {
+            Some(w) => self.bool_exp(table, root, w, &format!("{path}._where"))?,
+            None => return Err(format!("{path}: missing _where")),
+        };
+        Ok(BoolExp::ExistsIn(table, Box::new(inner)))
+    }
+
+    /// A column (operators or the `_eq` shorthand) or a relationship (a nested rule).
+    fn field(
+        &mut self,
+        table: TableId,
+        root: TableId,
+        key: &str,
+        value: &Json,
+        path: &str,
+    ) -> Result<BoolExp> {
+        let model = self.model;
+        if let Some(column) = self.column(table, key) {
+            let Json::Object(ops) = value else {
+                // Hasura's shorthand: `{is_published: true}` means `_eq`.
+                let value = self.value(table, column, value, Operand::Same, path)?;
+                return Ok(BoolExp::Compare {
+                    column,
+                    op: CompareOp::Eq,
+                    value,
+                });
+            };
+            let mut all = Vec::with_capacity(ops.len());
+            for (name, operand) in ops {
+                let here = format!("{path}.{name}");
+                all.push(self.operation(table, root, column, name, operand, &here)?);
+            }
+            return Ok(match all.len() {
+                1 => all.pop().unwrap_or(BoolExp::And(Vec::new())),
+                _ => BoolExp::And(all),
+            });
+        }
+        let info = &model.tables[table];
+        match info.fields.get(key) {
+            Some(TableField::Object(r)) | Some(TableField::Array(r)) => {
+                let target = model.relationships[*r].target;
+                let inner = self.bool_exp(target, root, value, path)?;
+                Ok(BoolExp::Exists(*r, Box::new(inner)))
+            }
+            _ if operator(key).is_some() => Err(format!(
+                "{path}: operator '{key}' must be inside a column ({{column: {{{key}: …}}}})"
+            )),
+            _ => Err(format!(
+                "{path}: '{key}' is not a column or relationship of '{}'",
+                model.table(table).name
+            )),
+        }
+    }
+
+    /// A column by its database name (as Hasura's metadata names it) or field name.
+    fn column(&self, table: TableId, key: &str) -> Option<usize> {
+        let t = self.model.table(table);
+        t.columns.iter().position(|c| c.name == key).or_else(|| {
+            match self.model.tables[table].fields.get(key) {
+                Some(TableField::Column(c)) => Some(*c),
+                _ => None,
+            }
+        })
+    }
+
+    fn operation(
+        &mut self,
+        table: TableId,
+        root: TableId,
+        column: usize,
+        name: &str,
+        operand: &Json,
+        path: &str,
+    ) -> Result<BoolExp> {
+        let model = self.model;
+        let col = &model.table(table).columns[column];
+        let kind = &col.scalar;
+        match operator(name) {
+            Some(Op::Value(op, expects)) => {
+                if !grafton_schema::ops_for(kind, model.backend).contains(&op) {
+                    return Err(format!(
+                        "{path}: '{name}' does not apply to column '{}' of type {}",
+                        col.name, col.db_type
+                    ));
+                }
+                let value = self.value(table, column, operand, expects, path)?;
+                Ok(BoolExp::Compare { column, op, value })
+            }
+            Some(Op::Column(op)) => {
+                let (other_table, other_name, from_root) = match operand {
+                    Json::String(c) => (table, c.as_str(), false),
+                    Json::Array(items) => match items.as_slice() {
+                        [Json::String(c)] => (table, c.as_str(), false),
+                        [Json::String(dollar), Json::String(c)] if dollar == "$" => {
+                            (root, c.as_str(), true)
+                        }
+                        _ => {
+                            return Err(format!(
+                                "{path}: expected a column name, [column] or [\"$\", root_column]"
+                            ))
+                        }
+                    },
+                    _ => return Err(format!("{path}: expected a column name")),
+                };
+                let other = self
+                    .column(other_table, other_name)
+                    .ok_or_else(|| format!("{path}: no column '{other_name}'"))?;
+                let other_kind = &model.table(other_table).columns[other].scalar;
+                if other_kind != kind {
+                    return Err(format!(
+                        "{path}: '{other_name}' has another type than the column it is compared with"
+                    ));
+                }
+                Ok(BoolExp::CompareColumns {
+                    column,
+                    op,
+                    other,
+                    root: from_root,
+                })
+            }
+            Some(Op::Cast) => Err(format!(
+                "{path}: _cast is not supported in permission rules yet"
+            )),
+            None => Err(format!("{path}: unknown operator '{name}'")),
+        }
+    }
+
+    /// An operand: a session variable (bound per request) or a literal whose JSON
+    /// type fits what the operator expects.
+    fn value(
+        &mut self,
+        table: TableId,
+        column: usize,
+        json: &Json,
+        expects: Operand,
+        path: &str,
+    ) -> Result<ParamValue> {
+        let model = self.model;
+        let col = &model.table(table).columns[column];
+        let kind = &col.scalar;
+        let list = matches!(expects, Operand::List | Operand::TextList);
+        if let Json::String(s) = json {
+            if is_session_var(s) {
+                let name = if list {
+                    session_array_var(s)
+                } else {
+                    session_var(s)
+                };
+                self.session.insert(name.clone());
+                return Ok(ParamValue::Variable(name));
+            }
+        }
+        let ok = match (expects, json) {
+            (_, Json::Null) => false,
+            (Operand::Same, v) => fits(v, kind),
+            (Operand::List, Json::Array(items)) => items.iter().all(|v| fits(v, kind)),
+            (Operand::Bool, v) => v.is_boolean(),
+            (Operand::Text, v) => v.is_string(),
+            (Operand::TextList, Json::Array(items)) => items.iter().all(Json::is_string),
+            (Operand::Json, _) => true,
+            (Operand::List | Operand::TextList, _) => false,
+        };
+        if !ok {
+            let wanted = match expects {
+                Operand::Same => format!("a value of type {}", col.db_type),
+                Operand::List => format!("a list of values of type {}", col.db_type),
+                Operand::Bool => "a boolean".to_owned(),
+                Operand::Text => "a string".to_owned(),
+                Operand::TextList => "a list of strings".to_owned(),
+                Operand::Json => "a JSON value".to_owned(),
+            };
+            return Err(format!(
+                "{path}: expected {wanted} or a session variable, not {json}"
+            ));
+        }
+        Ok(ParamValue::Literal(json.clone()))
+    }
+}
+
+/// Whether a literal can be a value of a column of `kind` (strings are accepted for
+/// every kind the database parses from text; it still checks them on use).
+fn fits(v: &Json, kind: &ScalarKind) -> bool {
+    match kind {
+        ScalarKind::Json | ScalarKind::Jsonb => !v.is_null(),
+        ScalarKind::Boolean => v.is_boolean(),
+        ScalarKind::Int | ScalarKind::BigInt => {
+            v.as_i64().is_some() || v.as_str().is_some_and(|s| s.trim().parse::<i64>().is_ok())
+        }
+        ScalarKind::Float | ScalarKind::Numeric => {
+            v.is_number() || v.as_str().is_some_and(|s| s.trim().parse::<f64>().is_ok())
+        }
+        _ => v.is_string(),
+    }
+}

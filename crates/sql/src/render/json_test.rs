@@ -1,0 +1,90 @@
+//! jsonb tests: PostgreSQL's operators, SQLite's registered functions of the same
+//! meaning (the executor registers `grafton_jsonb_*` on every connection).
+
+use super::{Dialect, Renderer};
+use crate::ast::{Expr, JsonOp, Param};
+
+impl Renderer {
+    pub(super) fn json_test(&mut self, expr: &Expr, op: JsonOp, operand: &Param) {
+        match self.dialect {
+            Dialect::Postgres => {
+                self.push("(");
+                self.expr(expr);
+                self.push(match op {
+                    JsonOp::Contains => " @> ",
+                    JsonOp::ContainedIn => " <@ ",
+                    JsonOp::HasKey => " ? ",
+                    JsonOp::HasKeysAny => " ?| ",
+                    JsonOp::HasKeysAll => " ?& ",
+                });
+                self.param(operand);
+                self.push(")");
+            }
+            Dialect::Sqlite => {
+                let (function, swapped) = match op {
+                    JsonOp::Contains => ("grafton_jsonb_contains", false),
+                    JsonOp::ContainedIn => ("grafton_jsonb_contains", true),
+                    JsonOp::HasKey => ("grafton_jsonb_has_key", false),
+                    JsonOp::HasKeysAny => ("grafton_jsonb_has_keys_any", false),
+                    JsonOp::HasKeysAll => ("grafton_jsonb_has_keys_all", false),
+                };
+                self.push(function);
+                self.push("(");
+                if swapped {
+                    self.param(operand);
+                    self.push(", ");
+                    self.expr(expr);
+                } else {
+                    self.expr(expr);
+                    self.push(", ");
+                    self.param(operand);
+                }
+                self.push(")");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ast::*;
+    use crate::render::{render, Dialect};
+
+    fn test(op: JsonOp, list: bool) -> Select {
+        Select {
+            filter: Some(Expr::JsonTest {
+                expr: Box::new(Expr::column("t", "doc")),
+                op,
+                operand: Param {
+                    value: ParamValue::Literal(serde_json::json!(["a"])),
+                    ty: SqlType::Builtin(if list { "text" } else { "jsonb" }),
+                    list,
+                },
+            }),
+            ..Select::default()
+        }
+    }
+
+    #[test]
+    fn operators_per_dialect() {
+        let pg = render(&test(JsonOp::HasKeysAll, true), Dialect::Postgres);
+        assert!(
+            pg.sql.contains(r#"("t"."doc" ?& $1::"text"[])"#),
+            "{}",
+            pg.sql
+        );
+        let pg = render(&test(JsonOp::ContainedIn, false), Dialect::Postgres);
+        assert!(
+            pg.sql.contains(r#"("t"."doc" <@ $1::"jsonb")"#),
+            "{}",
+            pg.sql
+        );
+        let lite = render(&test(JsonOp::ContainedIn, false), Dialect::Sqlite);
+        assert!(
+            lite.sql
+                .contains(r#"grafton_jsonb_contains(+?1, "t"."doc")"#),
+            "{}",
+            lite.sql
+        );
+    }
+}
