@@ -171,7 +171,10 @@ impl Authenticator {
 /// `x-hasura-*` header a session variable.
 fn admin_session(headers: &HeaderMap) -> Session {
     let role = session::requested_role(headers).map_or(Role::Admin, |role| Role::from_name(&role));
-    Session::new(role, session::vars_from_headers(headers, &SECRET_HEADERS))
+    let mut session = Session::new(role, session::vars_from_headers(headers, &SECRET_HEADERS));
+    session.backend_only = session::header_text(headers, session::BACKEND_ONLY_HEADER)
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    session
 }
 
 fn digest(bytes: &[u8]) -> [u8; 32] {

@@ -22,7 +22,13 @@ pub struct Session {
     /// Session variables by lower-case name (`x-hasura-user-id`, ...), always including
     /// `x-hasura-role` with the role's name.
     pub vars: BTreeMap<String, String>,
+    /// A trusted backend's request (admin secret, `x-hasura-use-backend-only-permissions:
+    /// true`): the role's `backend_only` permissions apply. Never from a JWT.
+    pub backend_only: bool,
 }
+
+/// The header with which an admin-secret request asks for `backend_only` permissions.
+pub const BACKEND_ONLY_HEADER: &str = "x-hasura-use-backend-only-permissions";
 
 /// A role. The role named `admin` is always [`Role::Admin`], as in Hasura, wherever the name
 /// comes from (the `x-hasura-role` header of an admin, a JWT's roles, the unauthorized role).
@@ -62,7 +68,11 @@ impl Session {
     /// A session for `role` with `vars`, `x-hasura-role` set to the role's name.
     pub(crate) fn new(role: Role, mut vars: BTreeMap<String, String>) -> Session {
         vars.insert(ROLE_VAR.to_string(), role.name().to_string());
-        Session { role, vars }
+        Session {
+            role,
+            vars,
+            backend_only: false,
+        }
     }
 
     /// The value of a session variable, by name in any case.

@@ -63,6 +63,11 @@ pub fn build_query(
         let value = match field.name.as_str() {
             "__typename" => Root::Typename("query_root".to_owned()),
             "__schema" | "__type" => Root::Introspection,
+            grafton_schema::NO_QUERIES
+                if !model.root_fields.contains_key(grafton_schema::NO_QUERIES) =>
+            {
+                Root::Typename(String::new())
+            }
             name => match model.root_fields.get(name) {
                 Some(RootField::List(t)) => Root::Rows(b.rows(*t, group, false)?),
                 Some(RootField::ByPk(t)) => Root::Rows(b.by_pk(*t, group)?),

@@ -1,7 +1,7 @@
 //! Builds the [`SchemaModel`]: names every table, column and relationship, writes the
 //! SDL, and validates it with apollo-compiler.
 
-use crate::config::{Columns, Config, JsonSchemaConfig, ManualKind};
+use crate::config::{Config, JsonSchemaConfig, ManualKind};
 use crate::model::*;
 use crate::naming::{graphql_safe, plural, Arg, Combinator, CompareOp, Naming};
 use crate::sdl::{FieldDef, Sdl};
@@ -10,7 +10,10 @@ use grafton_catalog::{Backend, Catalog, ScalarKind, Table, TableKind};
 use grafton_sql::{AggFunc, Direction, Nulls};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+mod access;
 mod mutations;
+
+use access::{restrict, table_access};
 
 /// Why a schema could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -25,6 +28,9 @@ pub enum SchemaError {
     #[error("generated schema is invalid (please report this): {0}")]
     Invalid(String),
 }
+
+/// The query field of a role that may read nothing (Hasura's name).
+pub const NO_QUERIES: &str = "no_queries_available";
 
 const AGG_FUNCS: [(AggFunc, &str); 10] = [
     (AggFunc::Sum, "sum"),
@@ -55,17 +61,20 @@ pub fn build(
     naming: Naming,
     backend: Backend,
 ) -> Result<SchemaModel, SchemaError> {
-    build_for_role(catalog, config, naming, backend, None)
+    build_for_role(catalog, config, naming, backend, None, false)
 }
 
 /// Builds the schema model `role` sees (`None`: admin). Table and relationship ids
 /// are the same for every role, so rules written against the admin model apply.
+/// `backend_only`: whether the role's `backend_only` insert/update/delete
+/// permissions count (a trusted backend's requests); otherwise they are absent.
 pub fn build_for_role(
     catalog: Catalog,
     config: &Config,
     naming: Naming,
     backend: Backend,
     role: Option<&str>,
+    backend_only: bool,
 ) -> Result<SchemaModel, SchemaError> {
     let default_schema = match backend {
         Backend::Postgres => "public",
@@ -84,8 +93,15 @@ pub fn build_for_role(
     }
     let relationships = relationships(&catalog, config, &mut tables, naming, &mut warnings)?;
     let validators = compile_validators(&catalog, config, &tables, default_schema)?;
-    let access = table_access(&catalog, config, &tables, default_schema, role)?;
-    restrict(&mut tables, &relationships, &access);
+    let access = table_access(
+        &catalog,
+        config,
+        &tables,
+        default_schema,
+        role,
+        backend_only,
+    )?;
+    let readable = restrict(&mut tables, &relationships, &access);
     let mut b = Builder {
         catalog: &catalog,
         naming,
@@ -99,6 +115,7 @@ pub fn build_for_role(
         mutation_names: mutation_names(naming),
         validated: validators.keys().copied().collect(),
         access: &access,
+        readable: &readable,
         input_types: HashMap::new(),
         enum_warnings: &mut warnings,
     };
@@ -160,114 +177,6 @@ pub fn build_for_role(
         warnings,
         catalog,
     })
-}
-
-/// What `role` may do with each table, from the config's `permissions`.
-fn table_access(
-    catalog: &Catalog,
-    config: &Config,
-    tables: &[TableInfo],
-    default_schema: &str,
-    role: Option<&str>,
-) -> Result<Vec<TableAccess>, SchemaError> {
-    let mut out = Vec::with_capacity(tables.len());
-    for info in tables {
-        let t = &catalog.tables[info.catalog_index];
-        let all: BTreeSet<usize> = (0..t.columns.len()).collect();
-        let writable = t.kind == TableKind::Table;
-        let Some(role) = role else {
-            out.push(TableAccess {
-                select: Some(SelectAccess {
-                    columns: all.clone(),
-                    aggregations: true,
-                }),
-                insert: writable.then(|| all.clone()),
-                update: writable.then(|| all.clone()),
-                delete: writable,
-            });
-            continue;
-        };
-        let perms = config
-            .tables
-            .iter()
-            .find(|(k, _)| find_table(catalog, k, default_schema) == Some(info.catalog_index))
-            .and_then(|(_, tc)| tc.permissions.get(role));
-        let Some(perms) = perms else {
-            out.push(TableAccess::default());
-            continue;
-        };
-        let columns = |cols: &Columns, what: &str| -> Result<BTreeSet<usize>, SchemaError> {
-            match cols {
-                Columns::All(star) if star == "*" => Ok(all.clone()),
-                Columns::All(other) => Err(SchemaError::Config(format!(
-                    "{} {what} permission of role '{role}': columns must be a list or \"*\", not '{other}'",
-                    qualified(t)
-                ))),
-                Columns::Some(names) => names
-                    .iter()
-                    .map(|n| {
-                        t.columns.iter().position(|c| &c.name == n).ok_or_else(|| {
-                            SchemaError::Config(format!(
-                                "{} {what} permission of role '{role}': no column '{n}'",
-                                qualified(t)
-                            ))
-                        })
-                    })
-                    .collect(),
-            }
-        };
-        let without =
-            |mut cols: BTreeSet<usize>,
-             presets: &std::collections::BTreeMap<String, serde_json::Value>| {
-                cols.retain(|&c| !presets.contains_key(&t.columns[c].name));
-                cols
-            };
-        out.push(TableAccess {
-            select: match &perms.select {
-                Some(p) => Some(SelectAccess {
-                    columns: columns(&p.columns, "select")?,
-                    aggregations: p.allow_aggregations,
-                }),
-                None => None,
-            },
-            insert: match &perms.insert {
-                Some(p) if writable => Some(without(columns(&p.columns, "insert")?, &p.set)),
-                _ => None,
-            },
-            update: match &perms.update {
-                Some(p) if writable => Some(without(columns(&p.columns, "update")?, &p.set)),
-                _ => None,
-            },
-            delete: writable && perms.delete.is_some(),
-        });
-    }
-    Ok(out)
-}
-
-/// Drops from each table's fields what the role cannot read: columns outside its
-/// select columns, relationships to tables it cannot see, aggregates it may not use.
-/// A table it cannot select keeps no fields at all.
-fn restrict(tables: &mut [TableInfo], relationships: &[Relationship], access: &[TableAccess]) {
-    for (id, info) in tables.iter_mut().enumerate() {
-        let a = &access[id];
-        info.mutable = a.select.is_some() && (a.insert.is_some() || a.update.is_some() || a.delete);
-        let Some(select) = &a.select else {
-            info.fields.clear();
-            continue;
-        };
-        let visible = |r: usize| access[relationships[r].target].select.is_some();
-        let aggregable = |r: usize| {
-            access[relationships[r].target]
-                .select
-                .as_ref()
-                .is_some_and(|s| s.aggregations)
-        };
-        info.fields.retain(|_, f| match *f {
-            TableField::Column(c) => select.columns.contains(&c),
-            TableField::Object(r) | TableField::Array(r) => visible(r),
-            TableField::ArrayAggregate(r) => aggregable(r),
-        });
-    }
 }
 
 /// Compiles the JSON Schemas the config attaches to columns (once, at start-up).
@@ -768,6 +677,8 @@ struct Builder<'a> {
     validated: HashSet<(TableId, usize)>,
     /// What the role may do with each table.
     access: &'a [TableAccess],
+    /// Tables with an object type for the role (see [`restrict`]).
+    readable: &'a [bool],
     input_types: HashMap<String, InputKind>,
     enum_warnings: &'a mut Vec<String>,
 }
@@ -839,30 +750,59 @@ impl Builder<'_> {
 
     fn list_args(&self, target: TableId) -> Vec<(String, String)> {
         let n = self.naming;
-        vec![
-            (
+        let mut args = Vec::with_capacity(5);
+        if self.has_columns(target) {
+            args.push((
                 n.arg(Arg::DistinctOn),
                 format!("[{}!]", self.table_ty(target, "_select_column")),
-            ),
-            (n.arg(Arg::Limit), "Int".into()),
-            (n.arg(Arg::Offset), "Int".into()),
-            (
+            ));
+        }
+        args.push((n.arg(Arg::Limit), "Int".into()));
+        args.push((n.arg(Arg::Offset), "Int".into()));
+        if self.orderable(target) {
+            args.push((
                 n.arg(Arg::OrderBy),
                 format!("[{}!]", self.table_ty(target, "_order_by")),
-            ),
-            (n.arg(Arg::Where), self.table_ty(target, "_bool_exp")),
-        ]
+            ));
+        }
+        args.push((n.arg(Arg::Where), self.table_ty(target, "_bool_exp")));
+        args
+    }
+
+    /// Whether the role sees any column of `id` (else no `_select_column` enum).
+    fn has_columns(&self, id: TableId) -> bool {
+        self.tables[id]
+            .fields
+            .values()
+            .any(|f| matches!(f, TableField::Column(_)))
+    }
+
+    /// Whether `id`'s `_order_by` input has a field: a column, an object
+    /// relationship or an array relationship's aggregate.
+    fn orderable(&self, id: TableId) -> bool {
+        self.tables[id]
+            .fields
+            .values()
+            .any(|f| !matches!(f, TableField::Array(_)))
     }
 
     fn write_all(&mut self) {
         let mut root = Vec::new();
         let mut mutation_root = Vec::new();
         for id in 0..self.tables.len() {
-            if self.access[id].select.is_some() {
+            if self.access[id].select.is_some() || self.tables[id].mutable {
                 self.write_table(id, &mut root, &mut mutation_root);
             }
         }
         let root_name = "query_root";
+        if root.is_empty() {
+            // A role that may only write still needs a query type; Hasura's placeholder.
+            root.push(
+                FieldDef::new(NO_QUERIES, "String!").describe(Some(
+                    "There are no queries available to the current role either due to lack of permissions or due to no tables being tracked",
+                )),
+            );
+        }
         self.sdl.object("type", root_name, None, &root);
         let has_mutations = !mutation_root.is_empty();
         if has_mutations {
@@ -1015,8 +955,11 @@ impl Builder<'_> {
             .comment
             .clone()
             .unwrap_or_else(|| format!("columns and relationships of \"{}\"", table.name));
-        self.sdl
-            .object("type", &type_name, Some(&description), &fields);
+        let readable = self.readable[id];
+        if readable {
+            self.sdl
+                .object("type", &type_name, Some(&description), &fields);
+        }
 
         // Boolean expression.
         let bool_exp = self.table_ty(id, "_bool_exp");
@@ -1068,24 +1011,28 @@ impl Builder<'_> {
                 }
             }
         }
-        self.sdl.object(
-            "input",
-            &order_by,
-            Some(&format!(
-                "Ordering options when selecting data from \"{}\".",
-                table.name
-            )),
-            &fields,
-        );
+        if !fields.is_empty() {
+            self.sdl.object(
+                "input",
+                &order_by,
+                Some(&format!(
+                    "Ordering options when selecting data from \"{}\".",
+                    table.name
+                )),
+                &fields,
+            );
+        }
 
         // Column enum for distinct_on and count(columns:).
         let select_column = self.table_ty(id, "_select_column");
         let values: Vec<String> = columns.iter().map(|&(_, name)| name.to_owned()).collect();
-        self.sdl.enumeration(
-            &select_column,
-            Some(&format!("select columns of table \"{}\"", table.name)),
-            &values,
-        );
+        if !values.is_empty() {
+            self.sdl.enumeration(
+                &select_column,
+                Some(&format!("select columns of table \"{}\"", table.name)),
+                &values,
+            );
+        }
 
         let aggregations = self.access[id]
             .select
@@ -1095,19 +1042,26 @@ impl Builder<'_> {
             self.write_aggregates(id, &columns, &kinds);
         }
 
-        // Root fields.
+        // Root fields (Hasura's `query_root_fields` may drop some).
+        let roots = self.access[id]
+            .select
+            .as_ref()
+            .map(|s| s.root_fields)
+            .unwrap_or_default();
         let base = info.base_name.clone();
-        let list = n.field(&base);
-        self.root_fields.insert(list.clone(), RootField::List(id));
-        root.push(
-            FieldDef::new(list, format!("[{type_name}!]!"))
-                .with_args(self.list_args(id))
-                .describe(Some(&format!(
-                    "fetch data from the table: \"{}\"",
-                    table.name
-                ))),
-        );
-        if aggregations {
+        if readable && roots.list {
+            let list = n.field(&base);
+            self.root_fields.insert(list.clone(), RootField::List(id));
+            root.push(
+                FieldDef::new(list, format!("[{type_name}!]!"))
+                    .with_args(self.list_args(id))
+                    .describe(Some(&format!(
+                        "fetch data from the table: \"{}\"",
+                        table.name
+                    ))),
+            );
+        }
+        if aggregations && roots.aggregate {
             let agg = n.field(&format!("{base}_aggregate"));
             self.root_fields
                 .insert(agg.clone(), RootField::Aggregate(id));
@@ -1120,12 +1074,13 @@ impl Builder<'_> {
                     ))),
             );
         }
-        let pk_visible = !info.primary_key.is_empty()
+        let pk_visible = readable
+            && !info.primary_key.is_empty()
             && info
                 .primary_key
                 .iter()
                 .all(|c| columns.iter().any(|(i, _)| i == c));
-        if pk_visible {
+        if pk_visible && roots.by_pk {
             let by_pk = n.field(&format!("{base}_by_pk"));
             self.root_fields.insert(by_pk.clone(), RootField::ByPk(id));
             let args = info
@@ -1177,22 +1132,29 @@ impl Builder<'_> {
         let order_by_enum = self.ty("order_by");
         self.input_types
             .insert(agg_order.clone(), InputKind::AggregateOrderBy(id));
+        // A count-only role (no readable columns) gets no `nodes`.
+        let mut aggregate_fields = vec![FieldDef::new("aggregate", fields_ty.clone())];
+        if self.readable[id] {
+            aggregate_fields.push(FieldDef::new(
+                "nodes",
+                format!("[{}!]!", self.tables[id].type_name),
+            ));
+        }
         self.sdl.object(
             "type",
             &aggregate,
             Some(&format!("aggregated selection of \"{}\"", table.name)),
-            &[
-                FieldDef::new("aggregate", fields_ty.clone()),
-                FieldDef::new("nodes", format!("[{}!]!", self.tables[id].type_name)),
-            ],
+            &aggregate_fields,
         );
-        let mut agg_fields = vec![FieldDef::new("count", "Int!").with_args(vec![
-            (
+        let mut count_args = Vec::with_capacity(2);
+        if !columns.is_empty() {
+            count_args.push((
                 n.arg(Arg::Columns),
                 format!("[{}!]", self.table_ty(id, "_select_column")),
-            ),
-            (n.arg(Arg::Distinct), "Boolean".into()),
-        ])];
+            ));
+        }
+        count_args.push((n.arg(Arg::Distinct), "Boolean".into()));
+        let mut agg_fields = vec![FieldDef::new("count", "Int!").with_args(count_args)];
         let mut order_fields = vec![FieldDef::new("count", order_by_enum.clone())];
         for (func, snake) in AGG_FUNCS {
             let cols: Vec<(usize, &str)> = columns

@@ -88,6 +88,15 @@ pub struct SelectPermission {
     /// Whether `_aggregate` fields (and ordering by aggregates) exist for the role.
     #[serde(default)]
     pub allow_aggregations: bool,
+    /// Which root fields the table has for the role: `select`, `select_by_pk`,
+    /// `select_aggregate` (Hasura's `query_root_fields`; absent: all of them). The
+    /// table stays reachable through relationships either way.
+    #[serde(default)]
+    pub query_root_fields: Option<Vec<String>>,
+    /// Hasura's `subscription_root_fields`: read, and checked, for the subscriptions
+    /// to come; Grafton serves no subscription field yet.
+    #[serde(default)]
+    pub subscription_root_fields: Option<Vec<String>>,
 }
 
 /// `insert`: which columns, a check every new row must pass, and column presets.
@@ -103,6 +112,10 @@ pub struct InsertPermission {
     /// Values forced on every inserted row (literals or session variables).
     #[serde(default)]
     pub set: BTreeMap<String, serde_json::Value>,
+    /// Only for trusted backends: requests with the admin secret and
+    /// `x-hasura-use-backend-only-permissions: true` (Hasura's `backend_only`).
+    #[serde(default)]
+    pub backend_only: bool,
 }
 
 /// `update`: which columns, which rows, a check on the result, and presets.
@@ -121,6 +134,10 @@ pub struct UpdatePermission {
     /// Values forced on every update.
     #[serde(default)]
     pub set: BTreeMap<String, serde_json::Value>,
+    /// Only for trusted backends: requests with the admin secret and
+    /// `x-hasura-use-backend-only-permissions: true` (Hasura's `backend_only`).
+    #[serde(default)]
+    pub backend_only: bool,
 }
 
 /// `delete`: which rows.
@@ -130,6 +147,10 @@ pub struct DeletePermission {
     /// A `bool_exp` rows must satisfy to be deleted.
     #[serde(default)]
     pub filter: Option<serde_json::Value>,
+    /// Only for trusted backends: requests with the admin secret and
+    /// `x-hasura-use-backend-only-permissions: true` (Hasura's `backend_only`).
+    #[serde(default)]
+    pub backend_only: bool,
 }
 
 /// Settings for one column.

@@ -82,8 +82,8 @@ struct Manual {
     column_mapping: BTreeMap<String, String>,
 }
 
-/// Hasura's permission entries carry keys Grafton has no use for (`backend_only`,
-/// `computed_fields`, …); only the ones it understands are read.
+/// Hasura's permission entries carry keys Grafton has no use for (`computed_fields`,
+/// …); only the ones it understands are read.
 #[derive(Deserialize)]
 struct Permission {
     role: String,
@@ -101,6 +101,12 @@ struct Body {
     limit: Option<u64>,
     #[serde(default)]
     allow_aggregations: bool,
+    #[serde(default)]
+    backend_only: bool,
+    query_root_fields: Option<Vec<String>>,
+    subscription_root_fields: Option<Vec<String>>,
+    /// An input validation webhook: not supported, so refused rather than skipped.
+    validate_input: Option<Value>,
 }
 
 /// Reads Hasura metadata from a `tables.yaml` file or a metadata directory.
@@ -137,7 +143,7 @@ pub fn load(path: &Path) -> Result<Config, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         entries = serde_norway::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    Ok(convert(entries))
+    convert(entries)
 }
 
 fn parse(path: &Path) -> Result<Entry, String> {
@@ -145,10 +151,22 @@ fn parse(path: &Path) -> Result<Entry, String> {
     serde_norway::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn convert(entries: Vec<Entry>) -> Config {
+fn convert(entries: Vec<Entry>) -> Result<Config, String> {
     let mut config = Config::default();
     for e in entries {
-        let table = config.tables.entry(e.table.key()).or_default();
+        let key = e.table.key();
+        for (kind, list) in [
+            ("insert", &e.insert_permissions),
+            ("update", &e.update_permissions),
+        ] {
+            if let Some(p) = list.iter().find(|p| p.permission.validate_input.is_some()) {
+                return Err(format!(
+                    "{key}: {kind} permission of role '{}': validate_input (an input validation webhook) is not supported",
+                    p.role
+                ));
+            }
+        }
+        let table = config.tables.entry(key).or_default();
         for (kind, list) in [
             (ManualKind::Object, e.object_relationships),
             (ManualKind::Array, e.array_relationships),
@@ -164,6 +182,8 @@ fn convert(entries: Vec<Entry>) -> Config {
                 filter: b.filter,
                 limit: b.limit,
                 allow_aggregations: b.allow_aggregations,
+                query_root_fields: b.query_root_fields,
+                subscription_root_fields: b.subscription_root_fields,
             });
         }
         for p in e.insert_permissions {
@@ -172,6 +192,7 @@ fn convert(entries: Vec<Entry>) -> Config {
                 columns: b.columns.unwrap_or_default(),
                 check: b.check,
                 set: b.set,
+                backend_only: b.backend_only,
             });
         }
         for p in e.update_permissions {
@@ -181,15 +202,17 @@ fn convert(entries: Vec<Entry>) -> Config {
                 filter: b.filter,
                 check: b.check,
                 set: b.set,
+                backend_only: b.backend_only,
             });
         }
         for p in e.delete_permissions {
             table.permissions.entry(p.role).or_default().delete = Some(DeletePermission {
                 filter: p.permission.filter,
+                backend_only: p.permission.backend_only,
             });
         }
     }
-    config
+    Ok(config)
 }
 
 fn relationship(table: &mut TableConfig, kind: ManualKind, r: Relationship) {
@@ -280,7 +303,7 @@ mod tests {
       using: {manual_configuration: {remote_table: {schema: public, name: users}, column_mapping: {id: org_id}}}
 "#;
         let entries: Vec<Entry> = serde_norway::from_str(yaml).expect("metadata parses");
-        let c = convert(entries);
+        let c = convert(entries).expect("converts");
         let docs = &c.tables["documents"];
         assert_eq!(
             docs.foreign_key_relationships["organisation"].columns,

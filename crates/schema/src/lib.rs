@@ -8,7 +8,7 @@ pub mod model;
 pub mod naming;
 mod sdl;
 
-pub use build::{build, build_for_role, ops_for, SchemaError};
+pub use build::{build, build_for_role, ops_for, SchemaError, NO_QUERIES};
 pub use config::Config;
 pub use model::*;
 pub use naming::{Arg, Combinator, CompareOp, Convention, Naming};

@@ -103,6 +103,30 @@ pub struct SelectAccess {
     pub columns: BTreeSet<usize>,
     /// Whether `_aggregate` fields exist.
     pub aggregations: bool,
+    /// The root fields the table has: list, `_by_pk`, `_aggregate` (Hasura's
+    /// `query_root_fields`).
+    pub root_fields: RootFieldSet,
+}
+
+/// Which of a table's query root fields exist for a role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RootFieldSet {
+    /// `t`.
+    pub list: bool,
+    /// `t_by_pk`.
+    pub by_pk: bool,
+    /// `t_aggregate`.
+    pub aggregate: bool,
+}
+
+impl Default for RootFieldSet {
+    fn default() -> Self {
+        RootFieldSet {
+            list: true,
+            by_pk: true,
+            aggregate: true,
+        }
+    }
 }
 
 /// What a root mutation field does.

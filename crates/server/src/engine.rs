@@ -40,6 +40,8 @@ pub struct Caller {
     pub role: Option<String>,
     /// Session variables.
     pub vars: Map<String, Value>,
+    /// The role's `backend_only` permissions apply (a trusted backend's request).
+    pub backend_only: bool,
 }
 
 /// How the request arrived, for the rules that depend on it.
@@ -371,7 +373,23 @@ impl Planner {
 pub struct Engine {
     planner: Planner,
     roles: std::collections::HashMap<String, Planner>,
+    /// The roles with `backend_only` permissions, as trusted backends see them.
+    backend_roles: std::collections::HashMap<String, Planner>,
     db: Database,
+}
+
+/// The role name of the schema every role named by no permission shares (an empty
+/// one, with only `no_queries_available`: its requests fail validation, as in Hasura).
+pub const NO_PERMISSIONS: &str = "";
+
+/// A role's schema model and rules; `backend_only` for the view of trusted backends.
+pub struct RoleSchema {
+    /// The role's schema model.
+    pub model: SchemaModel,
+    /// Its row rules.
+    pub rules: RoleRules,
+    /// Whether this is the trusted-backend view (its `backend_only` permissions count).
+    pub backend_only: bool,
 }
 
 impl Engine {
@@ -381,33 +399,49 @@ impl Engine {
     }
 
     /// An engine with the admin `model` and each role's model and rules.
-    pub fn with_roles(
-        model: SchemaModel,
-        roles: Vec<(SchemaModel, RoleRules)>,
-        db: Database,
-    ) -> Self {
+    pub fn with_roles(model: SchemaModel, roles: Vec<RoleSchema>, db: Database) -> Self {
         let dialect = db.dialect();
+        let (mut front, mut back) = (
+            std::collections::HashMap::new(),
+            std::collections::HashMap::new(),
+        );
+        for r in roles {
+            let name = r.rules.role.clone();
+            let planner = Planner::for_role(r.model, Some(r.rules), dialect);
+            if r.backend_only {
+                back.insert(name, planner);
+            } else {
+                front.insert(name, planner);
+            }
+        }
         Self {
             planner: Planner::new(model, dialect),
-            roles: roles
-                .into_iter()
-                .map(|(m, r)| (r.role.clone(), Planner::for_role(m, Some(r), dialect)))
-                .collect(),
+            roles: front,
+            backend_roles: back,
             db,
         }
     }
 
-    /// The planner of a role (`None`: admin). A role with no permissions anywhere
+    /// The planner of a role (`None`: admin); `backend_only` picks the trusted
+    /// backends' view where the role has one. A role with no permissions anywhere
     /// has no schema: its requests are refused.
-    pub fn planner_for(&self, role: Option<&str>) -> Result<&Planner, RequestError> {
-        match role {
-            None => Ok(&self.planner),
-            Some(r) => self.roles.get(r).ok_or_else(|| RequestError::Auth {
+    pub fn planner_for(
+        &self,
+        role: Option<&str>,
+        backend_only: bool,
+    ) -> Result<&Planner, RequestError> {
+        let Some(r) = role else {
+            return Ok(&self.planner);
+        };
+        let backend = backend_only.then(|| self.backend_roles.get(r)).flatten();
+        backend
+            .or_else(|| self.roles.get(r))
+            .or_else(|| self.roles.get(NO_PERMISSIONS))
+            .ok_or_else(|| RequestError::Auth {
                 code: "access-denied",
                 message: format!("role \"{r}\" has no permissions"),
                 status: 403,
-            }),
-        }
+            })
     }
 
     /// The schema model.
@@ -432,7 +466,7 @@ impl Engine {
         transport: Transport,
         caller: &Caller,
     ) -> Result<String, RequestError> {
-        let planner = self.planner_for(caller.role.as_deref())?;
+        let planner = self.planner_for(caller.role.as_deref(), caller.backend_only)?;
         let prepared = planner.prepare_as(req, transport, &caller.vars)?;
         if let Some(mutation) = &prepared.mutation {
             // A mutation's statements are built as it runs; refuse up front, as queries

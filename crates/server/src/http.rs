@@ -182,6 +182,7 @@ async fn caller(auth: &Authenticator, headers: &HeaderMap) -> Result<Caller, Req
             .into_iter()
             .map(|(k, v)| (k, Value::String(v)))
             .collect(),
+        backend_only: session.backend_only,
     })
 }
 

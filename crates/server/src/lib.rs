@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-pub use engine::{Engine, GraphqlRequest, Transport};
+pub use engine::{Engine, GraphqlRequest, RoleSchema, Transport};
 
 /// What to serve and how.
 #[derive(Debug, Clone)]
@@ -138,6 +138,8 @@ pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> 
         &hasura_model
     };
     let mut role_models = Vec::new();
+    let mut roles: Vec<&str> = roles.into_iter().map(String::as_str).collect();
+    roles.push(engine::NO_PERMISSIONS);
     for role in roles {
         let rules =
             grafton_ir::permissions::compile(rules_model, &options.config, role).map_err(|e| {
@@ -146,20 +148,47 @@ pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> 
                     message: e.to_string(),
                 }
             })?;
-        let role_model = grafton_schema::build_for_role(
-            introspected.catalog.clone(),
-            &options.config,
-            naming,
-            db.backend(),
-            Some(role),
-        )
-        .map_err(|e| StartError::Config {
-            path: "permissions".into(),
-            message: format!("schema of role '{role}': {e}"),
-        })?;
-        role_models.push((role_model, rules));
+        // Roles with `backend_only` permissions get a second schema: the one requests
+        // from trusted backends (admin secret + x-hasura-use-backend-only-permissions) see.
+        let views: &[bool] = if has_backend_only(&options.config, role) {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        for &backend_only in views {
+            let model = grafton_schema::build_for_role(
+                introspected.catalog.clone(),
+                &options.config,
+                naming,
+                db.backend(),
+                Some(role),
+                backend_only,
+            )
+            .map_err(|e| StartError::Config {
+                path: "permissions".into(),
+                message: format!("schema of role '{role}': {e}"),
+            })?;
+            role_models.push(RoleSchema {
+                model,
+                rules: rules.clone(),
+                backend_only,
+            });
+        }
     }
     Ok(Engine::with_roles(model, role_models, db))
+}
+
+/// Whether any of `role`'s insert, update or delete permissions is `backend_only`.
+fn has_backend_only(config: &Config, role: &str) -> bool {
+    config
+        .tables
+        .values()
+        .filter_map(|t| t.permissions.get(role))
+        .any(|p| {
+            p.insert.as_ref().is_some_and(|x| x.backend_only)
+                || p.update.as_ref().is_some_and(|x| x.backend_only)
+                || p.delete.as_ref().is_some_and(|x| x.backend_only)
+        })
 }
 
 /// A running server.

@@ -122,6 +122,9 @@ struct SchemaArgs {
     /// postgres://user:pass@host/db, sqlite://path, or a path to a SQLite file.
     #[arg(long, env = "GRAFTON_DATABASE_URL")]
     database_url: String,
+    /// Print the schema this role sees (default: admin's).
+    #[arg(long)]
+    role: Option<String>,
     #[command(flatten)]
     schema: SchemaOptions,
 }
@@ -292,7 +295,10 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         Command::Schema(args) => {
             let o = options(args.database_url, &args.schema, None)?;
             let engine = grafton_server::build_engine(&o).await?;
-            print!("{}", engine.model().sdl);
+            let planner = engine
+                .planner_for(args.role.as_deref(), false)
+                .map_err(|e| e.to_string())?;
+            print!("{}", planner.model().sdl);
         }
     }
     Ok(())

@@ -120,11 +120,14 @@ impl<'a> Ctx<'a> {
     }
 
     /// The base query over `table`: FROM, the relationship join, `where`, order, page.
+    /// `capped`: whether the role's row limit applies (lists; not aggregates, whose
+    /// values cover every row the role may read, as in Hasura).
     fn base(
         &mut self,
         table: TableId,
         args: &Args,
         parent: Option<(RelId, &str)>,
+        capped: bool,
     ) -> (Select, String, Vec<OrderItem>) {
         let (from, alias) = self.table_from(table);
         let mut conditions = Vec::new();
@@ -160,7 +163,11 @@ impl<'a> Ctx<'a> {
                 _ => Some(Expr::And(conditions)),
             },
             order_by: order.clone(),
-            limit: self.capped_limit(table, args.limit.as_ref().map(param)),
+            limit: if capped {
+                self.capped_limit(table, args.limit.as_ref().map(param))
+            } else {
+                args.limit.as_ref().map(param)
+            },
             offset: args.offset.as_ref().map(param),
             ..Select::default()
         };
@@ -226,7 +233,7 @@ impl<'a> Ctx<'a> {
         parent: Option<(RelId, &str)>,
         ids: Option<Vec<grafton_sql::Param>>,
     ) -> Expr {
-        let (mut inner, alias, mut order) = self.base(rows.table, &rows.args, parent);
+        let (mut inner, alias, mut order) = self.base(rows.table, &rows.args, parent, true);
         if let (Some(ids), Some(From::Table { schema, name, .. })) = (ids, inner.from.clone()) {
             inner.from = Some(From::RowIds {
                 table: grafton_sql::TableRef {
@@ -295,36 +302,87 @@ impl<'a> Ctx<'a> {
 
     /// `{aggregate: {…}, nodes: […]}` over the rows selected by the arguments.
     pub(crate) fn aggregate(&mut self, agg: &Aggregate, parent: Option<(RelId, &str)>) -> Expr {
-        let (mut inner, alias, order) = self.base(agg.table, &agg.args, parent);
-        let outer_alias = self.alias("_e");
-        inner.items = vec![SelectItem::AllFrom(alias.clone())];
-        let agg_order = self.project_order_keys(&mut inner, &outer_alias, &order);
-        let t = self.model.table(agg.table);
-        let mut pairs = Vec::new();
+        let capped = self.table_rules(agg.table).and_then(|r| r.limit).is_some();
+        let nodes = agg
+            .fields
+            .iter()
+            .any(|(_, f)| matches!(f, AggregateField::Nodes(_)));
+        if !(capped && nodes) {
+            return self.over_rows(agg, parent, |cx, alias, order| {
+                Expr::JsonObject(cx.aggregate_fields(agg, alias, order))
+            });
+        }
+        // Under a role's row limit, `nodes` is a capped list of its own, while the
+        // aggregate values still cover every row the role may read (as in Hasura).
+        let mut pairs = Vec::with_capacity(agg.fields.len());
         for (key, field) in &agg.fields {
             let expr = match field {
                 AggregateField::Typename(name) => Expr::Str(name.clone()),
-                AggregateField::Nodes(fields) => Expr::JsonAgg {
-                    expr: Box::new(self.row_object(agg.table, &outer_alias, fields)),
-                    order_by: agg_order.clone(),
-                },
-                AggregateField::Aggregate(values) => Expr::JsonObject(aggregate_values(
-                    self.model.backend,
-                    t,
-                    &outer_alias,
-                    values,
-                )),
+                AggregateField::Nodes(fields) => self.rows(
+                    &Rows {
+                        table: agg.table,
+                        args: agg.args.clone(),
+                        fields: fields.clone(),
+                        single: false,
+                    },
+                    parent,
+                ),
+                AggregateField::Aggregate(values) => self.over_rows(agg, parent, |cx, alias, _| {
+                    let t = cx.model.table(agg.table);
+                    Expr::JsonObject(aggregate_values(cx.model.backend, t, alias, values))
+                }),
             };
             pairs.push((key.clone(), expr));
         }
+        Expr::JsonObject(pairs)
+    }
+
+    /// `(SELECT item FROM (rows of the aggregate, uncapped) AS alias)`: `item` is built
+    /// over the outer alias, with the order the rows' JSON must keep.
+    fn over_rows(
+        &mut self,
+        agg: &Aggregate,
+        parent: Option<(RelId, &str)>,
+        item: impl FnOnce(&mut Self, &str, &[OrderItem]) -> Expr,
+    ) -> Expr {
+        let (mut inner, alias, order) = self.base(agg.table, &agg.args, parent, false);
+        let outer_alias = self.alias("_e");
+        inner.items = vec![SelectItem::AllFrom(alias)];
+        let agg_order = self.project_order_keys(&mut inner, &outer_alias, &order);
+        let item = item(self, &outer_alias, &agg_order);
         Expr::JsonSubquery(Box::new(Select {
-            items: vec![SelectItem::Expr(Expr::JsonObject(pairs), "root".into())],
+            items: vec![SelectItem::Expr(item, "root".into())],
             from: Some(From::Subquery {
                 select: Box::new(inner),
                 alias: outer_alias,
             }),
             ..Select::default()
         }))
+    }
+
+    /// The pairs of an aggregate object over rows aliased `alias`.
+    fn aggregate_fields(
+        &mut self,
+        agg: &Aggregate,
+        alias: &str,
+        order: &[OrderItem],
+    ) -> Vec<(String, Expr)> {
+        let t = self.model.table(agg.table);
+        let mut pairs = Vec::with_capacity(agg.fields.len());
+        for (key, field) in &agg.fields {
+            let expr = match field {
+                AggregateField::Typename(name) => Expr::Str(name.clone()),
+                AggregateField::Nodes(fields) => Expr::JsonAgg {
+                    expr: Box::new(self.row_object(agg.table, alias, fields)),
+                    order_by: order.to_vec(),
+                },
+                AggregateField::Aggregate(values) => {
+                    Expr::JsonObject(aggregate_values(self.model.backend, t, alias, values))
+                }
+            };
+            pairs.push((key.clone(), expr));
+        }
+        pairs
     }
 }
 

@@ -142,20 +142,25 @@ impl Builder<'_> {
             }
         }
 
-        // The response of the many-row mutations.
+        // The response of the many-row mutations: `returning` only for a role that
+        // may read the table (a write-only role learns how many rows, not which).
+        let readable = self.readable[id];
         let response = self.table_ty(id, "_mutation_response");
+        let mut response_fields = vec![FieldDef::new(&names.affected_rows, "Int!")
+            .describe(Some("number of rows affected by the mutation"))];
+        if readable {
+            response_fields.push(
+                FieldDef::new(&names.returning, format!("[{type_name}!]!"))
+                    .describe(Some("data from the rows affected by the mutation")),
+            );
+        }
         self.sdl.object(
             "type",
             &response,
             Some(&format!(
                 "response of any mutation on the table \"{table_name}\""
             )),
-            &[
-                FieldDef::new(&names.affected_rows, "Int!")
-                    .describe(Some("number of rows affected by the mutation")),
-                FieldDef::new(&names.returning, format!("[{type_name}!]!"))
-                    .describe(Some("data from the rows affected by the mutation")),
-            ],
+            &response_fields,
         );
 
         // Update operators: `_set` for every column, `_inc` for numbers, the jsonb ones
@@ -297,16 +302,22 @@ impl Builder<'_> {
                         "insert data into the table: \"{table_name}\""
                     ))),
             );
-            add(
-                self,
-                format!("insert_{base}_one"),
-                MutationField::InsertOne(id),
-                FieldDef::new("", type_name.clone())
-                    .with_args(insert_one_args)
-                    .describe(Some(&format!(
-                        "insert a single row into the table: \"{table_name}\""
-                    ))),
-            );
+            if !readable {
+                // `_one` answers with the row: a role that cannot read it has none.
+                insert_one_args.clear();
+            }
+            if !insert_one_args.is_empty() {
+                add(
+                    self,
+                    format!("insert_{base}_one"),
+                    MutationField::InsertOne(id),
+                    FieldDef::new("", type_name.clone())
+                        .with_args(insert_one_args)
+                        .describe(Some(&format!(
+                            "insert a single row into the table: \"{table_name}\""
+                        ))),
+                );
+            }
         }
         if operators.is_empty() {
             return;

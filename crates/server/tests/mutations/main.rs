@@ -10,6 +10,7 @@ mod common;
 mod concurrency;
 mod errors;
 mod inserts;
+mod partial_roles;
 mod permissions;
 mod rule_language;
 mod updates_deletes;
@@ -158,6 +159,8 @@ tables:
         select: {columns: [id, name], filter: {id: {_eq: X-Hasura-Org-Id}}}
       user_short:
         select: {columns: [id, name], filter: {id: X-Hasura-Org-Id}}
+      browser:
+        select: {columns: [id], filter: {id: X-Hasura-Org-Id}}
       manager:
         select: {columns: "*", filter: {id: {_eq: X-Hasura-Org-Id}}, allow_aggregations: true}
   users:
@@ -204,6 +207,25 @@ tables:
       manager:
         select: {columns: "*", filter: {org_id: {_eq: X-Hasura-Org-Id}}, allow_aggregations: true}
         update: {columns: [secret], filter: {org_id: {_eq: X-Hasura-Org-Id}}}
+      # Partial roles, as Hasura builds them: one that may count but see no column,
+      # one whose limit caps lists but not counts, one that may write but not read.
+      counter:
+        select: {columns: [], allow_aggregations: true, filter: {org_id: X-Hasura-Org-Id}}
+      capped:
+        select: {columns: [id, title], allow_aggregations: true, limit: 1, filter: {org_id: X-Hasura-Org-Id}}
+      writer:
+        insert:
+          columns: [title, body]
+          set: {org_id: X-Hasura-Org-Id, owner_id: X-Hasura-User-Id}
+        update: {columns: [body], filter: {owner_id: X-Hasura-User-Id}}
+        delete: {filter: {owner_id: X-Hasura-User-Id}}
+      # Hasura's query_root_fields: only the aggregate at the root; relationships still reach it.
+      browser:
+        select: {columns: [id, title], allow_aggregations: true, query_root_fields: [select_aggregate], filter: {org_id: X-Hasura-Org-Id}}
+      # Writes only trusted backends may make (admin secret + the backend-only header).
+      service:
+        select: {columns: [id, title]}
+        insert: {columns: [title, org_id], backend_only: true}
 "#;
 
 /// The config: a JSON Schema file with a transitive `$ref` for `venues.details`,

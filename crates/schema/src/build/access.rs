@@ -1,0 +1,194 @@
+//! What a role may do with each table (from the config's permissions), and the
+//! fields of each table that remain for it.
+
+use super::{find_table, qualified, SchemaError};
+use crate::config::{Columns, Config};
+use crate::model::*;
+use grafton_catalog::{Catalog, TableKind};
+use std::collections::BTreeSet;
+
+/// What `role` may do with each table, from the config's `permissions`.
+pub(super) fn table_access(
+    catalog: &Catalog,
+    config: &Config,
+    tables: &[TableInfo],
+    default_schema: &str,
+    role: Option<&str>,
+    backend_only: bool,
+) -> Result<Vec<TableAccess>, SchemaError> {
+    let mut out = Vec::with_capacity(tables.len());
+    for info in tables {
+        let t = &catalog.tables[info.catalog_index];
+        let all: BTreeSet<usize> = (0..t.columns.len()).collect();
+        let writable = t.kind == TableKind::Table;
+        let Some(role) = role else {
+            out.push(TableAccess {
+                select: Some(SelectAccess {
+                    columns: all.clone(),
+                    aggregations: true,
+                    root_fields: RootFieldSet::default(),
+                }),
+                insert: writable.then(|| all.clone()),
+                update: writable.then(|| all.clone()),
+                delete: writable,
+            });
+            continue;
+        };
+        let perms = config
+            .tables
+            .iter()
+            .find(|(k, _)| find_table(catalog, k, default_schema) == Some(info.catalog_index))
+            .and_then(|(_, tc)| tc.permissions.get(role));
+        let Some(perms) = perms else {
+            out.push(TableAccess::default());
+            continue;
+        };
+        let columns = |cols: &Columns, what: &str| -> Result<BTreeSet<usize>, SchemaError> {
+            match cols {
+                Columns::All(star) if star == "*" => Ok(all.clone()),
+                Columns::All(other) => Err(SchemaError::Config(format!(
+                    "{} {what} permission of role '{role}': columns must be a list or \"*\", not '{other}'",
+                    qualified(t)
+                ))),
+                Columns::Some(names) => names
+                    .iter()
+                    .map(|n| {
+                        t.columns.iter().position(|c| &c.name == n).ok_or_else(|| {
+                            SchemaError::Config(format!(
+                                "{} {what} permission of role '{role}': no column '{n}'",
+                                qualified(t)
+                            ))
+                        })
+                    })
+                    .collect(),
+            }
+        };
+        let without =
+            |mut cols: BTreeSet<usize>,
+             presets: &std::collections::BTreeMap<String, serde_json::Value>| {
+                cols.retain(|&c| !presets.contains_key(&t.columns[c].name));
+                cols
+            };
+        out.push(TableAccess {
+            select: match &perms.select {
+                Some(p) => Some(SelectAccess {
+                    columns: columns(&p.columns, "select")?,
+                    aggregations: p.allow_aggregations,
+                    root_fields: root_fields(p.query_root_fields.as_deref(), "query", false)
+                        .and_then(|set| {
+                            // Checked now; subscriptions come later.
+                            root_fields(p.subscription_root_fields.as_deref(), "subscription", true)
+                                .map(|_| set)
+                        })
+                        .map_err(|e| {
+                            SchemaError::Config(format!(
+                                "{} select permission of role '{role}': {e}",
+                                qualified(t)
+                            ))
+                        })?,
+                }),
+                None => None,
+            },
+            insert: match &perms.insert {
+                Some(p) if writable && (backend_only || !p.backend_only) => {
+                    Some(without(columns(&p.columns, "insert")?, &p.set))
+                }
+                _ => None,
+            },
+            update: match &perms.update {
+                Some(p) if writable && (backend_only || !p.backend_only) => {
+                    Some(without(columns(&p.columns, "update")?, &p.set))
+                }
+                _ => None,
+            },
+            delete: writable
+                && perms
+                    .delete
+                    .as_ref()
+                    .is_some_and(|p| backend_only || !p.backend_only),
+        });
+    }
+    Ok(out)
+}
+
+/// Drops from each table's fields what the role cannot read: columns outside its
+/// select columns, relationships to tables it cannot read, aggregates it may not use.
+/// Returns which tables are *readable*: selectable with at least one field left (an
+/// object type needs one). A role may select a table with no columns at all
+/// (`columns: []`, to count it through `_aggregate`); such a table, and one the role
+/// cannot select but may write, keeps no fields and has no object type.
+pub(super) fn restrict(
+    tables: &mut [TableInfo],
+    relationships: &[Relationship],
+    access: &[TableAccess],
+) -> Vec<bool> {
+    let aggregable = |r: usize| {
+        access[relationships[r].target]
+            .select
+            .as_ref()
+            .is_some_and(|s| s.aggregations)
+    };
+    // Readability depends on the targets' (a table whose only fields are
+    // relationships to unreadable tables is unreadable too): iterate to a fixpoint.
+    let mut readable: Vec<bool> = access.iter().map(|a| a.select.is_some()).collect();
+    loop {
+        let mut changed = false;
+        for (id, info) in tables.iter().enumerate() {
+            let Some(select) = access[id].select.as_ref().filter(|_| readable[id]) else {
+                continue;
+            };
+            let any = info.fields.values().any(|f| match *f {
+                TableField::Column(c) => select.columns.contains(&c),
+                TableField::Object(r) | TableField::Array(r) => readable[relationships[r].target],
+                TableField::ArrayAggregate(r) => aggregable(r),
+            });
+            if !any {
+                readable[id] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (id, info) in tables.iter_mut().enumerate() {
+        let a = &access[id];
+        info.mutable = a.insert.is_some() || a.update.is_some() || a.delete;
+        let Some(select) = a.select.as_ref().filter(|_| readable[id]) else {
+            info.fields.clear();
+            continue;
+        };
+        info.fields.retain(|_, f| match *f {
+            TableField::Column(c) => select.columns.contains(&c),
+            TableField::Object(r) | TableField::Array(r) => readable[relationships[r].target],
+            TableField::ArrayAggregate(r) => aggregable(r),
+        });
+    }
+    readable
+}
+
+/// Hasura's `query_root_fields` / `subscription_root_fields` (`None`: all).
+fn root_fields(
+    names: Option<&[String]>,
+    kind: &str,
+    subscription: bool,
+) -> Result<RootFieldSet, String> {
+    let Some(names) = names else {
+        return Ok(RootFieldSet::default());
+    };
+    let mut set = RootFieldSet {
+        list: false,
+        by_pk: false,
+        aggregate: false,
+    };
+    for name in names {
+        match name.as_str() {
+            "select" => set.list = true,
+            "select_by_pk" => set.by_pk = true,
+            "select_aggregate" => set.aggregate = true,
+            "select_stream" if subscription => {}
+            other => return Err(format!("unknown {kind}_root_fields value '{other}'")),
+        }
+    }
+    Ok(set)
+}
