@@ -302,6 +302,11 @@ fn column_type(
             return Ok((name, ScalarKind::Enum(i), None));
         }
     }
+    // A composite (row) type travels as JSON: PostgreSQL builds its JSON object when
+    // read and json_populate_record fills it from one when written.
+    if typtype == "c" {
+        return Ok((name, ScalarKind::Json, None));
+    }
     let builtin = typtype == "b" && (schema == "pg_catalog" || name == "citext");
     match builtin.then(|| scalar_for_type_name(&name)).flatten() {
         Some(scalar) => Ok((name, scalar, None)),

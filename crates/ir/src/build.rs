@@ -94,6 +94,8 @@ pub(crate) struct Builder<'a> {
     pub(crate) document: Option<&'a ExecutableDocument>,
     pub(crate) vars: Vars<'a>,
     pub(crate) non_negative: BTreeSet<String>,
+    /// The role's rules, for mutations (`None`: admin, or a query).
+    pub(crate) rules: Option<&'a crate::permissions::RoleRules>,
 }
 
 impl<'a> Builder<'a> {
@@ -111,6 +113,7 @@ impl<'a> Builder<'a> {
                 shape: BTreeSet::new(),
             },
             non_negative: BTreeSet::new(),
+            rules: None,
         }
     }
 

@@ -1,7 +1,7 @@
 //! Builds the [`SchemaModel`]: names every table, column and relationship, writes the
 //! SDL, and validates it with apollo-compiler.
 
-use crate::config::{Config, JsonSchemaConfig, ManualKind};
+use crate::config::{Config, InsertionOrder, JsonSchemaConfig, ManualKind};
 use crate::model::*;
 use crate::naming::{graphql_safe, plural, Arg, Combinator, CompareOp, Naming};
 use crate::sdl::{FieldDef, Sdl};
@@ -424,6 +424,8 @@ struct Draft {
     mapping: Vec<(usize, usize)>,
     /// Suffix that disambiguates a clash (`_by_<columns>`).
     disambiguator: String,
+    /// See [`Relationship::after_parent`].
+    after_parent: bool,
 }
 
 fn relationships(
@@ -483,6 +485,7 @@ fn relationships(
                 target,
                 mapping: mapping.clone(),
                 disambiguator: format!("_by_{cols}"),
+                after_parent: false,
             });
             let fks_to_same = table
                 .foreign_keys
@@ -500,6 +503,7 @@ fn relationships(
                 target: source,
                 mapping: mapping.iter().map(|(a, b)| (*b, *a)).collect(),
                 disambiguator: format!("_by_{cols}"),
+                after_parent: false,
             });
         }
     }
@@ -559,6 +563,8 @@ fn relationships(
                 target,
                 mapping,
                 disambiguator: "_manual".to_owned(),
+                after_parent: manual.kind == ManualKind::Object
+                    && manual.insertion_order == InsertionOrder::AfterParent,
             });
         }
         for (name, fk) in &tc.foreign_key_relationships {
@@ -566,6 +572,11 @@ fn relationships(
                 ManualKind::Object => RelKind::Object,
                 ManualKind::Array => RelKind::Array,
             };
+            // An object relationship through the remote table's key (a one-to-one,
+            // Hasura's `foreign_key_constraint_on: {table, column}`) is found as that
+            // key's array side and added as an object relationship.
+            let remote_object = kind == RelKind::Object && fk.table.is_some();
+            let kind = if remote_object { RelKind::Array } else { kind };
             let holder = match (&fk.table, kind) {
                 (Some(t), RelKind::Array) => find_table(catalog, t, &default_schema)
                     .and_then(|ci| by_catalog.get(&ci).copied()),
@@ -602,7 +613,21 @@ fn relationships(
                         .unwrap_or_default()
                 )));
             };
-            drafts[i].snake = graphql_safe(name);
+            if remote_object {
+                let d = &drafts[i];
+                let object = Draft {
+                    snake: graphql_safe(name),
+                    kind: RelKind::Object,
+                    source,
+                    target: d.target,
+                    mapping: d.mapping.clone(),
+                    disambiguator: "_manual".to_owned(),
+                    after_parent: true,
+                };
+                drafts.push(object);
+            } else {
+                drafts[i].snake = graphql_safe(name);
+            }
         }
         for (from, to) in &tc.rename_relationships {
             let Some(d) = drafts
@@ -657,6 +682,7 @@ fn relationships(
             source: d.source,
             target: d.target,
             mapping: d.mapping,
+            after_parent: d.after_parent,
         });
     }
     Ok(out)

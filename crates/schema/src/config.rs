@@ -183,16 +183,33 @@ pub struct ManualRelationship {
     pub table: String,
     /// Column mapping `{this_table_column: target_column}`.
     pub columns: BTreeMap<String, String>,
+    /// For an object relationship: whether a nested insert writes the target row
+    /// `before_parent` (the default: this row copies its key) or `after_parent` (the
+    /// target copies this row's columns), as Hasura's `insertion_order`.
+    #[serde(default)]
+    pub insertion_order: InsertionOrder,
+}
+
+/// Hasura's `insertion_order` of a manual object relationship.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InsertionOrder {
+    /// The related row first; this row copies its key.
+    #[default]
+    BeforeParent,
+    /// This row first; the related row copies its columns.
+    AfterParent,
 }
 
 /// A relationship from a foreign key, named by the key's columns.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ForeignKeyRelationship {
-    /// `object`: this table's key columns; `array`: another table's key to this one.
+    /// `object`: this table's key columns (or, with `table`, another table's key to
+    /// this one, a one-to-one); `array`: another table's key to this one.
     #[serde(rename = "type")]
     pub kind: ManualKind,
-    /// The table holding the key (array relationships only).
+    /// The table holding the key, when it is not this one.
     pub table: Option<String>,
     /// The key's columns.
     pub columns: Vec<String>,

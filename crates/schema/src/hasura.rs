@@ -80,6 +80,8 @@ enum ForeignKeyOn {
 struct Manual {
     remote_table: TableName,
     column_mapping: BTreeMap<String, String>,
+    #[serde(default)]
+    insertion_order: crate::config::InsertionOrder,
 }
 
 /// Hasura's permission entries carry keys Grafton has no use for (`computed_fields`,
@@ -223,6 +225,7 @@ fn relationship(table: &mut TableConfig, kind: ManualKind, r: Relationship) {
                 kind,
                 table: m.remote_table.key(),
                 columns: m.column_mapping,
+                insertion_order: m.insertion_order,
             },
         );
         return;

@@ -70,6 +70,10 @@ pub struct Relationship {
     pub target: TableId,
     /// `(source column, target column)` pairs, by column index.
     pub mapping: Vec<(usize, usize)>,
+    /// An object relationship whose target holds the key (a foreign key on the remote
+    /// table, or Hasura's `insertion_order: after_parent`): a nested insert writes this
+    /// row first and copies its columns into the target, as an array relationship does.
+    pub after_parent: bool,
 }
 
 /// What a root query field does.

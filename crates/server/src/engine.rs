@@ -97,6 +97,9 @@ pub struct Planner {
     implementers: HashMap<Name, Implementers>,
     /// Keyed by document text; per-role keys come with permissions.
     documents: Cache<String, Arc<DocEntry>>,
+    /// Refuse documents that declare variables they do not use (the GraphQL spec's
+    /// rule); off by default, as Hasura accepts them and clients rely on it.
+    strict: bool,
 }
 
 const DOCUMENT_CACHE_SIZE: usize = 1024;
@@ -116,6 +119,7 @@ impl Planner {
             rules: rules.map(Arc::new),
             dialect,
             documents: Cache::new(DOCUMENT_CACHE_SIZE),
+            strict: false,
         }
     }
 
@@ -251,11 +255,23 @@ impl Planner {
         let ast = ast::Document::parse(req.query.as_str(), "query.graphql").map_err(|e| {
             RequestError::ParseFailed(e.errors.iter().map(|d| d.to_json()).collect())
         })?;
-        let document = ast
-            .to_executable_validate(&self.model.schema)
-            .map_err(|e| {
-                RequestError::Validation(e.errors.iter().map(|d| d.to_json()).collect())
-            })?;
+        let document = match ast.to_executable_validate(&self.model.schema) {
+            Ok(document) => document,
+            // Hasura accepts declared-but-unused variables; so do we unless strict.
+            Err(e)
+                if !self.strict
+                    && e.errors
+                        .iter()
+                        .all(|d| d.error.unstable_error_name() == Some("UnusedVariable")) =>
+            {
+                Valid::assume_valid(e.partial)
+            }
+            Err(e) => {
+                return Err(RequestError::Validation(
+                    e.errors.iter().map(|d| d.to_json()).collect(),
+                ))
+            }
+        };
         Ok(Arc::new(DocEntry {
             document,
             shape_vars: Mutex::new(BTreeSet::new()),
@@ -420,6 +436,17 @@ impl Engine {
             backend_roles: back,
             db,
         }
+    }
+
+    /// Applies the GraphQL spec's rule on unused variables (`--strict-graphql`).
+    pub fn with_strict_graphql(mut self, strict: bool) -> Self {
+        let planners = std::iter::once(&mut self.planner)
+            .chain(self.roles.values_mut())
+            .chain(self.backend_roles.values_mut());
+        for p in planners {
+            p.strict = strict;
+        }
+        self
     }
 
     /// The planner of a role (`None`: admin); `backend_only` picks the trusted

@@ -36,6 +36,8 @@ pub struct ServeOptions {
     pub http: http::HttpOptions,
     /// Admin secret, JWT and unauthorized role.
     pub auth: grafton_auth::AuthConfig,
+    /// Refuse documents declaring variables they do not use (the spec's rule).
+    pub strict_graphql: bool,
 }
 
 impl Default for ServeOptions {
@@ -50,6 +52,7 @@ impl Default for ServeOptions {
             schemas: vec!["public".into()],
             http: http::HttpOptions::default(),
             auth: grafton_auth::AuthConfig::default(),
+            strict_graphql: false,
         }
     }
 }
@@ -175,7 +178,7 @@ pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> 
             });
         }
     }
-    Ok(Engine::with_roles(model, role_models, db))
+    Ok(Engine::with_roles(model, role_models, db).with_strict_graphql(options.strict_graphql))
 }
 
 /// Whether any of `role`'s insert, update or delete permissions is `backend_only`.

@@ -58,6 +58,10 @@ struct SchemaOptions {
         value_delimiter = ','
     )]
     schemas: Vec<String>,
+    /// Refuse documents that declare variables they do not use, as the GraphQL spec
+    /// says (Hasura, and so Grafton by default, accepts them).
+    #[arg(long, env = "GRAFTON_STRICT_GRAPHQL")]
+    strict_graphql: bool,
 }
 
 /// Options for listening.
@@ -189,6 +193,7 @@ fn options(
         database_url,
         naming: schema.naming.parse::<Convention>().unwrap_or_default(),
         schemas: schema.schemas.clone(),
+        strict_graphql: schema.strict_graphql,
         ..ServeOptions::default()
     };
     if let Some(path) = &schema.config {

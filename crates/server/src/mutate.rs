@@ -99,7 +99,7 @@ fn one_statement<'m>(
             _ => return None,
         }
     }
-    let write = write.filter(|w| plain_for(rules, w))?;
+    let write = write.filter(|w| plain_for(rules, w) && !is_empty_update(w))?;
     let selections: Vec<&[(String, grafton_ir::Field)]> = match &write.output {
         Output::Single(fields) => vec![fields.as_slice()],
         Output::Response(fields) => fields
@@ -335,6 +335,10 @@ impl Run<'_> {
                     .insert(w.table, rows, on_conflict.as_ref(), &[], &mut affected)
                     .await?;
                 self.output(w.table, &w.output, &ids, affected).await
+            }
+            Action::Update { ops, .. } if ops.is_empty() => {
+                // Nothing to set: no row changes (Hasura answers affected_rows 0).
+                self.output(w.table, &w.output, &[], 0).await
             }
             Action::Update { filter, ops } => {
                 let statement = sql::update(
@@ -692,6 +696,11 @@ impl Run<'_> {
         self.check(table, update_check, &updated, "update").await?;
         Ok(written)
     }
+}
+
+/// An update that sets nothing (an empty `_set`, no preset).
+fn is_empty_update(w: &Write) -> bool {
+    matches!(&w.action, Action::Update { ops, .. } if ops.is_empty())
 }
 
 /// Each row's values in `columns` order (a column given twice: the last value wins).

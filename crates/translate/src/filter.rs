@@ -171,7 +171,13 @@ impl Ctx<'_> {
     ) -> Expr {
         let col = &self.model.table(table).columns[column];
         let subject = Box::new(self.column_value(table, alias, column));
-        let ty = sql_type(self, &col.scalar);
+        // citext compares case-insensitively only against citext: a text parameter
+        // would turn `=` into text equality.
+        let ty = if col.db_type == "citext" && self.model.backend == Backend::Postgres {
+            SqlType::Builtin("citext")
+        } else {
+            sql_type(self, &col.scalar)
+        };
         let param = |ty: SqlType, list: bool| Param {
             value: value.clone(),
             ty,

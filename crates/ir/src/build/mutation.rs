@@ -23,6 +23,7 @@ pub fn build_mutation(
     variables: &Map<String, Json>,
 ) -> Result<Mutation, IrError> {
     let mut b = Builder::new(model, Some(document), variables);
+    b.rules = rules;
     let mut presets = Presets { model, rules };
     let fields = b.collect(&[&operation.selection_set]);
     let mut root = Vec::new();
@@ -280,6 +281,19 @@ impl<'a> Builder<'a> {
         path: &str,
     ) -> Result<Vec<ColumnOp>, IrError> {
         let model = self.model;
+        // Hasura's rule: some operator must be given (an empty `_set: {}` counts),
+        // unless the role's presets set columns anyway.
+        let given = args
+            .iter()
+            .any(|(k, _)| model.mutation_names.operators.contains_key(*k));
+        let presets = self
+            .rules
+            .is_some_and(|r| !r.tables[table].update_set.is_empty());
+        if !given && !presets {
+            return Err(IrError::Validation(format!(
+                "{path}: at least one of the update operators (_set, _inc, …) is expected"
+            )));
+        }
         let mut ops = Vec::new();
         for (op, _) in UpdateOperator::ALL {
             let Some((arg, value)) = args
@@ -301,11 +315,8 @@ impl<'a> Builder<'a> {
                 });
             }
         }
-        if ops.is_empty() {
-            return Err(IrError::Validation(format!(
-                "{path}: at least one of the update operators (_set, _inc, …) must set a column"
-            )));
-        }
+        // No operator (or an empty `_set: {}`) is allowed, as in Hasura: the role's
+        // presets may still set columns; with none, the update changes no row.
         let mut seen = BTreeSet::new();
         for o in &ops {
             if !seen.insert(o.column) {
@@ -382,8 +393,11 @@ impl<'a> Builder<'a> {
                         rows,
                         on_conflict,
                     };
+                    // A related row that copies this row's key goes in after it.
                     match info.fields.get(key) {
-                        Some(TableField::Object(_)) => row.objects.push(nested),
+                        Some(TableField::Object(_)) if !rel.after_parent => {
+                            row.objects.push(nested)
+                        }
                         _ => row.arrays.push(nested),
                     }
                 }

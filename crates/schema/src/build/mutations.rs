@@ -319,7 +319,9 @@ impl Builder<'_> {
                 );
             }
         }
-        if operators.is_empty() {
+        // Without operators (every updatable column is a preset) the fields remain:
+        // the update sets the presets.
+        if updatable.is_none() {
             return;
         }
         let mut update_args = operators.clone();

@@ -13,6 +13,7 @@ mod inserts;
 mod partial_roles;
 mod permissions;
 mod rule_language;
+mod surface;
 mod updates_deletes;
 mod upserts;
 mod validation;
@@ -98,6 +99,10 @@ CREATE TABLE documents (
   body {text},
   secret {text}
 );
+CREATE TABLE profiles (
+  user_id {int} NOT NULL PRIMARY KEY REFERENCES users (id),
+  bio {text}
+);
 CREATE TABLE projects (
   id {pk},
   code {text} NOT NULL,
@@ -126,6 +131,11 @@ SELECT setval(pg_get_serial_sequence('documents', 'id'), 100);
 SELECT setval(pg_get_serial_sequence('projects', 'id'), 100);
 CREATE TYPE mood AS ENUM ('happy', 'sad');
 CREATE TABLE moods (id integer NOT NULL PRIMARY KEY, mood mood, level smallint);
+CREATE EXTENSION IF NOT EXISTS citext;
+CREATE TABLE tags (id integer NOT NULL PRIMARY KEY, label citext NOT NULL);
+INSERT INTO tags (id, label) VALUES (1, 'Rust'), (2, 'Go');
+CREATE TYPE address AS (street text, zip text);
+CREATE TABLE places (id integer NOT NULL PRIMARY KEY, addr address);
 ";
 
 /// Column schemas, and two roles on the multi-tenant tables: `user` (its own
@@ -151,6 +161,10 @@ tables:
           columns: [budget]
           check: {budget: {_lt: 1000}}
           set: {updated_by: X-Hasura-User-Id}
+      # Every column it may update is a preset: updates set the presets only.
+      stamper:
+        select: {columns: [id, code, updated_by]}
+        update: {columns: [], set: {updated_by: X-Hasura-User-Id}}
   organisations:
     permissions:
       anonymous:
@@ -164,6 +178,12 @@ tables:
       manager:
         select: {columns: "*", filter: {id: {_eq: X-Hasura-Org-Id}}, allow_aggregations: true}
   users:
+    # A one-to-one through the remote table's key, and a manual one inserted after
+    # its parent (Hasura's foreign_key_constraint_on: {table, column} and insertion_order).
+    foreign_key_relationships:
+      profile: {type: object, table: profiles, columns: [user_id]}
+    relationships:
+      bio_row: {type: object, table: profiles, columns: {id: user_id}, insertion_order: after_parent}
     permissions:
       user:
         select: {columns: [id, org_id, name], filter: {org_id: {_eq: X-Hasura-Org-Id}}}
