@@ -240,7 +240,7 @@ impl<'a> Builder<'a> {
                 Field::Typename(info.type_name.clone())
             } else {
                 match info.fields.get(name) {
-                    Some(TableField::Column(c)) => Field::Column(*c),
+                    Some(TableField::Column(c)) => self.column_field(*c, group[0])?,
                     Some(TableField::Object(r)) => {
                         let target = model.relationships[*r].target;
                         Field::Object(*r, self.rows(target, group, true)?)
@@ -264,6 +264,29 @@ impl<'a> Builder<'a> {
             out.push(((*key).to_owned(), field));
         }
         Ok(out)
+    }
+
+    /// A column, or with a `path` argument (json/jsonb columns) the JSON at that path.
+    fn column_field(
+        &mut self,
+        column: usize,
+        field: &'a executable::Field,
+    ) -> Result<Field, IrError> {
+        let path = self
+            .arg(field, "path")
+            .and_then(|v| self.vars.deref(v))
+            .and_then(|v| match v {
+                Input::Ast(apollo_compiler::ast::Value::String(s)) => Some(s.as_str()),
+                Input::Json(Json::String(s)) => Some(s.as_str()),
+                _ => None,
+            });
+        match path {
+            None => Ok(Field::Column(column)),
+            Some(p) => Ok(Field::JsonPath(
+                column,
+                crate::json_path::parse(p).map_err(IrError::Validation)?,
+            )),
+        }
     }
 
     fn aggregate(
@@ -543,6 +566,24 @@ impl<'a> Builder<'a> {
             match info.fields.get(key) {
                 Some(TableField::Column(c)) => {
                     for (op_name, operand) in self.vars.object(v) {
+                        if op_name == model.cast_op {
+                            // `_cast: {String: {…}}`: the column compared as text.
+                            for (_, inner) in self.vars.object(operand) {
+                                for (name, value) in self.vars.object(inner) {
+                                    let op = *model.ops.get(name).ok_or_else(|| {
+                                        IrError::Validation(format!("unknown operator '{name}'"))
+                                    })?;
+                                    if let Some(value) = self.vars.leaf(value) {
+                                        all.push(BoolExp::CompareText {
+                                            column: *c,
+                                            op,
+                                            value,
+                                        });
+                                    }
+                                }
+                            }
+                            continue;
+                        }
                         let op = *model.ops.get(op_name).ok_or_else(|| {
                             IrError::Validation(format!("unknown operator '{op_name}'"))
                         })?;

@@ -7,6 +7,7 @@
 
 mod build;
 mod input;
+mod json_path;
 pub mod permissions;
 mod rules;
 mod types;

@@ -310,11 +310,95 @@ impl<'a> RuleReader<'a> {
                     root: from_root,
                 })
             }
-            Some(Op::Cast) => Err(format!(
-                "{path}: _cast is not supported in permission rules yet"
-            )),
+            Some(Op::Cast) => self.cast(table, column, operand, path),
             None => Err(format!("{path}: unknown operator '{name}'")),
         }
+    }
+
+    /// `_cast: {String: {…}}` on a jsonb column: comparisons of its text form.
+    fn cast(
+        &mut self,
+        table: TableId,
+        column: usize,
+        operand: &Json,
+        path: &str,
+    ) -> Result<BoolExp> {
+        let model = self.model;
+        let col = &model.table(table).columns[column];
+        if col.scalar != ScalarKind::Jsonb {
+            return Err(format!(
+                "{path}: _cast applies to jsonb columns, not '{}' of type {}",
+                col.name, col.db_type
+            ));
+        }
+        let Json::Object(targets) = operand else {
+            return Err(format!("{path}: expected {{String: {{…}}}}"));
+        };
+        let mut all = Vec::new();
+        for (target, ops) in targets {
+            let here = format!("{path}.{target}");
+            if target != "String" {
+                return Err(format!("{here}: jsonb can only be cast to String"));
+            }
+            let Json::Object(ops) = ops else {
+                return Err(format!("{here}: expected an object of operators"));
+            };
+            for (name, value) in ops {
+                let at = format!("{here}.{name}");
+                let op = match operator(name) {
+                    Some(Op::Value(op, expects))
+                        if grafton_schema::ops_for(&ScalarKind::Text, model.backend)
+                            .contains(&op) =>
+                    {
+                        (op, expects)
+                    }
+                    _ => return Err(format!("{at}: not an operator of String")),
+                };
+                let value = self.text_value(value, op.1, &at)?;
+                all.push(BoolExp::CompareText {
+                    column,
+                    op: op.0,
+                    value,
+                });
+            }
+        }
+        Ok(BoolExp::And(all))
+    }
+
+    /// An operand of a comparison on text: a session variable or string literals.
+    fn text_value(&mut self, json: &Json, expects: Operand, path: &str) -> Result<ParamValue> {
+        if let Some(v) = self.session_value(json, expects) {
+            return Ok(v);
+        }
+        let ok = match (expects, json) {
+            (Operand::List, Json::Array(items)) => items.iter().all(Json::is_string),
+            (Operand::Bool, v) => v.is_boolean(),
+            (Operand::List, _) => false,
+            (_, v) => v.is_string(),
+        };
+        if !ok {
+            return Err(format!(
+                "{path}: expected a string or a session variable, not {json}"
+            ));
+        }
+        Ok(ParamValue::Literal(json.clone()))
+    }
+
+    /// A session variable operand, bound per request (a list use binds `name[]`).
+    fn session_value(&mut self, json: &Json, expects: Operand) -> Option<ParamValue> {
+        let Json::String(s) = json else {
+            return None;
+        };
+        if !is_session_var(s) {
+            return None;
+        }
+        let name = if matches!(expects, Operand::List | Operand::TextList) {
+            session_array_var(s)
+        } else {
+            session_var(s)
+        };
+        self.session.insert(name.clone());
+        Some(ParamValue::Variable(name))
     }
 
     /// An operand: a session variable (bound per request) or a literal whose JSON
@@ -330,17 +414,8 @@ impl<'a> RuleReader<'a> {
         let model = self.model;
         let col = &model.table(table).columns[column];
         let kind = &col.scalar;
-        let list = matches!(expects, Operand::List | Operand::TextList);
-        if let Json::String(s) = json {
-            if is_session_var(s) {
-                let name = if list {
-                    session_array_var(s)
-                } else {
-                    session_var(s)
-                };
-                self.session.insert(name.clone());
-                return Ok(ParamValue::Variable(name));
-            }
+        if let Some(v) = self.session_value(json, expects) {
+            return Ok(v);
         }
         let ok = match (expects, json) {
             (_, Json::Null) => false,

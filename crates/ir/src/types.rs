@@ -74,6 +74,9 @@ impl Args {
 pub enum Field {
     /// A column by index.
     Column(usize),
+    /// The JSON at a path inside a json/jsonb column (`details(path: "$.a[0]")`);
+    /// null where the path leads nowhere.
+    JsonPath(usize, Vec<PathStep>),
     /// `__typename`.
     Typename(String),
     /// An object relationship.
@@ -82,6 +85,15 @@ pub enum Field {
     Array(RelId, Rows),
     /// An array relationship's aggregate.
     Aggregate(RelId, Aggregate),
+}
+
+/// One step of a JSON path: an object key or an array index.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PathStep {
+    /// `.key` or `["key"]`.
+    Key(String),
+    /// `[n]`.
+    Index(i64),
 }
 
 /// A `_aggregate` selection.
@@ -165,6 +177,15 @@ pub enum BoolExp {
     },
     /// Some row of an unrelated table satisfies the expression (`_exists`).
     ExistsIn(TableId, Box<BoolExp>),
+    /// `column::text op value`: a jsonb column compared as its text (`_cast: {String: …}`).
+    CompareText {
+        /// Column index.
+        column: usize,
+        /// A comparison `String_comparison_exp` offers.
+        op: CompareOp,
+        /// Operand.
+        value: Value,
+    },
 }
 
 /// One `order_by` key.

@@ -153,6 +153,7 @@ pub fn build_for_role(
         mutation_names,
         input_types,
         ops,
+        cast_op: naming.cast_op(),
         order_values,
         agg_funcs,
         combinators: [
@@ -842,6 +843,10 @@ impl Builder<'_> {
             .collect();
         self.sdl
             .enumeration(&order_by, Some("column ordering options"), &values);
+        // jsonb's `_cast: {String: …}` compares through String_comparison_exp.
+        if self.used_scalars.contains(&ScalarKind::Jsonb) {
+            self.used_scalars.insert(ScalarKind::Text);
+        }
         let used: Vec<ScalarKind> = self.used_scalars.iter().cloned().collect();
         for kind in used {
             self.write_scalar(&kind);
@@ -893,6 +898,21 @@ impl Builder<'_> {
                 FieldDef::new(self.naming.op(op), ty)
             })
             .collect();
+        let mut fields = fields;
+        if *kind == ScalarKind::Jsonb {
+            let cast = self.ty("jsonb_cast_exp");
+            let text = self.ty(&format!(
+                "{}_comparison_exp",
+                self.scalar_base(&ScalarKind::Text)
+            ));
+            self.sdl.object(
+                "input",
+                &cast,
+                None,
+                &[FieldDef::new(self.scalar(&ScalarKind::Text), text)],
+            );
+            fields.insert(0, FieldDef::new(self.naming.cast_op(), cast));
+        }
         self.sdl.object(
             "input",
             &cmp,
@@ -948,10 +968,12 @@ impl Builder<'_> {
         for &(i, name) in &columns {
             let c = &table.columns[i];
             let bang = if c.nullable { "" } else { "!" };
-            fields.push(
-                FieldDef::new(name, format!("{}{bang}", self.scalar(&kinds[i])))
-                    .describe(c.comment.as_deref()),
-            );
+            let mut def = FieldDef::new(name, format!("{}{bang}", self.scalar(&kinds[i])))
+                .describe(c.comment.as_deref());
+            if matches!(kinds[i], ScalarKind::Json | ScalarKind::Jsonb) {
+                def = def.with_args(vec![("path".to_owned(), "String".to_owned())]);
+            }
+            fields.push(def);
         }
         for (_, r) in &rels {
             match r.kind {

@@ -249,6 +249,8 @@ pub struct SchemaModel {
     pub input_types: HashMap<String, InputKind>,
     /// Comparison operators by GraphQL name.
     pub ops: HashMap<String, CompareOp>,
+    /// The name of jsonb's `_cast` operator under the naming in force.
+    pub cast_op: String,
     /// `order_by` enum values by GraphQL name.
     pub order_values: HashMap<String, (Direction, Option<Nulls>)>,
     /// Aggregate function fields by GraphQL name (`sum`, `stddev_pop`…).

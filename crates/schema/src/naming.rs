@@ -213,6 +213,14 @@ impl Naming {
         }
     }
 
+    /// The name of `_cast` (jsonb's comparison as text).
+    pub fn cast_op(&self) -> String {
+        match self.convention {
+            Convention::Phrag => "cast".to_owned(),
+            _ => "_cast".to_owned(),
+        }
+    }
+
     /// A boolean combinator's name.
     pub fn combinator(&self, c: Combinator) -> String {
         let base = match c {

@@ -366,6 +366,15 @@ pub enum Expr {
         /// The operand: JSON, a key, or a list of keys.
         operand: Param,
     },
+    /// The JSON inside a json/jsonb value at a path (NULL where there is none):
+    /// `expr #> $n` with a text-array parameter on PostgreSQL, `expr -> ?n` with a
+    /// SQLite JSON path (`$.a[0]`) parameter on SQLite.
+    JsonAt {
+        /// The json/jsonb value.
+        expr: Box<Expr>,
+        /// The path, as the dialect wants it.
+        path: Param,
+    },
     /// `expr IS [NOT] NULL`.
     IsNull {
         /// Subject.

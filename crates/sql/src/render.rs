@@ -4,7 +4,7 @@ use crate::ast::*;
 use serde::Serialize;
 use std::fmt::Write as _;
 
-mod json_test;
+mod json_ops;
 
 /// Which SQL dialect to render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -622,6 +622,7 @@ impl Renderer {
                 self.push(")");
             }
             Expr::JsonTest { expr, op, operand } => self.json_test(expr, *op, operand),
+            Expr::JsonAt { expr, path } => self.json_at(expr, path),
             Expr::IsNull { expr, negated } => {
                 self.push("(");
                 self.expr(expr);

@@ -2,7 +2,7 @@
 
 use crate::select::Ctx;
 use grafton_catalog::{Backend, Column, ScalarKind};
-use grafton_ir::{BoolExp, Value};
+use grafton_ir::{BoolExp, PathStep, Value};
 use grafton_schema::{CompareOp, RelId, TableId};
 use grafton_sql::{BinOp, Expr, From, JsonOp, Param, ParamValue, PatternOp, Select, SqlType};
 
@@ -121,6 +121,13 @@ impl Ctx<'_> {
             BoolExp::Compare { column, op, value } => {
                 self.compare(table, alias, *column, *op, value)
             }
+            BoolExp::CompareText { column, op, value } => {
+                let text = Expr::Cast(
+                    Box::new(self.column_value(table, alias, *column)),
+                    SqlType::Builtin("text"),
+                );
+                compare_with(text, SqlType::Builtin("text"), *op, value)
+            }
             BoolExp::CompareColumns {
                 column,
                 op,
@@ -170,7 +177,7 @@ impl Ctx<'_> {
         value: &Value,
     ) -> Expr {
         let col = &self.model.table(table).columns[column];
-        let subject = Box::new(self.column_value(table, alias, column));
+        let subject = self.column_value(table, alias, column);
         // citext compares case-insensitively only against citext: a text parameter
         // would turn `=` into text equality.
         let ty = if col.db_type == "citext" && self.model.backend == Backend::Postgres {
@@ -178,6 +185,14 @@ impl Ctx<'_> {
         } else {
             sql_type(self, &col.scalar)
         };
+        compare_with(subject, ty, op, value)
+    }
+}
+
+/// `subject op value`, the value bound as `ty` (lists and patterns adjusted).
+fn compare_with(subject: Expr, ty: SqlType, op: CompareOp, value: &Value) -> Expr {
+    {
+        let subject = Box::new(subject);
         let param = |ty: SqlType, list: bool| Param {
             value: value.clone(),
             ty,
@@ -250,5 +265,43 @@ fn bin_op(op: CompareOp) -> BinOp {
         CompareOp::Lt => BinOp::Lt,
         CompareOp::Lte => BinOp::Lte,
         _ => BinOp::Eq,
+    }
+}
+
+/// A JSON path as each dialect's operator takes it: a text array for PostgreSQL's
+/// `#>`, a JSON path (`$."a"[0]`, `[#-1]` from the end) for SQLite's `->`.
+pub(crate) fn json_path_param(backend: Backend, path: &[PathStep]) -> Param {
+    let literal = |value: serde_json::Value, list: bool| Param {
+        value: ParamValue::Literal(value),
+        ty: SqlType::Builtin("text"),
+        list,
+    };
+    match backend {
+        Backend::Postgres => literal(
+            serde_json::Value::Array(
+                path.iter()
+                    .map(|s| match s {
+                        PathStep::Key(k) => serde_json::Value::String(k.clone()),
+                        PathStep::Index(i) => serde_json::Value::String(i.to_string()),
+                    })
+                    .collect(),
+            ),
+            true,
+        ),
+        Backend::Sqlite => {
+            let mut text = String::from("$");
+            for s in path {
+                match s {
+                    PathStep::Key(k) => {
+                        text.push_str(".\"");
+                        text.push_str(&k.replace('"', "\\\""));
+                        text.push('"');
+                    }
+                    PathStep::Index(i) if *i < 0 => text.push_str(&format!("[#{i}]")),
+                    PathStep::Index(i) => text.push_str(&format!("[{i}]")),
+                }
+            }
+            literal(serde_json::Value::String(text), false)
+        }
     }
 }

@@ -61,9 +61,12 @@ pub enum Returned<'a> {
 /// Whether `fields` can be answered from the written row alone (no relationships or
 /// aggregates, which would read other rows as they were before the statement).
 pub fn row_only(fields: &[(String, Field)]) -> bool {
-    fields
-        .iter()
-        .all(|(_, f)| matches!(f, Field::Column(_) | Field::Typename(_)))
+    fields.iter().all(|(_, f)| {
+        matches!(
+            f,
+            Field::Column(_) | Field::JsonPath(..) | Field::Typename(_)
+        )
+    })
 }
 
 /// `RETURNING` items (as text on Postgres, where every returned value is read as text).

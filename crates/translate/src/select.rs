@@ -204,6 +204,13 @@ impl<'a> Ctx<'a> {
                     let kind = json_kind(&self.model.table(table).columns[*c].scalar);
                     Expr::ToJson(Box::new(self.column_value(table, alias, *c)), kind)
                 }
+                Field::JsonPath(c, path) => {
+                    let at = Expr::JsonAt {
+                        expr: Box::new(self.column_value(table, alias, *c)),
+                        path: crate::filter::json_path_param(self.model.backend, path),
+                    };
+                    Expr::ToJson(Box::new(at), JsonKind::Json)
+                }
                 Field::Typename(name) => Expr::Str(name.clone()),
                 Field::Object(rel, rows) | Field::Array(rel, rows) => {
                     self.rows(rows, Some((*rel, alias)))

@@ -189,6 +189,11 @@ const CASES: &[Case] = &[
     pg("venues", r#"{"extra": {"$has_key": "a"}}"#, "d.extra ? 'a'"),
     pg(
         "venues",
+        r#"{"extra": {"_cast": {"String": {"_ilike": "%OWNER%"}}}}"#,
+        "d.extra::text ILIKE '%OWNER%'",
+    ),
+    pg(
+        "venues",
         r#"{"extra": {"_has_keys_any": ["public", "owner"]}}"#,
         "d.extra ?| array['public', 'owner']",
     ),
@@ -444,6 +449,11 @@ async fn rules_it_cannot_read_stop_start_up_with_their_path() {
                 r#"{_eq: 1}"#,
                 "select.filter._eq",
                 "must be inside a column",
+            ),
+            (
+                r#"{title: {_cast: {String: {_eq: "x"}}}}"#,
+                "select.filter.title._cast",
+                "jsonb",
             ),
         ] {
             let message = start_error(db, rule);

@@ -121,6 +121,34 @@ async fn jsonb_operators_filter_on_both_backends() {
                 .collect();
             assert_eq!(json!(got), names, "{db:?}: {filter}");
         }
+        // `_cast` compares the text form; `path` selects inside the value.
+        let d = ok(
+            db,
+            r#"{ venues(where: {name: {_like: "k%"}, extra: {_cast: {String: {_ilike: "%OWNER%"}}}}) { name } }"#,
+            json!(null),
+        )
+        .await;
+        assert_eq!(d["venues"], json!([{"name": "k2"}]), "{db:?}");
+        let d = ok(
+            db,
+            r#"{ venues(where: {name: {_like: "k%"}}, order_by: {name: asc}) { name first: extra(path: "$.tags[0]") id: extra(path: "owner.id") second: extra(path: "[1]") all: extra(path: "$") } }"#,
+            json!(null),
+        )
+        .await;
+        assert_eq!(
+            d["venues"],
+            json!([
+                {"name": "k1", "first": "a", "id": null, "second": null, "all": {"tags": ["a", "b"], "open": true}},
+                {"name": "k2", "first": "b", "id": 1, "second": null, "all": {"tags": ["b"], "owner": {"id": 1}}},
+                {"name": "k3", "first": null, "id": null, "second": "c", "all": ["a", "c"]}
+            ]),
+            "{db:?}"
+        );
+        let (_, v) = post(db, r#"{ venues { extra(path: "$.[") } }"#, json!(null)).await;
+        assert_eq!(
+            v["errors"][0]["extensions"]["code"], "validation-failed",
+            "{db:?}: {v}"
+        );
         ok(
             db,
             r#"mutation { delete_venues(where: {name: {_like: "k%"}}) { affected_rows } }"#,

@@ -1,5 +1,6 @@
-//! jsonb tests: PostgreSQL's operators, SQLite's registered functions of the same
-//! meaning (the executor registers `grafton_jsonb_*` on every connection).
+//! jsonb tests and paths: PostgreSQL's operators, SQLite's registered functions of
+//! the same meaning (the executor registers `grafton_jsonb_*` on every connection)
+//! and its `->` operator.
 
 use super::{Dialect, Renderer};
 use crate::ast::{Expr, JsonOp, Param};
@@ -42,6 +43,19 @@ impl Renderer {
                 self.push(")");
             }
         }
+    }
+}
+
+impl Renderer {
+    pub(super) fn json_at(&mut self, expr: &Expr, path: &Param) {
+        self.push("(");
+        self.expr(expr);
+        self.push(match self.dialect {
+            Dialect::Postgres => " #> ",
+            Dialect::Sqlite => " -> ",
+        });
+        self.param(path);
+        self.push(")");
     }
 }
 
