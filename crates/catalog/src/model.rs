@@ -41,6 +41,34 @@ pub struct Table {
     pub foreign_keys: Vec<ForeignKey>,
     /// Table comment, used as the GraphQL description.
     pub comment: Option<String>,
+    /// Which writes the relation takes.
+    pub writes: Writes,
+}
+
+/// Which writes a relation takes: a base table all three; a view those PostgreSQL
+/// reports it auto-updatable for, or SQLite's `INSTEAD OF` triggers provide.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Writes {
+    /// `INSERT`.
+    pub insert: bool,
+    /// `UPDATE`.
+    pub update: bool,
+    /// `DELETE`.
+    pub delete: bool,
+}
+
+impl Writes {
+    /// Every write (base tables).
+    pub const ALL: Writes = Writes {
+        insert: true,
+        update: true,
+        delete: true,
+    };
+
+    /// Whether any write is possible.
+    pub fn any(self) -> bool {
+        self.insert || self.update || self.delete
+    }
 }
 
 /// Whether a relation is a base table or a view.

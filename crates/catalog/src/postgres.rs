@@ -8,7 +8,7 @@ use tokio_postgres::{Client, Row};
 
 use crate::{
     normalize, Catalog, CatalogError, Column, EnumType, ForeignKey, Introspected, ScalarKind,
-    Table, TableKind, UniqueConstraint,
+    Table, TableKind, UniqueConstraint, Writes,
 };
 
 /// Relations (tables, partitioned tables, views, materialized views) of the given
@@ -25,6 +25,7 @@ WITH RECURSIVE domain_base(domain_oid, base_oid) AS (
 SELECT n.nspname::text AS table_schema,
        c.relname::text AS table_name,
        c.relkind::text AS relkind,
+       pg_catalog.pg_relation_is_updatable(c.oid, false) AS updatable,
        pg_catalog.obj_description(c.oid, 'pg_class') AS table_comment,
        a.attname::text AS column_name,
        et.oid AS type_oid,
@@ -181,6 +182,14 @@ pub async fn introspect_postgres(
                     "v" | "m" => TableKind::View,
                     _ => TableKind::Table,
                 };
+                // A bit per command: UPDATE 4, INSERT 8, DELETE 16 (auto-updatable
+                // views; INSTEAD OF triggers and rules count too).
+                let mask: i32 = row.try_get("updatable")?;
+                let writes = Writes {
+                    insert: mask & 8 != 0,
+                    update: mask & 4 != 0,
+                    delete: mask & 16 != 0,
+                };
                 catalog.tables.push(Table {
                     schema: key.0.clone(),
                     name: key.1.clone(),
@@ -191,6 +200,7 @@ pub async fn introspect_postgres(
                     unique_constraints: Vec::new(),
                     foreign_keys: Vec::new(),
                     comment: row.try_get("table_comment")?,
+                    writes,
                 });
                 table_index.insert(key, catalog.tables.len() - 1);
                 catalog.tables.len() - 1

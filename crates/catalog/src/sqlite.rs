@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 use crate::{
     normalize, Catalog, CatalogError, Column, ForeignKey, Introspected, ScalarKind, Table,
-    TableKind, UniqueConstraint,
+    TableKind, UniqueConstraint, Writes,
 };
 
 /// The schema name SQLite tables are reported under.
@@ -178,7 +178,12 @@ pub fn introspect_sqlite(conn: &Connection) -> Result<Introspected, CatalogError
             raw_fks.push(fk);
         }
 
+        let writes = match kind {
+            TableKind::Table => Writes::ALL,
+            TableKind::View => view_writes(conn, &name)?,
+        };
         catalog.tables.push(Table {
+            writes,
             schema: SCHEMA.to_owned(),
             primary_key_name: (!primary_key.is_empty()).then(|| format!("{name}_pkey")),
             name,
@@ -311,6 +316,30 @@ pub(crate) fn sqlite_scalar(declared: &str) -> (ScalarKind, bool) {
         ScalarKind::Numeric
     };
     (scalar, false)
+}
+
+/// The writes a SQLite view takes: those its `INSTEAD OF` triggers implement.
+fn view_writes(conn: &Connection, view: &str) -> rusqlite::Result<Writes> {
+    let mut stmt = conn
+        .prepare("SELECT sql FROM main.sqlite_schema WHERE type = 'trigger' AND tbl_name = ?1")?;
+    let mut writes = Writes::default();
+    let rows = stmt.query_map([view], |r| r.get::<_, Option<String>>(0))?;
+    for sql in rows {
+        // Normalise case and whitespace: `INSTEAD   OF\n insert`.
+        let sql = sql?.unwrap_or_default().to_ascii_uppercase();
+        let words: Vec<&str> = sql.split_whitespace().collect();
+        for w in words.windows(3) {
+            if w[0] == "INSTEAD" && w[1] == "OF" {
+                match w[2] {
+                    "INSERT" => writes.insert = true,
+                    "UPDATE" => writes.update = true,
+                    "DELETE" => writes.delete = true,
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(writes)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Introspection of a real PostgreSQL database (a throwaway cluster from
 //! grafton-testkit, or `GRAFTON_TEST_DATABASE_URL`).
 
-use grafton_catalog::{introspect_postgres, ScalarKind, Table, TableKind};
+use grafton_catalog::{introspect_postgres, ScalarKind, Table, TableKind, Writes};
 use tokio_postgres::NoTls;
 
 const SCHEMA: &str = r#"
@@ -237,6 +237,11 @@ async fn introspects_a_postgres_database() {
         assert_eq!(view.kind, TableKind::View, "{name}");
         assert!(view.primary_key.is_empty());
     }
+    // A simple view is auto-updatable; a materialized view takes no writes.
+    let writes = |name: &str| catalog.table("public", name).expect("relation").writes;
+    assert_eq!(writes("member_names"), Writes::ALL);
+    assert_eq!(writes("member_counts"), Writes::default());
+    assert_eq!(writes("members"), Writes::ALL);
     let view = catalog.table("public", "member_names").expect("view");
     assert_eq!(
         columns(view),

@@ -1,6 +1,6 @@
 //! Introspection of a real SQLite file.
 
-use grafton_catalog::{introspect_sqlite, ScalarKind, Table, TableKind};
+use grafton_catalog::{introspect_sqlite, ScalarKind, Table, TableKind, Writes};
 use rusqlite::Connection;
 
 const SCHEMA: &str = r#"
@@ -38,6 +38,8 @@ CREATE TABLE groups_members (
 CREATE TABLE audit_log (at TIMESTAMP, message TEXT, uid UUID, doc JSONB, at_tz TIMESTAMPTZ);
 CREATE TABLE tags (id INTEGER PRIMARY KEY, label TEXT) WITHOUT ROWID;
 CREATE VIEW member_names AS SELECT id, name FROM members;
+CREATE TRIGGER member_names_update INSTEAD   OF
+  update ON member_names BEGIN UPDATE members SET name = NEW.name WHERE id = OLD.id; END;
 "#;
 
 type Col<'a> = (&'a str, &'a str, ScalarKind, bool, bool);
@@ -201,4 +203,14 @@ fn introspects_a_sqlite_file() {
     let view_cols: Vec<_> = view.columns.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(view_cols, ["id", "name"]);
     assert!(view.primary_key.is_empty());
+    // Writes through a view exist only where INSTEAD OF triggers implement them.
+    assert_eq!(
+        view.writes,
+        Writes {
+            insert: false,
+            update: true,
+            delete: false
+        }
+    );
+    assert_eq!(tags.writes, Writes::ALL);
 }

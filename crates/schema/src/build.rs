@@ -6,7 +6,7 @@ use crate::model::*;
 use crate::naming::{graphql_safe, plural, Arg, Combinator, CompareOp, Naming};
 use crate::sdl::{FieldDef, Sdl};
 use apollo_compiler::Schema;
-use grafton_catalog::{Backend, Catalog, ScalarKind, Table, TableKind};
+use grafton_catalog::{Backend, Catalog, ScalarKind, Table};
 use grafton_sql::{AggFunc, Direction, Nulls};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -409,7 +409,7 @@ fn name_tables(
             primary_key,
             column_fields,
             fields,
-            mutable: t.kind == TableKind::Table,
+            mutable: t.writes.any(),
             constraints,
         });
     }

@@ -28,7 +28,8 @@ pub struct TableInfo {
     pub column_fields: Vec<String>,
     /// Fields of the object type by GraphQL name.
     pub fields: HashMap<String, TableField>,
-    /// Whether the table takes inserts, updates and deletes (base tables; not views).
+    /// Whether the role may write the table at all (base tables; views that take
+    /// writes and have a key).
     pub mutable: bool,
     /// Unique keys usable as an upsert's conflict target, by `t_constraint` value:
     /// the primary key and each unique constraint or index, as column indices.

@@ -1,6 +1,6 @@
 //! Schema generation from a hand-built catalog: names, relationships, config, SDL.
 
-use grafton_catalog::{Backend, Catalog, Column, ForeignKey, ScalarKind, Table, TableKind};
+use grafton_catalog::{Backend, Catalog, Column, ForeignKey, ScalarKind, Table, TableKind, Writes};
 use grafton_schema::{
     build, Config, Convention, Naming, RootField, SchemaError, SchemaModel, TableField,
 };
@@ -30,6 +30,11 @@ fn table(
         unique_constraints: vec![],
         foreign_keys: fks,
         comment: None,
+        writes: if kind == TableKind::Table {
+            Writes::ALL
+        } else {
+            Writes::default()
+        },
     }
 }
 

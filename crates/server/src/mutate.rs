@@ -10,7 +10,7 @@ use grafton_ir::{
     Action, InsertRow, Mutation, MutationRoot, OnConflict, Output, ResponseField, Write,
 };
 use grafton_schema::{SchemaModel, TableId};
-use grafton_translate::mutation::{self as sql, identity_width, ReturnedRow};
+use grafton_translate::mutation::{self as sql, identity_width, ReturnedRow, Target, WriteKind};
 use serde_json::{Map, Value};
 use std::future::Future;
 use std::pin::Pin;
@@ -24,7 +24,7 @@ pub(crate) async fn run(
     mutation: &Mutation,
     variables: &Map<String, Value>,
 ) -> Result<String, RequestError> {
-    if let Some(one) = one_statement(rules, mutation) {
+    if let Some(one) = one_statement(model, rules, mutation) {
         let writing = Some((
             one.write.table,
             matches!(one.write.action, Action::Delete(_)),
@@ -88,6 +88,7 @@ fn plain_for(rules: Option<&RoleRules>, write: &Write) -> bool {
 }
 
 fn one_statement<'m>(
+    model: &SchemaModel,
     rules: Option<&RoleRules>,
     mutation: &'m Mutation,
 ) -> Option<OneStatement<'m>> {
@@ -99,7 +100,9 @@ fn one_statement<'m>(
             _ => return None,
         }
     }
-    let write = write.filter(|w| plain_for(rules, w) && !is_empty_update(w))?;
+    // A SQLite view's RETURNING shows no values: its writes take the general path.
+    let write = write
+        .filter(|w| plain_for(rules, w) && !is_empty_update(w) && !sqlite_view(model, w.table))?;
     let selections: Vec<&[(String, grafton_ir::Field)]> = match &write.output {
         Output::Single(fields) => vec![fields.as_slice()],
         Output::Response(fields) => fields
@@ -161,11 +164,16 @@ async fn run_one(
             on_conflict.as_ref(),
             returned,
         ),
-        (Action::Update { filter, ops }, _) => {
-            sql::update(model, rules, w.table, filter, ops, returned)
-        }
+        (Action::Update { filter, ops }, _) => sql::update(
+            model,
+            rules,
+            w.table,
+            Target::Matching(filter),
+            ops,
+            returned,
+        ),
         (Action::Delete(filter), _) => {
-            sql::delete(model, rules, w.table, Some(filter), None, returned)
+            sql::delete(model, rules, w.table, Target::Matching(filter), returned)
         }
         (Action::Insert { .. }, None) => {
             return Err(RequestError::validation("insert without rows".to_owned()))
@@ -341,15 +349,34 @@ impl Run<'_> {
                 self.output(w.table, &w.output, &[], 0).await
             }
             Action::Update { filter, ops } => {
-                let statement = sql::update(
-                    model,
-                    self.rules,
-                    w.table,
-                    filter,
-                    ops,
-                    sql::Returned::Identity(&[]),
-                );
-                let ids = self.tx.rows(&statement, self.variables).await?;
+                let ids = if self.rows_found_first(w.table) {
+                    // A SQLite view returns no values from an UPDATE: find the rows
+                    // first (writes are serialised), then update exactly those.
+                    let ids = self.locked(w.table, filter, WriteKind::Update).await?;
+                    if !ids.is_empty() {
+                        let target = Target::Exactly(&ids);
+                        let statement = sql::update(
+                            model,
+                            self.rules,
+                            w.table,
+                            target,
+                            ops,
+                            sql::Returned::Identity(&[]),
+                        );
+                        self.tx.rows(&statement, self.variables).await?;
+                    }
+                    ids
+                } else {
+                    let statement = sql::update(
+                        model,
+                        self.rules,
+                        w.table,
+                        Target::Matching(filter),
+                        ops,
+                        sql::Returned::Identity(&[]),
+                    );
+                    self.tx.rows(&statement, self.variables).await?
+                };
                 let check = self
                     .rules
                     .and_then(|r| r.tables[w.table].update_check.as_ref());
@@ -357,13 +384,12 @@ impl Run<'_> {
                 self.output(w.table, &w.output, &ids, ids.len()).await
             }
             Action::Delete(filter) => {
-                if !shows_rows(&w.output) {
+                if !shows_rows(&w.output) && !self.rows_found_first(w.table) {
                     let statement = sql::delete(
                         model,
                         self.rules,
                         w.table,
-                        Some(filter),
-                        None,
+                        Target::Matching(filter),
                         sql::Returned::Identity(&[]),
                     );
                     let ids = self.tx.rows(&statement, self.variables).await?;
@@ -371,21 +397,14 @@ impl Run<'_> {
                 }
                 // The response shows the rows as they were: lock them, read them, then
                 // delete exactly those.
-                let ids = self
-                    .tx
-                    .rows(
-                        &sql::lock(model, self.rules, w.table, filter),
-                        self.variables,
-                    )
-                    .await?;
+                let ids = self.locked(w.table, filter, WriteKind::Delete).await?;
                 let out = self.output(w.table, &w.output, &ids, ids.len()).await?;
                 if !ids.is_empty() {
                     let statement = sql::delete(
                         model,
                         self.rules,
                         w.table,
-                        None,
-                        Some(&ids),
+                        Target::Exactly(&ids),
                         sql::Returned::Identity(&[]),
                     );
                     self.tx.rows(&statement, self.variables).await?;
@@ -393,6 +412,24 @@ impl Run<'_> {
                 Ok(out)
             }
         }
+    }
+
+    /// The identities of the rows `filter` (and the role's rule for `kind`) selects,
+    /// locked until the transaction ends.
+    async fn locked(
+        &mut self,
+        table: TableId,
+        filter: &grafton_ir::BoolExp,
+        kind: WriteKind,
+    ) -> Result<Vec<ReturnedRow>, RequestError> {
+        let statement = sql::lock(self.model, self.rules, table, filter, kind);
+        Ok(self.tx.rows(&statement, self.variables).await?)
+    }
+
+    /// Whether `table`'s written rows must be found before the write: a SQLite view,
+    /// whose UPDATE and DELETE return no values (its INSTEAD OF triggers do the work).
+    fn rows_found_first(&self, table: TableId) -> bool {
+        sqlite_view(self.model, table)
     }
 
     /// Fails the mutation if any written row breaks a permission check.
@@ -495,7 +532,7 @@ impl Run<'_> {
                     .await;
             }
             let model = self.model;
-            let width = identity_width(model.backend);
+            let width = identity_width(model, table);
             let mut out = Vec::new();
             for row in rows {
                 let mut columns = row.columns.clone();
@@ -673,7 +710,7 @@ impl Run<'_> {
             self.check(table, insert_check, &written, "insert").await?;
             return Ok(written);
         }
-        let width = identity_width(backend) + extra.len();
+        let width = identity_width(self.model, table) + extra.len();
         let (mut inserted, mut updated) = (Vec::new(), Vec::new());
         for row in &mut written {
             let fate = match backend {
@@ -696,6 +733,11 @@ impl Run<'_> {
         self.check(table, update_check, &updated, "update").await?;
         Ok(written)
     }
+}
+
+/// Whether `table` is a SQLite view (see [`Run::rows_found_first`]).
+fn sqlite_view(model: &SchemaModel, table: TableId) -> bool {
+    model.backend == Backend::Sqlite && model.table(table).kind == grafton_catalog::TableKind::View
 }
 
 /// An update that sets nothing (an empty `_set`, no preset).

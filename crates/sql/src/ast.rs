@@ -52,6 +52,10 @@ pub enum From {
         table: TableRef,
         /// The identity lists.
         ids: Vec<Param>,
+        /// Key columns identifying the rows instead (views, which have no `ctid` or
+        /// `rowid`): Postgres takes one list parameter per column, SQLite one JSON
+        /// array of key arrays.
+        key: Vec<String>,
     },
     /// `(SELECT …) AS "alias"`.
     Subquery {
@@ -439,6 +443,8 @@ pub enum Expr {
         alias: String,
         /// The identity lists.
         ids: Vec<Param>,
+        /// Key columns instead of the physical identity (see [`From::RowIds`]).
+        key: Vec<String>,
     },
     /// `expr::type` (Postgres) / `CAST(expr AS TEXT)` (SQLite).
     Cast(Box<Expr>, SqlType),

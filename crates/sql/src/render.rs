@@ -5,6 +5,7 @@ use serde::Serialize;
 use std::fmt::Write as _;
 
 mod json_ops;
+mod key_ids;
 
 /// Which SQL dialect to render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -183,8 +184,12 @@ impl Renderer {
             self.push(".");
         }
         self.ident(&t.name);
-        self.push(" AS ");
-        self.ident(&t.alias);
+        // A table that is its own alias (a SQLite view, which takes no alias in
+        // UPDATE and DELETE) is named once.
+        if t.alias != t.name {
+            self.push(" AS ");
+            self.ident(&t.alias);
+        }
     }
 
     fn returning(&mut self, items: &[Expr]) {
@@ -512,7 +517,10 @@ impl Renderer {
                 self.push(" AS ");
                 self.ident(alias);
             }
-            From::RowIds { table, ids } => self.row_ids_from(table, ids),
+            From::RowIds { table, ids, key } if !key.is_empty() => {
+                self.key_ids_from(table, ids, key)
+            }
+            From::RowIds { table, ids, .. } => self.row_ids_from(table, ids),
             From::Subquery { select, alias } => {
                 self.push("(");
                 self.select(select);
@@ -558,7 +566,8 @@ impl Renderer {
                     Dialect::Sqlite => ".\"key\"",
                 });
             }
-            Expr::RowIdIn { alias, ids } => self.row_id_in(alias, ids),
+            Expr::RowIdIn { alias, ids, key } if !key.is_empty() => self.key_in(alias, ids, key),
+            Expr::RowIdIn { alias, ids, .. } => self.row_id_in(alias, ids),
             Expr::Least(value, cap) => match self.dialect {
                 // LEAST skips NULLs; SQLite's min() would return NULL.
                 Dialect::Postgres => {

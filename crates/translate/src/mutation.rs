@@ -8,7 +8,7 @@
 
 use crate::filter::sql_type;
 use crate::select::Ctx;
-use grafton_catalog::{Backend, ScalarKind};
+use grafton_catalog::{Backend, ScalarKind, TableKind};
 use grafton_ir::permissions::{Preset, RoleRules};
 use grafton_ir::{BoolExp, ColumnOp, Field, OnConflict, Rows, UpdateOperator};
 use grafton_schema::{SchemaModel, TableId};
@@ -22,12 +22,24 @@ use serde_json::{Map, Value as Json};
 pub type ReturnedRow = Vec<Json>;
 
 /// How many leading values of a [`ReturnedRow`] are the row's identity.
-pub fn identity_width(backend: Backend) -> usize {
-    match backend {
-        Backend::Postgres => 2,
-        Backend::Sqlite => 1,
+pub fn identity_width(model: &SchemaModel, table: TableId) -> usize {
+    match (key_identity(model, table), model.backend) {
+        (Some(key), _) => key.len(),
+        (None, Backend::Postgres) => 2,
+        (None, Backend::Sqlite) => 1,
     }
 }
+
+/// The key columns that identify a written row of a view (which has no `ctid` or
+/// `rowid`); `None` for a base table, identified physically.
+fn key_identity(model: &SchemaModel, table: TableId) -> Option<&[usize]> {
+    let t = model.table(table);
+    (t.kind == TableKind::View).then(|| model.tables[table].primary_key.as_slice())
+}
+
+/// The written rows `ids` as [`grafton_sql::From::RowIds`] takes them: the identity
+/// list parameters, and the key column names when a key identifies them.
+pub(crate) type Identities = (Vec<Param>, Vec<String>);
 
 fn dialect(model: &SchemaModel) -> Dialect {
     match model.backend {
@@ -106,10 +118,13 @@ fn returning(
         }
     };
     let t = model.table(id);
-    let mut items = if postgres {
-        vec![text(column("ctid")), text(column("tableoid"))]
-    } else {
-        vec![column("rowid")]
+    let mut items = match (key_identity(model, id), postgres) {
+        (Some(key), _) => key
+            .iter()
+            .map(|&c| text(column(&t.columns[c].name)))
+            .collect(),
+        (None, true) => vec![text(column("ctid")), text(column("tableoid"))],
+        (None, false) => vec![column("rowid")],
     };
     items.extend(extra.iter().map(|&c| text(column(&t.columns[c].name))));
     if flag {
@@ -122,8 +137,8 @@ fn returning(
     items
 }
 
-/// The identity lists of `rows`, as the parameters [`grafton_sql::From::RowIds`] takes.
-fn id_params(model: &SchemaModel, rows: &[ReturnedRow]) -> Vec<Param> {
+/// The identities of `rows` (see [`Identities`]).
+fn id_params(model: &SchemaModel, table: TableId, rows: &[ReturnedRow]) -> Identities {
     let column = |i: usize| {
         Json::Array(
             rows.iter()
@@ -131,19 +146,96 @@ fn id_params(model: &SchemaModel, rows: &[ReturnedRow]) -> Vec<Param> {
                 .collect(),
         )
     };
-    match model.backend {
-        Backend::Postgres => vec![
-            literal(column(0), SqlType::Builtin("tid"), true),
-            literal(column(1), SqlType::Builtin("oid"), true),
-        ],
-        Backend::Sqlite => vec![literal(column(0), SqlType::Builtin("int8"), true)],
+    let t = model.table(table);
+    match (key_identity(model, table), model.backend) {
+        (Some(key), Backend::Postgres) => {
+            let cx = Ctx::new(model, None);
+            let params = key
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| literal(column(i), sql_type(&cx, &t.columns[c].scalar), true))
+                .collect();
+            (params, key_names(t, key))
+        }
+        (Some(key), Backend::Sqlite) => {
+            // One JSON array of key arrays: json_each walks the rows in order.
+            let keys = rows
+                .iter()
+                .map(|r| Json::Array(r.iter().take(key.len()).cloned().collect()))
+                .collect();
+            let param = literal(Json::Array(keys), SqlType::Builtin("json"), true);
+            (vec![param], key_names(t, key))
+        }
+        (None, Backend::Postgres) => (
+            vec![
+                literal(column(0), SqlType::Builtin("tid"), true),
+                literal(column(1), SqlType::Builtin("oid"), true),
+            ],
+            Vec::new(),
+        ),
+        (None, Backend::Sqlite) => (
+            vec![literal(column(0), SqlType::Builtin("int8"), true)],
+            Vec::new(),
+        ),
     }
 }
 
+fn key_names(t: &grafton_catalog::Table, key: &[usize]) -> Vec<String> {
+    key.iter().map(|&c| t.columns[c].name.clone()).collect()
+}
+
+/// Which rows an update or delete touches.
+#[derive(Debug, Clone, Copy)]
+pub enum Target<'a> {
+    /// The rows matching a filter (the role's rule for the write is added).
+    Matching(&'a BoolExp),
+    /// Exactly these rows, found before by [`lock`] (which applied the rule).
+    Exactly(&'a [ReturnedRow]),
+}
+
+/// An update or a delete: which of the role's row rules applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteKind {
+    /// The update permission's `filter`.
+    Update,
+    /// The delete permission's `filter`.
+    Delete,
+}
+
 impl Ctx<'_> {
+    /// The condition selecting `target` on `alias`.
+    fn target(&mut self, table: TableId, alias: &str, target: Target<'_>, kind: WriteKind) -> Expr {
+        match target {
+            Target::Exactly(ids) => {
+                let (ids, key) = id_params(self.model, table, ids);
+                Expr::RowIdIn {
+                    alias: alias.to_owned(),
+                    ids,
+                    key,
+                }
+            }
+            Target::Matching(filter) => {
+                let rule = self
+                    .table_rules(table)
+                    .and_then(|r| match kind {
+                        WriteKind::Update => r.update_filter.as_ref(),
+                        WriteKind::Delete => r.delete_filter.as_ref(),
+                    })
+                    .map(|rule| self.trusted_filter(table, alias, rule));
+                and(self.filter(table, alias, filter), rule)
+            }
+        }
+    }
+
+    /// The written table, aliased. SQLite resolves no alias of a view in UPDATE and
+    /// DELETE, so a SQLite view is its own alias (rendered without `AS`).
     fn table_ref(&mut self, table: TableId) -> TableRef {
-        let alias = self.alias("_t");
         let t = self.model.table(table);
+        let alias = if self.model.backend == Backend::Sqlite && t.kind == TableKind::View {
+            t.name.clone()
+        } else {
+            self.alias("_t")
+        };
         TableRef {
             schema: self.schema_of(t),
             name: t.name.clone(),
@@ -264,7 +356,7 @@ pub fn update(
     model: &SchemaModel,
     rules: Option<&RoleRules>,
     table: TableId,
-    filter: &BoolExp,
+    target: Target<'_>,
     ops: &[ColumnOp],
     returned: Returned<'_>,
 ) -> Statement {
@@ -319,11 +411,7 @@ pub fn update(
     }
     let source = (!record.is_empty())
         .then(|| literal(Json::Object(record), SqlType::Builtin("json"), false));
-    let rule = cx
-        .table_rules(table)
-        .and_then(|r| r.update_filter.as_ref())
-        .map(|rule| cx.trusted_filter(table, &alias, rule));
-    let filter = and(cx.filter(table, &alias, filter), rule);
+    let filter = cx.target(table, &alias, target, WriteKind::Update);
     let returning = returning(model, &table_ref, table, returned);
     let write = Write::Update(Update {
         returning,
@@ -358,17 +446,26 @@ pub fn lock(
     rules: Option<&RoleRules>,
     table: TableId,
     filter: &BoolExp,
+    kind: WriteKind,
 ) -> Statement {
     let mut cx = Ctx::new(model, rules);
     let (from, alias) = cx.table_from(table);
-    let rule = cx
-        .table_rules(table)
-        .and_then(|r| r.delete_filter.as_ref())
-        .map(|rule| cx.trusted_filter(table, &alias, rule));
-    let filter = and(cx.filter(table, &alias, filter), rule);
+    let filter = cx.target(table, &alias, Target::Matching(filter), kind);
     let qualified = |name: &str| Expr::column(&alias, name);
-    let items = match model.backend {
-        Backend::Postgres => vec![
+    let t = model.table(table);
+    let items = match (key_identity(model, table), model.backend) {
+        (Some(key), backend) => key
+            .iter()
+            .map(|&c| {
+                let e = qualified(&t.columns[c].name);
+                let e = match backend {
+                    Backend::Postgres => Expr::Cast(Box::new(e), SqlType::Builtin("text")),
+                    Backend::Sqlite => e,
+                };
+                SelectItem::Expr(e, format!("k{c}"))
+            })
+            .collect(),
+        (None, Backend::Postgres) => vec![
             SelectItem::Expr(
                 Expr::Cast(Box::new(qualified("ctid")), SqlType::Builtin("text")),
                 "ctid".into(),
@@ -378,7 +475,7 @@ pub fn lock(
                 "tableoid".into(),
             ),
         ],
-        Backend::Sqlite => vec![SelectItem::Expr(qualified("rowid"), "rowid".into())],
+        (None, Backend::Sqlite) => vec![SelectItem::Expr(qualified("rowid"), "rowid".into())],
     };
     let select = Select {
         items,
@@ -390,33 +487,18 @@ pub fn lock(
     render(&select, dialect(model))
 }
 
-/// `DELETE` of the rows matching `filter`, or of exactly the rows `ids`.
+/// `DELETE` of the target rows.
 pub fn delete(
     model: &SchemaModel,
     rules: Option<&RoleRules>,
     table: TableId,
-    filter: Option<&BoolExp>,
-    ids: Option<&[ReturnedRow]>,
+    target: Target<'_>,
     returned: Returned<'_>,
 ) -> Statement {
     let mut cx = Ctx::new(model, rules);
     let table_ref = cx.table_ref(table);
     let alias = table_ref.alias.clone();
-    // Identities come from `lock`, which applied the rule already.
-    let condition = match (ids, filter) {
-        (Some(ids), _) => Some(Expr::RowIdIn {
-            alias: alias.clone(),
-            ids: id_params(model, ids),
-        }),
-        (None, Some(f)) => {
-            let rule = cx
-                .table_rules(table)
-                .and_then(|r| r.delete_filter.as_ref())
-                .map(|rule| cx.trusted_filter(table, &alias, rule));
-            Some(and(cx.filter(table, &alias, f), rule))
-        }
-        (None, None) => None,
-    };
+    let condition = Some(cx.target(table, &alias, target, WriteKind::Delete));
     let returning = returning(model, &table_ref, table, returned);
     let write = Write::Delete(Delete {
         returning,
@@ -447,7 +529,7 @@ pub fn select_written(
         fields: fields.to_vec(),
         single,
     };
-    let expr = cx.rows_from(&rows, None, Some(id_params(model, ids)));
+    let expr = cx.rows_from(&rows, None, Some(id_params(model, table, ids)));
     let select = Select {
         items: vec![SelectItem::Expr(expr, "data".into())],
         ..Select::default()
@@ -474,9 +556,13 @@ pub fn count_failing(
     };
     let select = Select {
         items: vec![SelectItem::Expr(count, "failing".into())],
-        from: Some(grafton_sql::From::RowIds {
-            table: table_ref,
-            ids: id_params(model, ids),
+        from: Some({
+            let (ids, key) = id_params(model, table, ids);
+            grafton_sql::From::RowIds {
+                table: table_ref,
+                ids,
+                key,
+            }
         }),
         filter: Some(failing),
         ..Select::default()

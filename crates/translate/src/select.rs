@@ -238,10 +238,12 @@ impl<'a> Ctx<'a> {
         &mut self,
         rows: &Rows,
         parent: Option<(RelId, &str)>,
-        ids: Option<Vec<grafton_sql::Param>>,
+        ids: Option<crate::mutation::Identities>,
     ) -> Expr {
         let (mut inner, alias, mut order) = self.base(rows.table, &rows.args, parent, true);
-        if let (Some(ids), Some(From::Table { schema, name, .. })) = (ids, inner.from.clone()) {
+        if let (Some((ids, key)), Some(From::Table { schema, name, .. })) =
+            (ids, inner.from.clone())
+        {
             inner.from = Some(From::RowIds {
                 table: grafton_sql::TableRef {
                     schema,
@@ -249,6 +251,7 @@ impl<'a> Ctx<'a> {
                     alias: alias.clone(),
                 },
                 ids,
+                key,
             });
             order = vec![OrderItem {
                 expr: Expr::RowIdOrder(alias.clone()),

@@ -2,7 +2,7 @@
 //! Review snapshot changes as carefully as code: they are the engine's real output.
 
 use apollo_compiler::ast;
-use grafton_catalog::{Backend, Catalog, Column, ForeignKey, ScalarKind, Table, TableKind};
+use grafton_catalog::{Backend, Catalog, Column, ForeignKey, ScalarKind, Table, TableKind, Writes};
 use grafton_schema::{Config, Convention, Naming, SchemaModel};
 use grafton_sql::{render, Dialect};
 use serde_json::{json, Map, Value};
@@ -22,6 +22,7 @@ fn table(name: &str, columns: Vec<Column>, pk: &[&str], fks: Vec<ForeignKey>) ->
         unique_constraints: vec![],
         foreign_keys: fks,
         comment: None,
+        writes: Writes::ALL,
     }
 }
 

@@ -4,7 +4,7 @@
 use super::{find_table, qualified, SchemaError};
 use crate::config::{Columns, Config};
 use crate::model::*;
-use grafton_catalog::{Catalog, TableKind};
+use grafton_catalog::{Catalog, TableKind, Writes};
 use std::collections::BTreeSet;
 
 /// What `role` may do with each table, from the config's `permissions`.
@@ -20,7 +20,13 @@ pub(super) fn table_access(
     for info in tables {
         let t = &catalog.tables[info.catalog_index];
         let all: BTreeSet<usize> = (0..t.columns.len()).collect();
-        let writable = t.kind == TableKind::Table;
+        // A view is written through its key (configured with `primary_key`): without
+        // one, its written rows could not be found again, so it takes no writes.
+        let writes = match t.kind {
+            TableKind::Table => t.writes,
+            TableKind::View if info.primary_key.is_empty() => Writes::default(),
+            TableKind::View => t.writes,
+        };
         let Some(role) = role else {
             out.push(TableAccess {
                 select: Some(SelectAccess {
@@ -28,9 +34,9 @@ pub(super) fn table_access(
                     aggregations: true,
                     root_fields: RootFieldSet::default(),
                 }),
-                insert: writable.then(|| all.clone()),
-                update: writable.then(|| all.clone()),
-                delete: writable,
+                insert: writes.insert.then(|| all.clone()),
+                update: writes.update.then(|| all.clone()),
+                delete: writes.delete,
             });
             continue;
         };
@@ -90,18 +96,18 @@ pub(super) fn table_access(
                 None => None,
             },
             insert: match &perms.insert {
-                Some(p) if writable && (backend_only || !p.backend_only) => {
+                Some(p) if writes.insert && (backend_only || !p.backend_only) => {
                     Some(without(columns(&p.columns, "insert")?, &p.set))
                 }
                 _ => None,
             },
             update: match &perms.update {
-                Some(p) if writable && (backend_only || !p.backend_only) => {
+                Some(p) if writes.update && (backend_only || !p.backend_only) => {
                     Some(without(columns(&p.columns, "update")?, &p.set))
                 }
                 _ => None,
             },
-            delete: writable
+            delete: writes.delete
                 && perms
                     .delete
                     .as_ref()

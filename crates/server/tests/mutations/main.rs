@@ -17,6 +17,7 @@ mod surface;
 mod updates_deletes;
 mod upserts;
 mod validation;
+mod views;
 
 use common::{on_server_runtime, start_server};
 use grafton_server::ServeOptions;
@@ -103,6 +104,9 @@ CREATE TABLE profiles (
   user_id {int} NOT NULL PRIMARY KEY REFERENCES users (id),
   bio {text}
 );
+CREATE VIEW acme_documents AS
+  SELECT id, org_id, owner_id, title, body FROM documents WHERE org_id = 1;
+CREATE VIEW plain_titles AS SELECT id, title FROM documents;
 CREATE TABLE projects (
   id {pk},
   code {text} NOT NULL,
@@ -124,6 +128,21 @@ INSERT INTO documents (id, org_id, owner_id, title, body, secret) VALUES
     )
 }
 
+/// SQLite views take writes through INSTEAD OF triggers (PostgreSQL's simple views
+/// are auto-updatable).
+const SQLITE_ONLY: &str = "
+CREATE TRIGGER acme_documents_insert INSTEAD OF INSERT ON acme_documents BEGIN
+  INSERT INTO documents (id, org_id, owner_id, title, body)
+  VALUES (NEW.id, coalesce(NEW.org_id, 1), NEW.owner_id, NEW.title, NEW.body);
+END;
+CREATE TRIGGER acme_documents_update INSTEAD OF UPDATE ON acme_documents BEGIN
+  UPDATE documents SET title = NEW.title, body = NEW.body, owner_id = NEW.owner_id WHERE id = OLD.id;
+END;
+CREATE TRIGGER acme_documents_delete INSTEAD OF DELETE ON acme_documents BEGIN
+  DELETE FROM documents WHERE id = OLD.id;
+END;
+";
+
 const POSTGRES_ONLY: &str = "
 SELECT setval(pg_get_serial_sequence('venues', 'id'), 100);
 SELECT setval(pg_get_serial_sequence('events', 'id'), 100);
@@ -143,6 +162,11 @@ CREATE TABLE places (id integer NOT NULL PRIMARY KEY, addr address);
 /// (all columns and aggregates of its organisation).
 const CONFIG: &str = r#"
 tables:
+  # A writable view: its key finds the rows it wrote.
+  acme_documents:
+    primary_key: [id]
+    relationships:
+      owner: {type: object, table: users, columns: {owner_id: id}}
   venues:
     columns:
       details:
@@ -298,7 +322,7 @@ fn setup() -> &'static Setup {
         std::thread::spawn(|| {
             let sqlite = grafton_testkit::sqlite_path("mut");
             let conn = rusqlite::Connection::open(&sqlite).expect("create SQLite file");
-            conn.execute_batch(&format!("BEGIN; {} COMMIT;", ddl(false)))
+            conn.execute_batch(&format!("BEGIN; {} {SQLITE_ONLY} COMMIT;", ddl(false)))
                 .expect("SQLite fixture");
             let postgres = grafton_testkit::fresh_database("mut");
             grafton_testkit::psql(
