@@ -4,6 +4,7 @@
 pub mod engine;
 pub mod error;
 pub mod http;
+mod lenient;
 mod mutate;
 
 use grafton_execute::{Database, ExecuteError, Target};

@@ -241,3 +241,26 @@ async fn one_to_one_through_the_remote_key_and_after_parent_inserts() {
         .await;
     }
 }
+
+#[tokio::test]
+async fn a_numeric_string_offset_is_coerced_as_hasura_does() {
+    let _g = serial().await;
+    for db in BOTH {
+        let d = ok(
+            db,
+            r#"{ venues(order_by: {id: asc}, offset: "1", limit: 1) { id } events(order_by: {id: asc}, offset: " 2 ") { id } }"#,
+            json!(null),
+        )
+        .await;
+        assert_eq!(
+            d,
+            json!({"venues": [{"id": 2}], "events": [{"id": 3}]}),
+            "{db:?}"
+        );
+        let (_, v) = post(db, r#"{ venues(offset: "one") { id } }"#, json!(null)).await;
+        assert_eq!(
+            v["errors"][0]["extensions"]["code"], "validation-failed",
+            "{db:?}: {v}"
+        );
+    }
+}
