@@ -357,6 +357,37 @@ async fn every_rule_form_sees_what_its_sql_sees() {
             }
             assert_eq!(got, want, "{db:?}: rule {} vs SQL {}", c.rule, c.sql);
         }
+        // An array session variable as a JSON array works too; one that is no array
+        // is a data exception, and nothing is read.
+        let role = CASES
+            .iter()
+            .position(|c| c.rule.contains(r#"{"_in": "X-Hasura-Allowed-Ids"}"#))
+            .map(|i| format!("r{i}"))
+            .expect("the _in case");
+        for (ids, want) in [
+            ("[4, 5]", json!({"documents": [{"id": 4}, {"id": 5}]})),
+            ("{}", json!({"documents": []})),
+        ] {
+            let headers = [
+                ("x-hasura-role", role.as_str()),
+                ("x-hasura-allowed-ids", ids),
+            ];
+            let body = json!({"query": "{ documents(order_by: {id: asc}) { id } }"});
+            let (_, v, _) =
+                common::post_with_headers(&format!("{base}/v1/graphql"), &headers, &body).await;
+            assert_eq!(v["data"], want, "{db:?}: {ids}: {v}");
+        }
+        let headers = [
+            ("x-hasura-role", role.as_str()),
+            ("x-hasura-allowed-ids", "1,4"),
+        ];
+        let body = json!({"query": "{ documents { id } }"});
+        let (_, v, _) =
+            common::post_with_headers(&format!("{base}/v1/graphql"), &headers, &body).await;
+        assert_eq!(
+            v["errors"][0]["extensions"]["code"], "data-exception",
+            "{db:?}: {v}"
+        );
     }
     for db in BOTH {
         ok(
