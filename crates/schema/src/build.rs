@@ -131,7 +131,7 @@ pub fn build_for_role(
     let schema = Schema::parse_and_validate(&sdl.text, "schema.graphql")
         .map_err(|e| SchemaError::Invalid(e.errors.to_string()))?;
 
-    let ops = all_ops()
+    let ops = CompareOp::ALL
         .into_iter()
         .map(|op| (naming.op(op), op))
         .collect();
@@ -244,36 +244,6 @@ fn mutation_names(naming: Naming) -> MutationNames {
             .map(|(op, name)| (naming.field(name), *op))
             .collect(),
     }
-}
-
-fn all_ops() -> Vec<CompareOp> {
-    use CompareOp::*;
-    vec![
-        Eq,
-        Neq,
-        Gt,
-        Gte,
-        Lt,
-        Lte,
-        In,
-        Nin,
-        IsNull,
-        Like,
-        Nlike,
-        Ilike,
-        Nilike,
-        Similar,
-        Nsimilar,
-        Regex,
-        Iregex,
-        Nregex,
-        Niregex,
-        Contains,
-        ContainedIn,
-        HasKey,
-        HasKeysAny,
-        HasKeysAll,
-    ]
 }
 
 /// The operators a column of `kind` supports on `backend`.

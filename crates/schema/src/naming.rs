@@ -115,6 +115,37 @@ pub enum CompareOp {
 }
 
 impl CompareOp {
+    /// Every operator.
+    pub const ALL: [CompareOp; 24] = {
+        use CompareOp::*;
+        [
+            Eq,
+            Neq,
+            Gt,
+            Gte,
+            Lt,
+            Lte,
+            In,
+            Nin,
+            IsNull,
+            Like,
+            Nlike,
+            Ilike,
+            Nilike,
+            Similar,
+            Nsimilar,
+            Regex,
+            Iregex,
+            Nregex,
+            Niregex,
+            Contains,
+            ContainedIn,
+            HasKey,
+            HasKeysAny,
+            HasKeysAll,
+        ]
+    };
+
     /// Hasura's spelling, before any case rule.
     pub fn hasura_name(self) -> &'static str {
         match self {

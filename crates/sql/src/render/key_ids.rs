@@ -21,20 +21,11 @@ impl Renderer {
                 }
                 self.push("\"n\") JOIN ");
                 self.table_ref(t);
-                self.push(" ON (");
-                for (i, column) in key.iter().enumerate() {
-                    if i > 0 {
-                        self.push(" AND ");
-                    }
-                    self.ident(&t.alias);
-                    self.push(".");
-                    self.ident(column);
-                    self.push(" = ");
-                    self.ident(&keys);
-                    self.push(".");
-                    self.ident(&format!("k{i}"));
-                }
-                self.push(")");
+                self.key_match(&t.alias, key, |r, i| {
+                    r.ident(&keys);
+                    r.push(".");
+                    r.ident(&format!("k{i}"));
+                });
             }
             Dialect::Sqlite => {
                 self.push("json_each(");
@@ -45,21 +36,28 @@ impl Renderer {
                 self.ident(&keys);
                 self.push(" JOIN ");
                 self.table_ref(t);
-                self.push(" ON (");
-                for (i, column) in key.iter().enumerate() {
-                    if i > 0 {
-                        self.push(" AND ");
-                    }
-                    self.ident(&t.alias);
-                    self.push(".");
-                    self.ident(column);
-                    self.push(" = ");
-                    self.ident(&keys);
-                    self.push(&format!(".\"value\" ->> {i}"));
-                }
-                self.push(")");
+                self.key_match(&t.alias, key, |r, i| {
+                    r.ident(&keys);
+                    r.push(&format!(".\"value\" ->> {i}"));
+                });
             }
         }
+    }
+
+    /// ` ON (alias.k0 = <value 0> AND …)`.
+    fn key_match(&mut self, alias: &str, key: &[String], value: impl Fn(&mut Self, usize)) {
+        self.push(" ON (");
+        for (i, column) in key.iter().enumerate() {
+            if i > 0 {
+                self.push(" AND ");
+            }
+            self.ident(alias);
+            self.push(".");
+            self.ident(column);
+            self.push(" = ");
+            value(self, i);
+        }
+        self.push(")");
     }
 
     /// The row (aliased) has one of these keys.
