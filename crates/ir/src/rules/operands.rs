@@ -1,0 +1,156 @@
+//! The operands of rule operators: session variables (bound per request) and
+//! literals checked against the column's type, and `_cast`'s text comparisons.
+
+use super::{operator, Op, Operand, Result, RuleReader};
+use crate::permissions::{is_session_var, session_array_var, session_var};
+use crate::types::BoolExp;
+use grafton_catalog::ScalarKind;
+use grafton_schema::TableId;
+use grafton_sql::ParamValue;
+use serde_json::Value as Json;
+
+impl RuleReader<'_> {
+    /// `_cast: {String: {…}}` on a jsonb column: comparisons of its text form.
+    pub(super) fn cast(
+        &mut self,
+        table: TableId,
+        column: usize,
+        operand: &Json,
+        path: &str,
+    ) -> Result<BoolExp> {
+        let model = self.model;
+        let col = &model.table(table).columns[column];
+        if col.scalar != ScalarKind::Jsonb {
+            return Err(format!(
+                "{path}: _cast applies to jsonb columns, not '{}' of type {}",
+                col.name, col.db_type
+            ));
+        }
+        let Json::Object(targets) = operand else {
+            return Err(format!("{path}: expected {{String: {{…}}}}"));
+        };
+        let mut all = Vec::new();
+        for (target, ops) in targets {
+            let here = format!("{path}.{target}");
+            if target != "String" {
+                return Err(format!("{here}: jsonb can only be cast to String"));
+            }
+            let Json::Object(ops) = ops else {
+                return Err(format!("{here}: expected an object of operators"));
+            };
+            for (name, value) in ops {
+                let at = format!("{here}.{name}");
+                let op = match operator(name) {
+                    Some(Op::Value(op, expects))
+                        if grafton_schema::ops_for(&ScalarKind::Text, model.backend)
+                            .contains(&op) =>
+                    {
+                        (op, expects)
+                    }
+                    _ => return Err(format!("{at}: not an operator of String")),
+                };
+                let value = self.text_value(value, op.1, &at)?;
+                all.push(BoolExp::CompareText {
+                    column,
+                    op: op.0,
+                    value,
+                });
+            }
+        }
+        Ok(BoolExp::And(all))
+    }
+
+    /// An operand of a comparison on text: a session variable or string literals.
+    fn text_value(&mut self, json: &Json, expects: Operand, path: &str) -> Result<ParamValue> {
+        if let Some(v) = self.session_value(json, expects) {
+            return Ok(v);
+        }
+        let ok = match (expects, json) {
+            (Operand::List, Json::Array(items)) => items.iter().all(Json::is_string),
+            (Operand::Bool, v) => v.is_boolean(),
+            (Operand::List, _) => false,
+            (_, v) => v.is_string(),
+        };
+        if !ok {
+            return Err(format!(
+                "{path}: expected a string or a session variable, not {json}"
+            ));
+        }
+        Ok(ParamValue::Literal(json.clone()))
+    }
+
+    /// A session variable operand, bound per request (a list use binds `name[]`).
+    fn session_value(&mut self, json: &Json, expects: Operand) -> Option<ParamValue> {
+        let Json::String(s) = json else {
+            return None;
+        };
+        if !is_session_var(s) {
+            return None;
+        }
+        let name = if matches!(expects, Operand::List | Operand::TextList) {
+            session_array_var(s)
+        } else {
+            session_var(s)
+        };
+        self.session.insert(name.clone());
+        Some(ParamValue::Variable(name))
+    }
+
+    /// An operand: a session variable (bound per request) or a literal whose JSON
+    /// type fits what the operator expects.
+    pub(super) fn value(
+        &mut self,
+        table: TableId,
+        column: usize,
+        json: &Json,
+        expects: Operand,
+        path: &str,
+    ) -> Result<ParamValue> {
+        let model = self.model;
+        let col = &model.table(table).columns[column];
+        let kind = &col.scalar;
+        if let Some(v) = self.session_value(json, expects) {
+            return Ok(v);
+        }
+        let ok = match (expects, json) {
+            (_, Json::Null) => false,
+            (Operand::Same, v) => fits(v, kind),
+            (Operand::List, Json::Array(items)) => items.iter().all(|v| fits(v, kind)),
+            (Operand::Bool, v) => v.is_boolean(),
+            (Operand::Text, v) => v.is_string(),
+            (Operand::TextList, Json::Array(items)) => items.iter().all(Json::is_string),
+            (Operand::Json, _) => true,
+            (Operand::List | Operand::TextList, _) => false,
+        };
+        if !ok {
+            let wanted = match expects {
+                Operand::Same => format!("a value of type {}", col.db_type),
+                Operand::List => format!("a list of values of type {}", col.db_type),
+                Operand::Bool => "a boolean".to_owned(),
+                Operand::Text => "a string".to_owned(),
+                Operand::TextList => "a list of strings".to_owned(),
+                Operand::Json => "a JSON value".to_owned(),
+            };
+            return Err(format!(
+                "{path}: expected {wanted} or a session variable, not {json}"
+            ));
+        }
+        Ok(ParamValue::Literal(json.clone()))
+    }
+}
+
+/// Whether a literal can be a value of a column of `kind` (strings are accepted for
+/// every kind the database parses from text; it still checks them on use).
+fn fits(v: &Json, kind: &ScalarKind) -> bool {
+    match kind {
+        ScalarKind::Json | ScalarKind::Jsonb => !v.is_null(),
+        ScalarKind::Boolean => v.is_boolean(),
+        ScalarKind::Int | ScalarKind::BigInt => {
+            v.as_i64().is_some() || v.as_str().is_some_and(|s| s.trim().parse::<i64>().is_ok())
+        }
+        ScalarKind::Float | ScalarKind::Numeric => {
+            v.is_number() || v.as_str().is_some_and(|s| s.trim().parse::<f64>().is_ok())
+        }
+        _ => v.is_string(),
+    }
+}
