@@ -84,15 +84,19 @@ struct Manual {
     insertion_order: crate::config::InsertionOrder,
 }
 
-/// Hasura's permission entries carry keys Grafton has no use for (`computed_fields`,
-/// …); only the ones it understands are read.
+/// A permission entry. Its body's keys are all known: an unknown (or misspelled)
+/// one is refused, never skipped, as it may be a rule.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Permission {
     role: String,
     permission: Body,
+    #[serde(default, rename = "comment")]
+    _comment: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 struct Body {
     #[serde(default)]
     columns: Option<Columns>,
@@ -109,6 +113,10 @@ struct Body {
     subscription_root_fields: Option<Vec<String>>,
     /// An input validation webhook: not supported, so refused rather than skipped.
     validate_input: Option<Value>,
+    /// Computed fields the role may read: Grafton serves none yet, so the list
+    /// exposes nothing and is read only to be accepted.
+    #[serde(default, rename = "computed_fields")]
+    _computed_fields: Option<Value>,
 }
 
 /// Reads Hasura metadata from a `tables.yaml` file or a metadata directory.
@@ -158,8 +166,10 @@ fn convert(entries: Vec<Entry>) -> Result<Config, String> {
     for e in entries {
         let key = e.table.key();
         for (kind, list) in [
+            ("select", &e.select_permissions),
             ("insert", &e.insert_permissions),
             ("update", &e.update_permissions),
+            ("delete", &e.delete_permissions),
         ] {
             if let Some(p) = list.iter().find(|p| p.permission.validate_input.is_some()) {
                 return Err(format!(
@@ -276,6 +286,21 @@ pub fn merge(config: &mut Config, other: Config) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unknown_permission_keys_are_refused() {
+        let yaml = r#"
+- table: {schema: public, name: documents}
+  select_permissions:
+    - role: user
+      permission: {columns: [id], filtre: {id: {_eq: 1}}}
+"#;
+        let err = serde_norway::from_str::<Vec<Entry>>(yaml)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("filtre"), "{err}");
+    }
 
     #[test]
     fn converts_relationships_and_permissions() {
