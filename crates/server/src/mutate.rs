@@ -351,7 +351,7 @@ impl Run<'_> {
                 self.output(w.table, &w.output, &[], 0).await
             }
             Action::Update { filter, ops } => {
-                let ids = if self.rows_found_first(w.table) {
+                let ids = if sqlite_view(self.model, w.table) {
                     // A SQLite view returns no values from an UPDATE: find the rows
                     // first (writes are serialised), then update exactly those.
                     let ids = self.locked(w.table, filter, WriteKind::Update).await?;
@@ -386,7 +386,7 @@ impl Run<'_> {
                 self.output(w.table, &w.output, &ids, ids.len()).await
             }
             Action::Delete(filter) => {
-                if !shows_rows(&w.output) && !self.rows_found_first(w.table) {
+                if !shows_rows(&w.output) && !sqlite_view(self.model, w.table) {
                     let statement = sql::delete(
                         model,
                         self.rules,
@@ -426,12 +426,6 @@ impl Run<'_> {
     ) -> Result<Vec<ReturnedRow>, RequestError> {
         let statement = sql::lock(self.model, self.rules, table, filter, kind);
         Ok(self.tx.rows(&statement, self.variables).await?)
-    }
-
-    /// Whether `table`'s written rows must be found before the write: a SQLite view,
-    /// whose UPDATE and DELETE return no values (its INSTEAD OF triggers do the work).
-    fn rows_found_first(&self, table: TableId) -> bool {
-        sqlite_view(self.model, table)
     }
 
     /// Fails the mutation if any written row breaks a permission check.
@@ -513,7 +507,8 @@ impl Run<'_> {
     }
 }
 
-/// Whether `table` is a SQLite view (see [`Run::rows_found_first`]).
+/// Whether `table` is a SQLite view: its UPDATE and DELETE return no values (its
+/// INSTEAD OF triggers do the work), so its written rows are found before the write.
 fn sqlite_view(model: &SchemaModel, table: TableId) -> bool {
     model.backend == Backend::Sqlite && model.table(table).kind == grafton_catalog::TableKind::View
 }
