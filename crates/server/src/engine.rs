@@ -255,7 +255,10 @@ impl Planner {
         let mut ast = ast::Document::parse(req.query.as_str(), "query.graphql").map_err(|e| {
             RequestError::ParseFailed(e.errors.iter().map(|d| d.to_json()).collect())
         })?;
-        crate::lenient::numeric_offsets(&mut ast, &self.model.args.offset);
+        // Only a document with a string literal can have a string offset.
+        if req.query.contains('"') {
+            crate::lenient::numeric_offsets(&mut ast, &self.model.args.offset);
+        }
         let document = match ast.to_executable_validate(&self.model.schema) {
             Ok(document) => document,
             // Hasura accepts declared-but-unused variables; so do we unless strict.
