@@ -3,6 +3,7 @@
 
 use apollo_compiler::response::GraphQLError;
 use axum::http::StatusCode;
+use grafton_engine::EngineError;
 use grafton_execute::{DbErrorKind, ExecuteError};
 use grafton_ir::IrError;
 use serde_json::{json, Value};
@@ -50,6 +51,24 @@ pub enum RequestError {
         /// HTTP status.
         status: u16,
     },
+}
+
+impl From<EngineError> for RequestError {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::ParseFailed(list) => Self::ParseFailed(list),
+            EngineError::Validation(list) => Self::Validation(list),
+            EngineError::MethodNotAllowed(op) => Self::MethodNotAllowed(op),
+            EngineError::Ir(e) => Self::Ir(e),
+            EngineError::Execute(e) => Self::Execute(e),
+            EngineError::Permission(m) => Self::Permission(m),
+            EngineError::NoPermissions(role) => Self::Auth {
+                code: "access-denied",
+                message: format!("role \"{role}\" has no permissions"),
+                status: 403,
+            },
+        }
+    }
 }
 
 impl RequestError {

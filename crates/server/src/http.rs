@@ -125,10 +125,10 @@ async fn graphql_post(
         let value: Value =
             serde_json::from_slice(&body).map_err(|e| RequestError::InvalidJson(e.to_string()))?;
         let request = parse_request(value)?;
-        state
+        Ok(state
             .engine
             .execute(&request, Transport::Post, &caller)
-            .await
+            .await?)
     }
     .await;
     respond(result, graphql_response)
@@ -153,10 +153,10 @@ async fn graphql_get(
             object.insert(k, value);
         }
         let request = parse_request(Value::Object(object))?;
-        state
+        Ok(state
             .engine
             .execute(&request, Transport::Get, &caller)
-            .await
+            .await?)
     }
     .await;
     respond(result, graphql_response)

@@ -1,20 +1,19 @@
 //! Grafton's server: loads the schema from a database and serves GraphQL over HTTP.
 //! The `grafton` binary is a thin CLI over [`start`].
 
-pub mod engine;
 pub mod error;
 pub mod http;
-mod lenient;
-mod mutate;
 
-use grafton_execute::{Database, ExecuteError, Target};
-use grafton_schema::{Config, Convention, Naming, SchemaError};
+use grafton_execute::ExecuteError;
+use grafton_schema::{Config, Convention, SchemaError};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-pub use engine::{Engine, GraphqlRequest, RoleSchema, Transport};
+/// The engine (planner, execution, mutations), re-exported for the CLI and tests.
+pub use grafton_engine as engine;
+pub use grafton_engine::{Engine, GraphqlRequest, RoleSchema, Transport};
 
 /// What to serve and how.
 #[derive(Debug, Clone)]
@@ -75,6 +74,9 @@ pub enum StartError {
         /// What was wrong.
         message: String,
     },
+    /// The engine could not be built (database, schema, permissions).
+    #[error(transparent)]
+    Engine(#[from] grafton_engine::BuildError),
     /// The authentication settings are wrong.
     #[error("authentication: {0}")]
     Auth(#[from] grafton_auth::ConfigError),
@@ -101,98 +103,17 @@ pub fn load_config(path: &Path) -> Result<Config, StartError> {
     Ok(config)
 }
 
-/// Connects, introspects and builds the engine.
+/// Connects, introspects and builds the engine (see [`grafton_engine::build`]).
 pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> {
-    let target = Target::parse(&options.database_url)?;
-    let db = Database::connect(&target, options.pool_size).await?;
-    let introspected = db.introspect(&options.schemas).await?;
-    for w in &introspected.warnings {
-        tracing::warn!("{w}");
-    }
-    let naming = Naming::new(options.naming);
-    let model = grafton_schema::build(
-        introspected.catalog.clone(),
-        &options.config,
-        naming,
-        db.backend(),
-    )?;
-    for w in &model.warnings {
-        tracing::warn!("{w}");
-    }
-    // One schema per role named in the config, built now, never per request.
-    let roles: std::collections::BTreeSet<&String> = options
-        .config
-        .tables
-        .values()
-        .flat_map(|t| t.permissions.keys())
-        .collect();
-    // Rules are written as Hasura writes them (`_eq`, column names) whatever naming
-    // the API uses: read them against a hasura-default model (same table and
-    // relationship ids).
-    let hasura_model;
-    let rules_model = if options.naming == Convention::HasuraDefault || roles.is_empty() {
-        &model
-    } else {
-        hasura_model = grafton_schema::build(
-            introspected.catalog.clone(),
-            &options.config,
-            Naming::new(Convention::HasuraDefault),
-            db.backend(),
-        )?;
-        &hasura_model
+    let engine_options = grafton_engine::EngineOptions {
+        database_url: options.database_url.clone(),
+        config: options.config.clone(),
+        naming: options.naming,
+        pool_size: options.pool_size,
+        schemas: options.schemas.clone(),
+        strict_graphql: options.strict_graphql,
     };
-    let mut role_models = Vec::new();
-    let mut roles: Vec<&str> = roles.into_iter().map(String::as_str).collect();
-    roles.push(engine::NO_PERMISSIONS);
-    for role in roles {
-        let rules =
-            grafton_ir::permissions::compile(rules_model, &options.config, role).map_err(|e| {
-                StartError::Config {
-                    path: "permissions".into(),
-                    message: e.to_string(),
-                }
-            })?;
-        // Roles with `backend_only` permissions get a second schema: the one requests
-        // from trusted backends (admin secret + x-hasura-use-backend-only-permissions) see.
-        let views: &[bool] = if has_backend_only(&options.config, role) {
-            &[false, true]
-        } else {
-            &[false]
-        };
-        for &backend_only in views {
-            let model = grafton_schema::build_for_role(
-                introspected.catalog.clone(),
-                &options.config,
-                naming,
-                db.backend(),
-                Some(role),
-                backend_only,
-            )
-            .map_err(|e| StartError::Config {
-                path: "permissions".into(),
-                message: format!("schema of role '{role}': {e}"),
-            })?;
-            role_models.push(RoleSchema {
-                model,
-                rules: rules.clone(),
-                backend_only,
-            });
-        }
-    }
-    Ok(Engine::with_roles(model, role_models, db).with_strict_graphql(options.strict_graphql))
-}
-
-/// Whether any of `role`'s insert, update or delete permissions is `backend_only`.
-fn has_backend_only(config: &Config, role: &str) -> bool {
-    config
-        .tables
-        .values()
-        .filter_map(|t| t.permissions.get(role))
-        .any(|p| {
-            p.insert.as_ref().is_some_and(|x| x.backend_only)
-                || p.update.as_ref().is_some_and(|x| x.backend_only)
-                || p.delete.as_ref().is_some_and(|x| x.backend_only)
-        })
+    Ok(grafton_engine::build(&engine_options).await?)
 }
 
 /// A running server.

@@ -290,7 +290,11 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             let prepared = engine
                 .planner()
                 .prepare(&request, grafton_server::Transport::Post)
-                .map_err(|e| e.body().to_string())?;
+                .map_err(|e| {
+                    grafton_server::error::RequestError::from(e)
+                        .body()
+                        .to_string()
+                })?;
             let json = statement_json(
                 engine.database().dialect(),
                 prepared.plan.statement.as_ref(),

@@ -1,17 +1,14 @@
-//! The request pipeline: parse + validate (cached) → IR → SQL (cached) → execute →
-//! splice the database's JSON into the response.
-//!
-//! [`Planner`] is everything before the database (no I/O, benchmarked on its own);
-//! [`Engine`] is a planner plus a database.
+//! Everything before the database: parse + validate (cached) → IR → SQL (cached).
+//! No I/O; benchmarked on its own (`cargo bench -p grafton --bench request_path`).
 
-use crate::error::RequestError;
+use crate::error::EngineError;
 use apollo_compiler::collections::HashMap;
 use apollo_compiler::executable::{Operation, OperationType};
 use apollo_compiler::response::JsonMap;
 use apollo_compiler::schema::Implementers;
 use apollo_compiler::validation::Valid;
 use apollo_compiler::{ast, introspection, request, ExecutableDocument, Name};
-use grafton_execute::Database;
+
 use grafton_ir::permissions::RoleRules;
 use grafton_ir::Root;
 use grafton_schema::SchemaModel;
@@ -32,19 +29,6 @@ pub struct GraphqlRequest {
     pub variables: Map<String, Value>,
 }
 
-/// Who sends a request: admin (`role: None`) or a role, with session variables
-/// (lower-case `x-hasura-*` names) that permission rules may read.
-#[derive(Debug, Clone, Default)]
-pub struct Caller {
-    /// The role; `None` is admin.
-    pub role: Option<String>,
-    /// Session variables.
-    pub vars: Map<String, Value>,
-    /// The role's `backend_only` permissions apply (a trusted backend's request).
-    pub backend_only: bool,
-}
-
-/// How the request arrived, for the rules that depend on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
     /// HTTP POST.
@@ -70,7 +54,7 @@ pub struct Plan {
     /// Root response keys and whether each comes from introspection, in order.
     roots: Vec<(String, bool)>,
     /// Whether any root field is introspection (then responses are merged).
-    has_introspection: bool,
+    pub(crate) has_introspection: bool,
     /// Session variables the statement binds (each request must carry them).
     session_vars: Vec<String>,
 }
@@ -92,14 +76,14 @@ pub struct Prepared {
 pub struct Planner {
     model: Arc<SchemaModel>,
     /// The role's row rules (`None`: admin).
-    rules: Option<Arc<RoleRules>>,
+    pub(crate) rules: Option<Arc<RoleRules>>,
     dialect: Dialect,
     implementers: HashMap<Name, Implementers>,
     /// Keyed by document text; per-role keys come with permissions.
     documents: Cache<String, Arc<DocEntry>>,
     /// Refuse documents that declare variables they do not use (the GraphQL spec's
     /// rule); off by default, as Hasura accepts them and clients rely on it.
-    strict: bool,
+    pub(crate) strict: bool,
 }
 
 const DOCUMENT_CACHE_SIZE: usize = 1024;
@@ -133,7 +117,7 @@ impl Planner {
         &self,
         req: &GraphqlRequest,
         transport: Transport,
-    ) -> Result<Prepared, RequestError> {
+    ) -> Result<Prepared, EngineError> {
         self.prepare_as(req, transport, &Map::new())
     }
 
@@ -144,7 +128,7 @@ impl Planner {
         req: &GraphqlRequest,
         transport: Transport,
         session: &Map<String, Value>,
-    ) -> Result<Prepared, RequestError> {
+    ) -> Result<Prepared, EngineError> {
         let entry = match self.documents.get(&req.query) {
             Some(entry) => entry,
             None => {
@@ -158,7 +142,7 @@ impl Planner {
 
     /// Like [`prepare`](Self::prepare) but bypassing both caches: the full cost of a
     /// request seen for the first time (for benchmarks).
-    pub fn prepare_uncached(&self, req: &GraphqlRequest) -> Result<Prepared, RequestError> {
+    pub fn prepare_uncached(&self, req: &GraphqlRequest) -> Result<Prepared, EngineError> {
         let entry = self.parse(req)?;
         self.prepare_with(entry, req, Transport::Post, false, &Map::new())
     }
@@ -170,10 +154,10 @@ impl Planner {
         transport: Transport,
         use_cache: bool,
         session: &Map<String, Value>,
-    ) -> Result<Prepared, RequestError> {
+    ) -> Result<Prepared, EngineError> {
         let operation = operation(&entry, req.operation_name.as_deref())?;
         if transport == Transport::Get && operation.operation_type != OperationType::Query {
-            return Err(RequestError::MethodNotAllowed(
+            return Err(EngineError::MethodNotAllowed(
                 operation.operation_type.to_string(),
             ));
         }
@@ -183,7 +167,7 @@ impl Planner {
             .map(|(k, v)| (k.as_str().into(), serde_json_bytes::Value::from(v.clone())))
             .collect();
         let coerced = request::coerce_variable_values(&self.model.schema, operation, &raw_vars)
-            .map_err(|e| RequestError::validation(e.message().to_string()))?;
+            .map_err(|e| EngineError::validation(e.message().to_string()))?;
         let mut variables: Map<String, Value> = coerced
             .iter()
             .map(|(k, v)| {
@@ -235,7 +219,7 @@ impl Planner {
                 .and_then(Value::as_i64)
                 .is_some_and(|n| n < 0)
             {
-                return Err(RequestError::validation(format!(
+                return Err(EngineError::validation(format!(
                     "variable \"{name}\" is used as a limit or offset and must not be negative"
                 )));
             }
@@ -251,9 +235,9 @@ impl Planner {
     }
 
     /// Parses and validates a document.
-    fn parse(&self, req: &GraphqlRequest) -> Result<Arc<DocEntry>, RequestError> {
+    fn parse(&self, req: &GraphqlRequest) -> Result<Arc<DocEntry>, EngineError> {
         let mut ast = ast::Document::parse(req.query.as_str(), "query.graphql").map_err(|e| {
-            RequestError::ParseFailed(e.errors.iter().map(|d| d.to_json()).collect())
+            EngineError::ParseFailed(e.errors.iter().map(|d| d.to_json()).collect())
         })?;
         // Only a document with a string literal can have a string offset.
         if req.query.contains('"') {
@@ -271,7 +255,7 @@ impl Planner {
                 Valid::assume_valid(e.partial)
             }
             Err(e) => {
-                return Err(RequestError::Validation(
+                return Err(EngineError::Validation(
                     e.errors.iter().map(|d| d.to_json()).collect(),
                 ))
             }
@@ -290,7 +274,7 @@ impl Planner {
         operation: &Operation,
         variables: &Map<String, Value>,
         use_cache: bool,
-    ) -> Result<Arc<Plan>, RequestError> {
+    ) -> Result<Arc<Plan>, EngineError> {
         let op_name = operation.name.as_ref().map(|n| n.as_str()).unwrap_or("");
         if use_cache {
             let key = plan_key(op_name, &lock(&entry.shape_vars), variables);
@@ -338,15 +322,15 @@ impl Planner {
 
     /// Introspection fields are answered by apollo-compiler from the schema and merged,
     /// in document order, with whatever the database returned.
-    fn merge_introspection(
+    pub(crate) fn merge_introspection(
         &self,
         prepared: &Prepared,
         db_json: Option<String>,
-    ) -> Result<String, RequestError> {
+    ) -> Result<String, EngineError> {
         let document = &prepared.entry.document;
         let operation = operation(&prepared.entry, prepared.operation_name.as_deref())?;
         introspection::check_max_depth(document, operation)
-            .map_err(|e| RequestError::validation(e.message().to_string()))?;
+            .map_err(|e| EngineError::validation(e.message().to_string()))?;
         let response = introspection::partial_execute(
             &self.model.schema,
             &self.implementers,
@@ -354,11 +338,11 @@ impl Planner {
             operation,
             &prepared.coerced,
         )
-        .map_err(|e| RequestError::validation(e.message().to_string()))?;
+        .map_err(|e| EngineError::validation(e.message().to_string()))?;
         let intro = response.data.unwrap_or_default();
         let mut db: Map<String, Value> = match db_json {
             Some(text) => serde_json::from_str(&text).map_err(|e| {
-                RequestError::Execute(grafton_execute::ExecuteError::Config(format!(
+                EngineError::Execute(grafton_execute::ExecuteError::Config(format!(
                     "database returned invalid JSON: {e}"
                 )))
             })?,
@@ -388,166 +372,18 @@ impl Planner {
     }
 }
 
-/// The schemas (admin's and each role's), the database and the caches: shared by
-/// every request.
-pub struct Engine {
-    planner: Planner,
-    roles: std::collections::HashMap<String, Planner>,
-    /// The roles with `backend_only` permissions, as trusted backends see them.
-    backend_roles: std::collections::HashMap<String, Planner>,
-    db: Database,
-}
-
-/// The role name of the schema every role named by no permission shares (an empty
-/// one, with only `no_queries_available`: its requests fail validation, as in Hasura).
-pub const NO_PERMISSIONS: &str = "";
-
-/// A role's schema model and rules; `backend_only` for the view of trusted backends.
-pub struct RoleSchema {
-    /// The role's schema model.
-    pub model: SchemaModel,
-    /// Its row rules.
-    pub rules: RoleRules,
-    /// Whether this is the trusted-backend view (its `backend_only` permissions count).
-    pub backend_only: bool,
-}
-
-impl Engine {
-    /// An engine serving `model` (admin only) from `db`.
-    pub fn new(model: SchemaModel, db: Database) -> Self {
-        Self::with_roles(model, Vec::new(), db)
-    }
-
-    /// An engine with the admin `model` and each role's model and rules.
-    pub fn with_roles(model: SchemaModel, roles: Vec<RoleSchema>, db: Database) -> Self {
-        let dialect = db.dialect();
-        let (mut front, mut back) = (
-            std::collections::HashMap::new(),
-            std::collections::HashMap::new(),
-        );
-        for r in roles {
-            let name = r.rules.role.clone();
-            let planner = Planner::for_role(r.model, Some(r.rules), dialect);
-            if r.backend_only {
-                back.insert(name, planner);
-            } else {
-                front.insert(name, planner);
-            }
-        }
-        Self {
-            planner: Planner::new(model, dialect),
-            roles: front,
-            backend_roles: back,
-            db,
-        }
-    }
-
-    /// Applies the GraphQL spec's rule on unused variables (`--strict-graphql`).
-    pub fn with_strict_graphql(mut self, strict: bool) -> Self {
-        let planners = std::iter::once(&mut self.planner)
-            .chain(self.roles.values_mut())
-            .chain(self.backend_roles.values_mut());
-        for p in planners {
-            p.strict = strict;
-        }
-        self
-    }
-
-    /// The planner of a role (`None`: admin); `backend_only` picks the trusted
-    /// backends' view where the role has one. A role with no permissions anywhere
-    /// has no schema: its requests are refused.
-    pub fn planner_for(
-        &self,
-        role: Option<&str>,
-        backend_only: bool,
-    ) -> Result<&Planner, RequestError> {
-        let Some(r) = role else {
-            return Ok(&self.planner);
-        };
-        let backend = backend_only.then(|| self.backend_roles.get(r)).flatten();
-        backend
-            .or_else(|| self.roles.get(r))
-            .or_else(|| self.roles.get(NO_PERMISSIONS))
-            .ok_or_else(|| RequestError::Auth {
-                code: "access-denied",
-                message: format!("role \"{r}\" has no permissions"),
-                status: 403,
-            })
-    }
-
-    /// The schema model.
-    pub fn model(&self) -> &SchemaModel {
-        self.planner.model()
-    }
-
-    /// The planner.
-    pub fn planner(&self) -> &Planner {
-        &self.planner
-    }
-
-    /// The database.
-    pub fn database(&self) -> &Database {
-        &self.db
-    }
-
-    /// Runs a request as `caller` and returns the response body's JSON text.
-    pub async fn execute(
-        &self,
-        req: &GraphqlRequest,
-        transport: Transport,
-        caller: &Caller,
-    ) -> Result<String, RequestError> {
-        let planner = self.planner_for(caller.role.as_deref(), caller.backend_only)?;
-        let prepared = planner.prepare_as(req, transport, &caller.vars)?;
-        if let Some(mutation) = &prepared.mutation {
-            // A mutation's statements are built as it runs; refuse up front, as queries
-            // are, when the role's rules need a session variable the caller lacks.
-            let rules = planner.rules.as_deref();
-            let needed = rules.into_iter().flat_map(|r| &r.session_vars);
-            if let Some(missing) = needed
-                .into_iter()
-                .find(|v| !prepared.variables.contains_key(*v))
-            {
-                return Err(missing_session(missing));
-            }
-            let data = crate::mutate::run(
-                planner.model(),
-                planner.rules.as_deref(),
-                &self.db,
-                mutation,
-                &prepared.variables,
-            )
-            .await?;
-            return Ok(format!("{{\"data\":{data}}}"));
-        }
-        let db_json = match &prepared.plan.statement {
-            Some(statement) => Some(self.db.query_json(statement, &prepared.variables).await?),
-            None => None,
-        };
-        if prepared.plan.has_introspection {
-            return planner.merge_introspection(&prepared, db_json);
-        }
-        let data = db_json.unwrap_or_else(|| "{}".to_owned());
-        let mut out = String::with_capacity(data.len() + 10);
-        out.push_str("{\"data\":");
-        out.push_str(&data);
-        out.push('}');
-        Ok(out)
-    }
-}
-
-fn operation<'a>(entry: &'a DocEntry, name: Option<&str>) -> Result<&'a Operation, RequestError> {
+fn operation<'a>(entry: &'a DocEntry, name: Option<&str>) -> Result<&'a Operation, EngineError> {
     entry
         .document
         .operations
         .get(name)
         .map(|op| &**op)
-        .map_err(|e| RequestError::validation(e.message().to_string()))
+        .map_err(|e| EngineError::validation(e.message().to_string()))
 }
 
 /// A session variable the rules need and the request lacks (a list use, `name[]`,
 /// is reported by the variable's own name).
-fn missing_session(name: &str) -> RequestError {
+pub(crate) fn missing_session(name: &str) -> EngineError {
     grafton_ir::IrError::MissingSession(name.trim_end_matches("[]").to_owned()).into()
 }
 

@@ -2,7 +2,7 @@
 //! each, and the role's checks on what they wrote.
 
 use super::{Boxed, Run};
-use crate::error::RequestError;
+use crate::error::EngineError;
 use grafton_catalog::Backend;
 use grafton_ir::{InsertRow, OnConflict};
 use grafton_schema::TableId;
@@ -49,7 +49,7 @@ impl Run<'_> {
                         )
                         .await?;
                     let Some(parent) = parent.first() else {
-                        return Err(RequestError::validation(format!(
+                        return Err(EngineError::validation(format!(
                             "the nested insert through '{}' wrote no row (its on_conflict did nothing), so there is no row to link to; list columns in update_columns to link to the existing row",
                             rel.name
                         )));
@@ -121,7 +121,7 @@ impl Run<'_> {
         on_conflict: Option<&OnConflict>,
         extra: &[usize],
         affected: &mut usize,
-    ) -> Result<Vec<ReturnedRow>, RequestError> {
+    ) -> Result<Vec<ReturnedRow>, EngineError> {
         let mut out = Vec::with_capacity(rows.len());
         let mut start = 0;
         while start < rows.len() {
@@ -160,7 +160,7 @@ impl Run<'_> {
         values: &[Vec<Value>],
         on_conflict: Option<&OnConflict>,
         extra: &[usize],
-    ) -> Result<Vec<ReturnedRow>, RequestError> {
+    ) -> Result<Vec<ReturnedRow>, EngineError> {
         let rules = self.rules.map(|r| &r.tables[table]);
         let insert_check = rules.and_then(|r| r.insert_check.as_ref());
         let update_check = rules.and_then(|r| r.update_check.as_ref());

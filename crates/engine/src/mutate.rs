@@ -2,7 +2,7 @@
 //! commits only if all of them succeed. Each write returns the identities of the rows
 //! it touched; the response is then selected by those identities.
 
-use crate::error::RequestError;
+use crate::error::EngineError;
 use grafton_catalog::Backend;
 use grafton_execute::{Database, ExecuteError, Tx};
 use grafton_ir::permissions::RoleRules;
@@ -25,7 +25,7 @@ pub(crate) async fn run(
     db: &Database,
     mutation: &Mutation,
     variables: &Map<String, Value>,
-) -> Result<String, RequestError> {
+) -> Result<String, EngineError> {
     if let Some(one) = one_statement(model, rules, mutation) {
         let writing = Some((
             one.write.table,
@@ -146,7 +146,7 @@ async fn run_one(
     mutation: &Mutation,
     one: &OneStatement<'_>,
     variables: &Map<String, Value>,
-) -> Result<String, RequestError> {
+) -> Result<String, EngineError> {
     let w = one.write;
     // An affected_rows-only answer still needs a row per write to count.
     let empty: [&[(String, grafton_ir::Field)]; 1] = [&[]];
@@ -178,7 +178,7 @@ async fn run_one(
             sql::delete(model, rules, w.table, Target::Matching(filter), returned)
         }
         (Action::Insert { .. }, None) => {
-            return Err(RequestError::validation("insert without rows".to_owned()))
+            return Err(EngineError::validation("insert without rows".to_owned()))
         }
     };
     let mut tx = db.autocommit().await?;
@@ -230,10 +230,10 @@ async fn run_one(
 /// or for a foreign key failure, the only foreign key the failed write can break.
 fn name_constraint(
     model: &SchemaModel,
-    e: RequestError,
+    e: EngineError,
     writing: Option<(TableId, bool)>,
-) -> RequestError {
-    let RequestError::Execute(ExecuteError::Constraint(mut v)) = e else {
+) -> EngineError {
+    let EngineError::Execute(ExecuteError::Constraint(mut v)) = e else {
         return e;
     };
     if let (None, true, Some((table, deleting))) = (&v.constraint, v.columns.is_empty(), writing) {
@@ -278,7 +278,7 @@ fn name_constraint(
             }
         }
     }
-    RequestError::Execute(ExecuteError::Constraint(v))
+    EngineError::Execute(ExecuteError::Constraint(v))
 }
 
 struct Run<'a> {
@@ -310,14 +310,14 @@ fn data_object(mutation: &Mutation, fields: Vec<String>) -> String {
     out
 }
 
-type Boxed<'f, T> = Pin<Box<dyn Future<Output = Result<T, RequestError>> + Send + 'f>>;
+type Boxed<'f, T> = Pin<Box<dyn Future<Output = Result<T, EngineError>> + Send + 'f>>;
 
 fn push_json(out: &mut String, value: &impl serde::Serialize) {
     out.push_str(&serde_json::to_string(value).unwrap_or_else(|_| "null".into()));
 }
 
 impl Run<'_> {
-    async fn all(&mut self, mutation: &Mutation) -> Result<String, RequestError> {
+    async fn all(&mut self, mutation: &Mutation) -> Result<String, EngineError> {
         let mut fields = Vec::new();
         for (_, root) in &mutation.root {
             match root {
@@ -335,7 +335,7 @@ impl Run<'_> {
         Ok(data_object(mutation, fields))
     }
 
-    async fn write(&mut self, w: &Write) -> Result<String, RequestError> {
+    async fn write(&mut self, w: &Write) -> Result<String, EngineError> {
         let model = self.model;
         self.writing = Some((w.table, matches!(w.action, Action::Delete(_))));
         match &w.action {
@@ -423,7 +423,7 @@ impl Run<'_> {
         table: TableId,
         filter: &grafton_ir::BoolExp,
         kind: WriteKind,
-    ) -> Result<Vec<ReturnedRow>, RequestError> {
+    ) -> Result<Vec<ReturnedRow>, EngineError> {
         let statement = sql::lock(self.model, self.rules, table, filter, kind);
         Ok(self.tx.rows(&statement, self.variables).await?)
     }
@@ -435,7 +435,7 @@ impl Run<'_> {
         check: Option<&grafton_ir::BoolExp>,
         ids: &[ReturnedRow],
         what: &str,
-    ) -> Result<(), RequestError> {
+    ) -> Result<(), EngineError> {
         let Some(check) = check else {
             return Ok(());
         };
@@ -454,7 +454,7 @@ impl Run<'_> {
             .unwrap_or(0);
         if failing > 0 {
             let name = &self.model.tables[table].base_name;
-            return Err(RequestError::Permission(format!(
+            return Err(EngineError::Permission(format!(
                 "check constraint of an {what} permission on \"{name}\" has failed for {failing} row(s)"
             )));
         }
@@ -468,7 +468,7 @@ impl Run<'_> {
         output: &Output,
         ids: &[ReturnedRow],
         affected: usize,
-    ) -> Result<String, RequestError> {
+    ) -> Result<String, EngineError> {
         match output {
             Output::Single(fields) => {
                 let first = &ids[..ids.len().min(1)];

@@ -1,0 +1,123 @@
+//! Building the engine at start-up: connect, introspect, and build every schema.
+
+use crate::engine::{Engine, RoleSchema, NO_PERMISSIONS};
+use grafton_execute::{Database, ExecuteError, Target};
+use grafton_schema::{Config, Convention, Naming, SchemaError};
+
+/// What the engine serves.
+#[derive(Debug, Clone, Default)]
+pub struct EngineOptions {
+    /// `postgres://…`, `sqlite://path` or a path.
+    pub database_url: String,
+    /// The parsed config (relationships, permissions, column schemas).
+    pub config: Config,
+    /// Naming convention.
+    pub naming: Convention,
+    /// Connections in the pool.
+    pub pool_size: usize,
+    /// PostgreSQL schemas to expose.
+    pub schemas: Vec<String>,
+    /// Refuse documents declaring variables they do not use (the spec's rule).
+    pub strict_graphql: bool,
+}
+
+/// Why the engine could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// Database URL, connection or catalog problems.
+    #[error(transparent)]
+    Database(#[from] ExecuteError),
+    /// The schema could not be built.
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
+    /// A permission in the config cannot be served as written.
+    #[error("config file permissions: {0}")]
+    Permissions(String),
+}
+
+/// Connects, introspects and builds the engine: the admin schema, and one schema
+/// per role named in the config (two for roles with `backend_only` writes).
+pub async fn build(options: &EngineOptions) -> Result<Engine, BuildError> {
+    let target = Target::parse(&options.database_url)?;
+    let db = Database::connect(&target, options.pool_size).await?;
+    let introspected = db.introspect(&options.schemas).await?;
+    for w in &introspected.warnings {
+        tracing::warn!("{w}");
+    }
+    let naming = Naming::new(options.naming);
+    let model = grafton_schema::build(
+        introspected.catalog.clone(),
+        &options.config,
+        naming,
+        db.backend(),
+    )?;
+    for w in &model.warnings {
+        tracing::warn!("{w}");
+    }
+    // One schema per role named in the config, built now, never per request.
+    let roles: std::collections::BTreeSet<&String> = options
+        .config
+        .tables
+        .values()
+        .flat_map(|t| t.permissions.keys())
+        .collect();
+    // Rules are written as Hasura writes them (`_eq`, column names) whatever naming
+    // the API uses: read them against a hasura-default model (same table and
+    // relationship ids).
+    let hasura_model;
+    let rules_model = if options.naming == Convention::HasuraDefault || roles.is_empty() {
+        &model
+    } else {
+        hasura_model = grafton_schema::build(
+            introspected.catalog.clone(),
+            &options.config,
+            Naming::new(Convention::HasuraDefault),
+            db.backend(),
+        )?;
+        &hasura_model
+    };
+    let mut role_models = Vec::new();
+    let mut roles: Vec<&str> = roles.into_iter().map(String::as_str).collect();
+    roles.push(NO_PERMISSIONS);
+    for role in roles {
+        let rules = grafton_ir::permissions::compile(rules_model, &options.config, role)
+            .map_err(|e| BuildError::Permissions(e.to_string()))?;
+        // Roles with `backend_only` permissions get a second schema: the one requests
+        // from trusted backends (admin secret + x-hasura-use-backend-only-permissions) see.
+        let views: &[bool] = if has_backend_only(&options.config, role) {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        for &backend_only in views {
+            let model = grafton_schema::build_for_role(
+                introspected.catalog.clone(),
+                &options.config,
+                naming,
+                db.backend(),
+                Some(role),
+                backend_only,
+            )
+            .map_err(|e| BuildError::Permissions(format!("schema of role '{role}': {e}")))?;
+            role_models.push(RoleSchema {
+                model,
+                rules: rules.clone(),
+                backend_only,
+            });
+        }
+    }
+    Ok(Engine::with_roles(model, role_models, db).with_strict_graphql(options.strict_graphql))
+}
+
+/// Whether any of `role`'s insert, update or delete permissions is `backend_only`.
+fn has_backend_only(config: &Config, role: &str) -> bool {
+    config
+        .tables
+        .values()
+        .filter_map(|t| t.permissions.get(role))
+        .any(|p| {
+            p.insert.as_ref().is_some_and(|x| x.backend_only)
+                || p.update.as_ref().is_some_and(|x| x.backend_only)
+                || p.delete.as_ref().is_some_and(|x| x.backend_only)
+        })
+}

@@ -1,0 +1,44 @@
+//! What can go wrong with one request inside the engine. Transport errors (bodies,
+//! media types, credentials) belong to the server, which also maps these to GraphQL
+//! errors, codes and HTTP statuses.
+
+use apollo_compiler::response::GraphQLError;
+use grafton_execute::ExecuteError;
+use grafton_ir::IrError;
+
+/// Why a request failed in the engine.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The GraphQL document does not parse.
+    #[error("not a valid graphql query")]
+    ParseFailed(Vec<GraphQLError>),
+    /// The document does not validate against the schema, or variables are wrong.
+    #[error("validation failed")]
+    Validation(Vec<GraphQLError>),
+    /// A mutation (or subscription) was sent over GET.
+    #[error("{0} operations are not allowed over GET; use POST")]
+    MethodNotAllowed(String),
+    /// Valid GraphQL that Grafton refuses or does not serve yet.
+    #[error(transparent)]
+    Ir(#[from] IrError),
+    /// The database failed.
+    #[error(transparent)]
+    Execute(#[from] ExecuteError),
+    /// A write broke the role's insert or update check: nothing was written.
+    #[error("{0}")]
+    Permission(String),
+    /// The role has no schema (only when no empty one was built for it).
+    #[error("role \"{0}\" has no permissions")]
+    NoPermissions(String),
+}
+
+impl EngineError {
+    /// A validation error with a single message.
+    pub fn validation(message: impl Into<String>) -> Self {
+        Self::Validation(vec![GraphQLError::new(
+            message.into(),
+            None,
+            &Default::default(),
+        )])
+    }
+}

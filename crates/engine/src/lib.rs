@@ -1,0 +1,15 @@
+//! Grafton's engine: documents and plans (with their caches), execution, the
+//! mutation runner and permissions at run time. It speaks no transport: the server
+//! crate feeds it requests from HTTP and maps its errors to responses.
+
+mod build;
+pub mod engine;
+pub mod error;
+mod lenient;
+mod mutate;
+pub mod planner;
+
+pub use build::{build, BuildError, EngineOptions};
+pub use engine::{Caller, Engine, RoleSchema, NO_PERMISSIONS};
+pub use error::EngineError;
+pub use planner::{GraphqlRequest, Plan, Planner, Prepared, Transport};
