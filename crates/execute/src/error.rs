@@ -120,7 +120,12 @@ impl From<tokio_postgres::Error> for ExecuteError {
             }
             Some(db) => {
                 let code = db.code().code();
-                let kind = if code.starts_with("22") {
+                // 08: connection exception; 57P01–57P03: the server is shutting down
+                // or starting; 3D000: the database is gone.
+                let gone = code.starts_with("08") || code.starts_with("57P0") || code == "3D000";
+                let kind = if gone {
+                    DbErrorKind::Unavailable
+                } else if code.starts_with("22") {
                     DbErrorKind::DataException
                 } else if code.starts_with("23") {
                     DbErrorKind::ConstraintViolation
@@ -129,11 +134,17 @@ impl From<tokio_postgres::Error> for ExecuteError {
                 };
                 (kind, db.message().to_owned())
             }
-            None if e.is_closed() => (DbErrorKind::Unavailable, e.to_string()),
+            // A closed connection, or an I/O failure talking to the server.
+            None if e.is_closed() || io_failure(&e) => (DbErrorKind::Unavailable, e.to_string()),
             None => (DbErrorKind::Other, e.to_string()),
         };
         Self::Database { kind, message }
     }
+}
+
+/// Whether a client error was caused by the connection's I/O (not by the server).
+fn io_failure(e: &tokio_postgres::Error) -> bool {
+    std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
 }
 
 impl From<rusqlite::Error> for ExecuteError {

@@ -31,9 +31,14 @@ impl<'a> FromSql<'a> for RawJson {
     }
 }
 
+/// A failure to get a connection: whatever the cause (refused, a database that no
+/// longer exists, a full server, a timeout), the database is unavailable.
 fn pool_error(e: deadpool_postgres::PoolError) -> ExecuteError {
     match e {
-        deadpool_postgres::PoolError::Backend(e) => e.into(),
+        deadpool_postgres::PoolError::Backend(e) => ExecuteError::Database {
+            kind: DbErrorKind::Unavailable,
+            message: format!("database unavailable: {}", postgres_cause(&e)),
+        },
         other => ExecuteError::Database {
             kind: DbErrorKind::Unavailable,
             message: format!("database unavailable: {other}"),

@@ -95,6 +95,12 @@ fn respond(result: Result<String, RequestError>, graphql_response: bool) -> Resp
             .headers_mut()
             .insert(header::ALLOW, HeaderValue::from_static("POST"));
     }
+    // The database is away: tell clients when to come back rather than hammer it.
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
     response
 }
 
