@@ -12,6 +12,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 mod access;
 mod mutations;
+mod names;
 
 use access::{restrict, table_access};
 
@@ -303,7 +304,7 @@ fn name_tables(
             )));
         }
     }
-    let mut seen = HashSet::new();
+    let mut taken = names::Taken::reserved(naming, catalog, default_schema);
     let mut tables = Vec::new();
     for (ci, t) in catalog.tables.iter().enumerate() {
         let base = if t.schema == default_schema {
@@ -311,9 +312,9 @@ fn name_tables(
         } else {
             graphql_safe(&format!("{}_{}", t.schema, t.name))
         };
-        if !seen.insert(base.clone()) {
+        if let Err(name) = taken.claim(naming, &base) {
             warnings.push(format!(
-                "table {} skipped: its GraphQL name '{base}' is taken",
+                "table {} skipped: the GraphQL name '{name}' it needs is taken",
                 qualified(t)
             ));
             continue;

@@ -55,3 +55,63 @@ async fn missing_sqlite_file_is_a_one_line_error() {
     let message = start_error(format!("sqlite://{}", absent.display())).await;
     assert_one_line(&message);
 }
+
+/// Tables whose GraphQL names collide with GraphQL's own, the schema's shared types
+/// or another table's generated names are skipped with a warning; the API starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn colliding_table_names_never_stop_start_up() {
+    let ddl = |pg: bool| {
+        let t = if pg { "text" } else { "TEXT" };
+        format!(
+            "CREATE TABLE \"String\" (id int PRIMARY KEY); CREATE TABLE \"Int\" (id int PRIMARY KEY); \
+             CREATE TABLE query_root (id int PRIMARY KEY); CREATE TABLE order_by (id int PRIMARY KEY); \
+             CREATE TABLE jsonb (id int PRIMARY KEY); CREATE TABLE \"Boolean_comparison_exp\" (id int PRIMARY KEY); \
+             CREATE TABLE items (id int PRIMARY KEY, name {t}); \
+             CREATE TABLE items_aggregate (id int PRIMARY KEY); CREATE TABLE items_by_pk (id int PRIMARY KEY); \
+             CREATE TABLE items_bool (id int PRIMARY KEY); \
+             INSERT INTO items VALUES (1, 'kept');"
+        )
+    };
+    let sqlite = grafton_testkit::sqlite_path("collide");
+    rusqlite::Connection::open(&sqlite)
+        .expect("sqlite file")
+        .execute_batch(&ddl(false))
+        .expect("sqlite tables");
+    let postgres = grafton_testkit::fresh_database("collide");
+    grafton_testkit::psql(&postgres, ddl(true).as_bytes());
+    for url in [sqlite.display().to_string(), postgres] {
+        let running = grafton_server::start(&ServeOptions {
+            database_url: url.clone(),
+            port: 0,
+            ..Default::default()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{url}: start-up failed: {e}"));
+        let body = serde_json::json!({"query": "{ items { name } items_bool { id } __schema { queryType { fields { name } } } }"});
+        let (_, v, _) = crate::common::post_to(&running.url(), &body).await;
+        assert_eq!(
+            v["data"]["items"],
+            serde_json::json!([{"name": "kept"}]),
+            "{url}: {v}"
+        );
+        let roots: Vec<&str> = v["data"]["__schema"]["queryType"]["fields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["name"].as_str())
+            .collect();
+        for skipped in [
+            "String",
+            "Int",
+            "query_root",
+            "order_by",
+            "jsonb",
+            "items_by_pk_by_pk",
+            "items_aggregate_by_pk",
+        ] {
+            assert!(!roots.contains(&skipped), "{url}: {skipped} in {roots:?}");
+        }
+        assert!(roots.contains(&"items_by_pk"), "{url}: {roots:?}");
+        running.stop().await;
+    }
+}
