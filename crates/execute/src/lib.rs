@@ -13,6 +13,7 @@ mod sqlite_json_compare;
 mod tx;
 
 pub use error::{ConstraintViolation, DbErrorKind, ExecuteError};
+pub use postgres::STATEMENT_CACHE_SIZE;
 pub use tx::Tx;
 
 use grafton_catalog::{Backend, Introspected};

@@ -102,6 +102,10 @@ impl PgDatabase {
     }
 }
 
+/// The most statements one pooled connection keeps prepared (then it starts over),
+/// so many distinct query shapes cannot grow a PostgreSQL backend without bound.
+pub const STATEMENT_CACHE_SIZE: usize = 256;
+
 /// Prepares (once per connection) and runs `statement` on `client`. Parameters
 /// travel as text and are cast in the SQL.
 pub(crate) async fn query(
@@ -110,6 +114,11 @@ pub(crate) async fn query(
     variables: &Map<String, Value>,
 ) -> Result<Vec<tokio_postgres::Row>, ExecuteError> {
     let types = vec![Type::TEXT; statement.params.len()];
+    // Every prepared statement costs the server backend memory: past the bound the
+    // connection's cache starts over (dropped statements are closed on the server).
+    if client.statement_cache.size() >= STATEMENT_CACHE_SIZE {
+        client.statement_cache.clear();
+    }
     let prepared = client.prepare_typed_cached(&statement.sql, &types).await?;
     let values: Vec<Option<String>> = statement
         .params
