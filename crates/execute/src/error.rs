@@ -9,6 +9,9 @@ pub enum DbErrorKind {
     ConstraintViolation,
     /// The database could not be reached or the pool timed out.
     Unavailable,
+    /// The statement is too deep or too large for the database to compile (SQLite's
+    /// expression-depth limit): the request, not the database, is at fault.
+    TooComplex,
     /// Anything else.
     Other,
 }
@@ -142,6 +145,17 @@ impl From<tokio_postgres::Error> for ExecuteError {
     }
 }
 
+/// SQLite's refusals of statements nested or sized past its compile-time limits.
+fn too_complex(message: &str) -> bool {
+    [
+        "Expression tree is too large",
+        "parser stack overflow",
+        "too many terms in compound SELECT",
+    ]
+    .iter()
+    .any(|m| message.contains(m))
+}
+
 /// Whether a client error was caused by the connection's I/O (not by the server).
 fn io_failure(e: &tokio_postgres::Error) -> bool {
     std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
@@ -163,6 +177,7 @@ impl From<rusqlite::Error> for ExecuteError {
                 DbErrorKind::DataException
             }
             Some(ErrorCode::CannotOpen) | Some(ErrorCode::DatabaseBusy) => DbErrorKind::Unavailable,
+            _ if too_complex(&e.to_string()) => DbErrorKind::TooComplex,
             _ => DbErrorKind::Other,
         };
         Self::Database {

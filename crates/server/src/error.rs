@@ -101,6 +101,7 @@ impl RequestError {
                 DbErrorKind::DataException => "data-exception",
                 DbErrorKind::ConstraintViolation => "constraint-violation",
                 DbErrorKind::Unavailable => "database-unavailable",
+                DbErrorKind::TooComplex => "validation-failed",
                 DbErrorKind::Other => "unexpected",
             },
         }
@@ -109,10 +110,12 @@ impl RequestError {
     /// True when the request failed before execution (GraphQL "request error"):
     /// the response then has no `data` key.
     pub fn is_request_error(&self) -> bool {
-        !matches!(
-            self,
-            Self::Execute(_) | Self::Ir(IrError::DataException(_)) | Self::Permission(_)
-        )
+        match self {
+            // Too deep for the database to compile: refused like an invalid document.
+            Self::Execute(e) => e.kind() == DbErrorKind::TooComplex,
+            Self::Ir(IrError::DataException(_)) | Self::Permission(_) => false,
+            _ => true,
+        }
     }
 
     /// The HTTP status. `graphql_response` is true when the client accepts
@@ -135,6 +138,9 @@ impl RequestError {
             Self::Validation(_) | Self::Ir(_) => StatusCode::OK,
             Self::Execute(e) if e.kind() == DbErrorKind::Unavailable => {
                 StatusCode::SERVICE_UNAVAILABLE
+            }
+            Self::Execute(e) if e.kind() == DbErrorKind::TooComplex && graphql_response => {
+                StatusCode::BAD_REQUEST
             }
             Self::Execute(_) => StatusCode::OK,
         }

@@ -115,3 +115,30 @@ async fn colliding_table_names_never_stop_start_up() {
         running.stop().await;
     }
 }
+
+/// A relationship chain past SQLite's expression-depth limit is refused as an invalid
+/// request (`validation-failed`), not reported as an unexpected database failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chain_too_deep_for_sqlite_is_a_validation_error() {
+    let depth = 60;
+    let mut query = String::from("{ meetups(limit: 1) { id ");
+    for _ in 0..depth {
+        query.push_str("venue { meetups(limit: 1) { id ");
+    }
+    for _ in 0..depth {
+        query.push_str("} } ");
+    }
+    query.push_str("} }");
+    let (status, v, _) = crate::common::post(
+        crate::common::Server::Sqlite,
+        &query,
+        serde_json::Value::Null,
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(
+        v["errors"][0]["extensions"]["code"], "validation-failed",
+        "{v}"
+    );
+    assert!(v.get("data").is_none(), "a request error has no data: {v}");
+}
