@@ -19,12 +19,18 @@ use std::sync::Arc;
 pub struct HttpOptions {
     /// Largest accepted request body, in bytes.
     pub max_body_bytes: usize,
+    /// Time a client has to send a request's body once its headers are in.
+    pub body_timeout: std::time::Duration,
+    /// Open connections and the header deadline.
+    pub connections: crate::ConnectionLimits,
 }
 
 impl Default for HttpOptions {
     fn default() -> Self {
         Self {
             max_body_bytes: 1024 * 1024,
+            body_timeout: std::time::Duration::from_secs(10),
+            connections: crate::ConnectionLimits::default(),
         }
     }
 }
@@ -37,6 +43,9 @@ pub fn router(engine: Arc<Engine>, auth: Arc<Authenticator>, options: &HttpOptio
         .route("/graphql", get(graphql_get).post(graphql_post))
         .route("/healthz", get(healthz))
         .layer(DefaultBodyLimit::max(limit))
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+            options.body_timeout,
+        ))
         .with_state(AppState {
             engine,
             auth,

@@ -3,6 +3,9 @@
 
 pub mod error;
 pub mod http;
+mod listen;
+
+pub use listen::ConnectionLimits;
 
 use grafton_execute::ExecuteError;
 use grafton_schema::{Config, Convention, SchemaError};
@@ -168,6 +171,7 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
         source,
     })?;
     let app = http::router(engine.clone(), Arc::new(auth), &options.http);
+    let connections = options.http.connections;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let handle = tokio::spawn(async move {
         let shutdown = async move {
@@ -176,12 +180,7 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
                 _ = tokio::signal::ctrl_c() => {}
             }
         };
-        if let Err(e) = axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown)
-            .await
-        {
-            tracing::error!("server error: {e}");
-        }
+        listen::serve(listener, app, connections, shutdown).await;
     });
     tracing::info!(
         tables = engine.model().tables.len(),

@@ -79,6 +79,16 @@ struct ListenOptions {
     /// Largest accepted request body in bytes.
     #[arg(long, env = "GRAFTON_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
     max_body_bytes: usize,
+    /// Seconds a client has to send a request's headers; an idle keep-alive
+    /// connection is closed after as long.
+    #[arg(long, env = "GRAFTON_HEADER_TIMEOUT", default_value_t = 10)]
+    header_timeout: u64,
+    /// Seconds a client has to send a request's body.
+    #[arg(long, env = "GRAFTON_BODY_TIMEOUT", default_value_t = 10)]
+    body_timeout: u64,
+    /// Most connections open at once; one past it is closed at once.
+    #[arg(long, env = "GRAFTON_MAX_CONNECTIONS", default_value_t = 1024)]
+    max_connections: usize,
     /// Requests carrying it in `x-hasura-admin-secret` (or `x-grafton-admin-secret`)
     /// are admin. Without it and without --jwt-secret every request is admin.
     #[arg(long, env = "GRAFTON_ADMIN_SECRET", hide_env_values = true)]
@@ -212,6 +222,11 @@ fn options(
         o.port = l.port;
         o.pool_size = l.pool_size;
         o.http.max_body_bytes = l.max_body_bytes;
+        o.http.body_timeout = std::time::Duration::from_secs(l.body_timeout.max(1));
+        o.http.connections = grafton_server::ConnectionLimits {
+            max_connections: l.max_connections.max(1),
+            header_timeout: std::time::Duration::from_secs(l.header_timeout.max(1)),
+        };
         o.auth = grafton_auth::AuthConfig {
             admin_secret: l.admin_secret.clone(),
             jwt: l.jwt_secret.clone(),
