@@ -1,7 +1,6 @@
 //! Request errors and their mapping to GraphQL errors, codes and HTTP statuses.
 //! This is the only place where layer errors become `extensions.code` values.
 
-use apollo_compiler::response::GraphQLError;
 use axum::http::StatusCode;
 use grafton_engine::EngineError;
 use grafton_execute::{DbErrorKind, ExecuteError};
@@ -23,24 +22,9 @@ pub enum RequestError {
     /// The content type is not JSON.
     #[error("unsupported content type '{0}': send application/json")]
     UnsupportedMediaType(String),
-    /// The GraphQL document does not parse.
-    #[error("not a valid graphql query")]
-    ParseFailed(Vec<GraphQLError>),
-    /// The document does not validate against the schema, or variables are wrong.
-    #[error("validation failed")]
-    Validation(Vec<GraphQLError>),
-    /// A mutation (or subscription) was sent over GET.
-    #[error("{0} operations are not allowed over GET; use POST")]
-    MethodNotAllowed(String),
-    /// Valid GraphQL that Grafton refuses or does not serve yet.
+    /// The engine refused or failed the request.
     #[error(transparent)]
-    Ir(#[from] IrError),
-    /// The database failed.
-    #[error(transparent)]
-    Execute(#[from] ExecuteError),
-    /// A write broke the role's insert or update check: nothing was written.
-    #[error("{0}")]
-    Permission(String),
+    Engine(#[from] EngineError),
     /// Authentication failed or the role is not allowed.
     #[error("{message}")]
     Auth {
@@ -53,51 +37,26 @@ pub enum RequestError {
     },
 }
 
-impl From<EngineError> for RequestError {
-    fn from(e: EngineError) -> Self {
-        match e {
-            EngineError::ParseFailed(list) => Self::ParseFailed(list),
-            EngineError::Validation(list) => Self::Validation(list),
-            EngineError::MethodNotAllowed(op) => Self::MethodNotAllowed(op),
-            EngineError::Ir(e) => Self::Ir(e),
-            EngineError::Execute(e) => Self::Execute(e),
-            EngineError::Permission(m) => Self::Permission(m),
-            EngineError::NoPermissions(role) => Self::Auth {
-                code: "access-denied",
-                message: format!("role \"{role}\" has no permissions"),
-                status: 403,
-            },
-        }
-    }
-}
-
 impl RequestError {
-    /// A validation error with a single message.
-    pub fn validation(message: impl Into<String>) -> Self {
-        Self::Validation(vec![GraphQLError::new(
-            message.into(),
-            None,
-            &Default::default(),
-        )])
-    }
-
     /// The stable `extensions.code`.
     pub fn code(&self) -> &'static str {
+        use EngineError as E;
         match self {
             Self::InvalidJson(_) => "invalid-json",
-            Self::BadRequest(_) | Self::ParseFailed(_) => "parse-failed",
+            Self::BadRequest(_) | Self::Engine(E::ParseFailed(_)) => "parse-failed",
             Self::TooLarge(_) => "request-too-large",
             Self::UnsupportedMediaType(_) => "unsupported-media-type",
-            Self::Validation(_) => "validation-failed",
-            Self::MethodNotAllowed(_) => "method-not-allowed",
-            Self::Ir(IrError::Validation(_)) => "validation-failed",
-            Self::Ir(IrError::NotSupported(_)) => "not-supported",
-            Self::Ir(IrError::InvalidInput { .. }) => "validation-failed",
-            Self::Ir(IrError::DataException(_)) => "data-exception",
-            Self::Ir(IrError::MissingSession(_)) => "access-denied",
-            Self::Permission(_) => "permission-error",
+            Self::Engine(E::Validation(_)) => "validation-failed",
+            Self::Engine(E::MethodNotAllowed(_)) => "method-not-allowed",
+            Self::Engine(E::Ir(IrError::Validation(_))) => "validation-failed",
+            Self::Engine(E::Ir(IrError::NotSupported(_))) => "not-supported",
+            Self::Engine(E::Ir(IrError::InvalidInput { .. })) => "validation-failed",
+            Self::Engine(E::Ir(IrError::DataException(_))) => "data-exception",
+            Self::Engine(E::Ir(IrError::MissingSession(_))) => "access-denied",
+            Self::Engine(E::Permission(_)) => "permission-error",
+            Self::Engine(E::NoPermissions(_)) => "access-denied",
             Self::Auth { code, .. } => code,
-            Self::Execute(e) => match e.kind() {
+            Self::Engine(E::Execute(e)) => match e.kind() {
                 DbErrorKind::DataException => "data-exception",
                 DbErrorKind::ConstraintViolation => "constraint-violation",
                 DbErrorKind::Unavailable => "database-unavailable",
@@ -110,10 +69,11 @@ impl RequestError {
     /// True when the request failed before execution (GraphQL "request error"):
     /// the response then has no `data` key.
     pub fn is_request_error(&self) -> bool {
+        use EngineError as E;
         match self {
             // Too deep for the database to compile: refused like an invalid document.
-            Self::Execute(e) => e.kind() == DbErrorKind::TooComplex,
-            Self::Ir(IrError::DataException(_)) | Self::Permission(_) => false,
+            Self::Engine(E::Execute(e)) => e.kind() == DbErrorKind::TooComplex,
+            Self::Engine(E::Ir(IrError::DataException(_)) | E::Permission(_)) => false,
             _ => true,
         }
     }
@@ -122,27 +82,33 @@ impl RequestError {
     /// `application/graphql-response+json`, where request errors are 4xx; with
     /// `application/json` validation errors stay 200, as Hasura answers.
     pub fn status(&self, graphql_response: bool) -> StatusCode {
+        use EngineError as E;
         match self {
-            Self::InvalidJson(_) | Self::BadRequest(_) | Self::ParseFailed(_) => {
+            Self::InvalidJson(_) | Self::BadRequest(_) | Self::Engine(E::ParseFailed(_)) => {
                 StatusCode::BAD_REQUEST
             }
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Engine(E::MethodNotAllowed(_)) => StatusCode::METHOD_NOT_ALLOWED,
             // A bad value is found where SQLite cannot check it, or by Postgres: same answer.
-            Self::Ir(IrError::DataException(_)) | Self::Permission(_) => StatusCode::OK,
+            Self::Engine(E::Ir(IrError::DataException(_)) | E::Permission(_)) => StatusCode::OK,
             Self::Auth { status, .. } => {
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::UNAUTHORIZED)
             }
-            Self::Validation(_) | Self::Ir(_) if graphql_response => StatusCode::BAD_REQUEST,
-            Self::Validation(_) | Self::Ir(_) => StatusCode::OK,
-            Self::Execute(e) if e.kind() == DbErrorKind::Unavailable => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
-            Self::Execute(e) if e.kind() == DbErrorKind::TooComplex && graphql_response => {
+            Self::Engine(E::NoPermissions(_)) => StatusCode::FORBIDDEN,
+            Self::Engine(E::Validation(_) | E::Ir(_)) if graphql_response => {
                 StatusCode::BAD_REQUEST
             }
-            Self::Execute(_) => StatusCode::OK,
+            Self::Engine(E::Validation(_) | E::Ir(_)) => StatusCode::OK,
+            Self::Engine(E::Execute(e)) if e.kind() == DbErrorKind::Unavailable => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            Self::Engine(E::Execute(e))
+                if e.kind() == DbErrorKind::TooComplex && graphql_response =>
+            {
+                StatusCode::BAD_REQUEST
+            }
+            Self::Engine(E::Execute(_)) => StatusCode::OK,
         }
     }
 
@@ -150,7 +116,7 @@ impl RequestError {
     pub fn body(&self) -> Value {
         let code = self.code();
         let errors: Vec<Value> = match self {
-            Self::ParseFailed(list) | Self::Validation(list) => list
+            Self::Engine(EngineError::ParseFailed(list) | EngineError::Validation(list)) => list
                 .iter()
                 .map(|e| {
                     let mut v = json!({ "message": e.message, "extensions": { "code": code } });
@@ -164,11 +130,13 @@ impl RequestError {
                     v
                 })
                 .collect(),
-            Self::Ir(IrError::InvalidInput { path, pointer, .. }) => vec![json!({
-                "message": self.to_string(),
-                "extensions": { "code": code, "path": path, "pointer": pointer }
-            })],
-            Self::Execute(ExecuteError::Constraint(v)) => {
+            Self::Engine(EngineError::Ir(IrError::InvalidInput { path, pointer, .. })) => {
+                vec![json!({
+                    "message": self.to_string(),
+                    "extensions": { "code": code, "path": path, "pointer": pointer }
+                })]
+            }
+            Self::Engine(EngineError::Execute(ExecuteError::Constraint(v))) => {
                 let mut ext = json!({ "code": code });
                 if let Some(c) = &v.constraint {
                     ext["constraint"] = json!(c);

@@ -89,7 +89,10 @@ fn respond(result: Result<String, RequestError>, graphql_response: bool) -> Resp
     let (status, body) = match result {
         Ok(body) => (StatusCode::OK, body),
         Err(e) => {
-            if matches!(e, RequestError::Execute(_)) {
+            if matches!(
+                e,
+                RequestError::Engine(grafton_engine::EngineError::Execute(_))
+            ) {
                 tracing::warn!(error = %e, "request failed in the database");
             }
             (e.status(graphql_response), e.body().to_string())
