@@ -55,7 +55,12 @@ async fn slow_and_extra_connections_are_closed() {
         .await
         .expect("write");
     // The cap is 4: a fourth connection is served, a fifth closed at once.
-    let client = reqwest::Client::new();
+    // No pooled keep-alive: the server closes idle connections after the header
+    // deadline, and a reused one could be closed under the request.
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .expect("client");
     let query = serde_json::json!({"query": "{ t { id } }"});
     let ok = client
         .post(server.url())
