@@ -479,3 +479,30 @@ fn all_columns(conn: &rusqlite::Connection, table: &str) -> String {
     let quoted: Vec<String> = cols.iter().map(|c| format!("quote(t.\"{c}\")")).collect();
     format!("json_array({})", quoted.join(", "))
 }
+
+/// The HS256 key of the tests' JWT config.
+pub const JWT_KEY: &str = "a-test-secret-of-at-least-32-bytes!!";
+
+/// `claims` signed with [`JWT_KEY`].
+pub fn sign(claims: &Value) -> String {
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        claims,
+        &jsonwebtoken::EncodingKey::from_secret(JWT_KEY.as_bytes()),
+    )
+    .expect("token")
+}
+
+/// The start-up error of an engine over `database_url` with `config` (empty if it
+/// builds).
+pub fn engine_error(database_url: String, config: grafton_schema::Config) -> String {
+    let options = ServeOptions {
+        database_url,
+        port: 0,
+        config,
+        ..Default::default()
+    };
+    let result =
+        on_server_runtime(async move { grafton_server::build_engine(&options).await.map(|_| ()) });
+    result.err().map(|e| e.to_string()).unwrap_or_default()
+}

@@ -189,7 +189,6 @@ async fn a_write_only_role_writes_and_reads_nothing() {
 async fn backend_only_writes_need_the_admin_secret_and_the_header() {
     let _g = serial().await;
     const SECRET: &str = "backend-only-secret";
-    const KEY: &str = "a-test-secret-of-at-least-32-bytes!!";
     for (db, database_url) in [
         (Db::Sqlite, setup_sqlite()),
         (Db::Postgres, setup_postgres()),
@@ -202,7 +201,7 @@ async fn backend_only_writes_need_the_admin_secret_and_the_header() {
             config,
             auth: grafton_auth::AuthConfig {
                 admin_secret: Some(SECRET.into()),
-                jwt: Some(json!({"type": "HS256", "key": KEY}).to_string()),
+                jwt: Some(json!({"type": "HS256", "key": JWT_KEY}).to_string()),
                 unauthorized_role: None,
             },
             ..Default::default()
@@ -227,12 +226,7 @@ async fn backend_only_writes_need_the_admin_secret_and_the_header() {
                 "x-hasura-use-backend-only-permissions": "true"
             }
         });
-        let token = jsonwebtoken::encode(
-            &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-            &claims,
-            &jsonwebtoken::EncodingKey::from_secret(KEY.as_bytes()),
-        )
-        .expect("token");
+        let token = sign(&claims);
         let before = checksum(db);
         for headers in [
             vec![("x-hasura-admin-secret", SECRET.to_owned()), role.clone()],
@@ -329,15 +323,6 @@ fn unsupported_permission_keys_are_refused_not_skipped() {
         "tables:\n  documents:\n    permissions:\n      r:\n        select: {columns: [id], query_root_fields: [select, selekt]}\n",
     )
     .expect("config parses");
-    let options = grafton_server::ServeOptions {
-        database_url: setup_sqlite(),
-        port: 0,
-        config,
-        ..Default::default()
-    };
-    let result = common::on_server_runtime(async move {
-        grafton_server::build_engine(&options).await.map(|_| ())
-    });
-    let message = result.err().map(|e| e.to_string()).unwrap_or_default();
+    let message = engine_error(setup_sqlite(), config);
     assert!(message.contains("'selekt'"), "{message}");
 }

@@ -457,7 +457,6 @@ async fn hasura_metadata_moves_over() {
     }
 }
 
-const JWT_KEY: &str = "a-test-secret-of-at-least-32-bytes!!";
 const ADMIN_SECRET: &str = "admin-secret-for-tests";
 
 /// An HS256 token with Hasura claims; `exp` relative to now, in seconds.
@@ -477,12 +476,7 @@ fn token(org: &str, user: &str, roles: &[&str], exp: i64) -> String {
             "x-hasura-org-id": org
         }
     });
-    jsonwebtoken::encode(
-        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        &claims,
-        &jsonwebtoken::EncodingKey::from_secret(JWT_KEY.as_bytes()),
-    )
-    .expect("token")
+    sign(&claims)
 }
 
 #[tokio::test]

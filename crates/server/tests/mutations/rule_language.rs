@@ -405,19 +405,11 @@ fn start_error(db: Db, rule: &str) -> String {
         "tables:\n  documents:\n    permissions:\n      r:\n        select: {{columns: [id], filter: {rule}}}\n"
     );
     let config: grafton_schema::Config = serde_norway::from_str(&yaml).expect("config parses");
-    let options = grafton_server::ServeOptions {
-        database_url: match db {
-            Db::Sqlite => setup_sqlite(),
-            Db::Postgres => setup_postgres(),
-        },
-        port: 0,
-        config,
-        ..Default::default()
+    let database_url = match db {
+        Db::Sqlite => setup_sqlite(),
+        Db::Postgres => setup_postgres(),
     };
-    let result = common::on_server_runtime(async move {
-        grafton_server::build_engine(&options).await.map(|_| ())
-    });
-    result.err().map(|e| e.to_string()).unwrap_or_default()
+    engine_error(database_url, config)
 }
 
 #[tokio::test]

@@ -98,16 +98,7 @@ async fn a_broken_schema_stops_start_up() {
     )
     .expect("config");
     let config = grafton_server::load_config(&path).expect("config parses");
-    let options = grafton_server::ServeOptions {
-        database_url: setup_sqlite(),
-        port: 0,
-        config,
-        ..Default::default()
-    };
-    let result = common::on_server_runtime(async move {
-        grafton_server::build_engine(&options).await.map(|_| ())
-    });
-    let message = result.err().map(|e| e.to_string()).unwrap_or_default();
+    let message = engine_error(setup_sqlite(), config);
     assert!(
         message.contains("missing.json"),
         "start-up error should name the file: {message}"
