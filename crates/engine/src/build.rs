@@ -19,6 +19,8 @@ pub struct EngineOptions {
     pub schemas: Vec<String>,
     /// Refuse documents declaring variables they do not use (the spec's rule).
     pub strict_graphql: bool,
+    /// The server's own limits (response size, request timeout, default row limit).
+    pub limits: crate::ServerLimits,
 }
 
 /// Why the engine could not be built.
@@ -33,13 +35,21 @@ pub enum BuildError {
     /// A permission in the config cannot be served as written.
     #[error("config file permissions: {0}")]
     Permissions(String),
+    /// `api_limits` cannot be enforced as written.
+    #[error("api_limits: {0}")]
+    Limits(String),
 }
 
 /// Connects, introspects and builds the engine: the admin schema, and one schema
 /// per role named in the config (two for roles with `backend_only` writes).
 pub async fn build(options: &EngineOptions) -> Result<Engine, BuildError> {
+    crate::limits::validate(&options.config.api_limits).map_err(BuildError::Limits)?;
     let target = Target::parse(&options.database_url)?;
-    let db = Database::connect(&target, options.pool_size).await?;
+    let pool = grafton_execute::PoolOptions {
+        size: options.pool_size,
+        statement_timeout: options.limits.request_timeout,
+    };
+    let db = Database::connect(&target, pool).await?;
     let introspected = db.introspect(&options.schemas).await?;
     for w in &introspected.warnings {
         tracing::warn!("{w}");
@@ -106,7 +116,9 @@ pub async fn build(options: &EngineOptions) -> Result<Engine, BuildError> {
             });
         }
     }
-    Ok(Engine::with_roles(model, role_models, db).with_strict_graphql(options.strict_graphql))
+    Ok(Engine::with_roles(model, role_models, db)
+        .with_strict_graphql(options.strict_graphql)
+        .with_limits(&options.config.api_limits, &options.limits))
 }
 
 /// Whether any of `role`'s insert, update or delete permissions is `backend_only`.

@@ -19,6 +19,8 @@ pub struct Caller {
     pub vars: Map<String, Value>,
     /// The role's `backend_only` permissions apply (a trusted backend's request).
     pub backend_only: bool,
+    /// The client's address, for rate limits keyed by IP.
+    pub ip: Option<std::net::IpAddr>,
 }
 
 /// How the request arrived, for the rules that depend on it.
@@ -30,6 +32,8 @@ pub struct Engine {
     /// The roles with `backend_only` permissions, as trusted backends see them.
     backend_roles: std::collections::HashMap<String, Planner>,
     db: Database,
+    /// Where queries estimated heavy wait, so they never hold every connection.
+    heavy: crate::admission::Gate,
 }
 
 /// The role name of the schema every role named by no permission shares (an empty
@@ -72,6 +76,7 @@ impl Engine {
             planner: Planner::new(model, dialect),
             roles: front,
             backend_roles: back,
+            heavy: crate::admission::heavy_lane(db.max_connections()),
             db,
         }
     }
@@ -83,6 +88,28 @@ impl Engine {
             .chain(self.backend_roles.values_mut());
         for p in planners {
             p.strict = strict;
+        }
+        self
+    }
+
+    /// Applies `api_limits` (each role's own, admin exempt unless named) and the
+    /// server's safety rails to every planner.
+    pub fn with_limits(
+        mut self,
+        api: &grafton_schema::api_limits::ApiLimits,
+        server: &crate::ServerLimits,
+    ) -> Self {
+        use crate::limits::rate::RoleRate;
+        use crate::RoleLimits;
+        self.planner.limits = RoleLimits::resolve(api, server, None);
+        self.planner.default_limit = server.default_limit;
+        self.planner.gate = gate(&self.planner.limits);
+        self.planner.rate = self.planner.limits.rate.as_ref().map(RoleRate::local);
+        for (name, p) in self.roles.iter_mut().chain(self.backend_roles.iter_mut()) {
+            p.limits = RoleLimits::resolve(api, server, Some(name));
+            p.default_limit = server.default_limit;
+            p.gate = gate(&p.limits);
+            p.rate = p.limits.rate.as_ref().map(RoleRate::local);
         }
         self
     }
@@ -128,7 +155,28 @@ impl Engine {
         caller: &Caller,
     ) -> Result<String, EngineError> {
         let planner = self.planner_for(caller.role.as_deref(), caller.backend_only)?;
+        // Counted per request: refused before any parsing. Per root field: once the
+        // document (cached) says how many.
+        let rate = planner.rate.as_ref();
+        if let Some(rate) = rate.filter(|r| !r.per_root_field) {
+            spend(rate, caller, 1)?;
+        }
         let prepared = planner.prepare_as(req, transport, &caller.vars)?;
+        if let Some(rate) = rate.filter(|r| r.per_root_field) {
+            let n = u32::try_from(prepared.shape.root_fields).unwrap_or(u32::MAX);
+            spend(rate, caller, n)?;
+        }
+        // Admitted only now, with the plan's cost known; held until the answer.
+        let _role = match &planner.gate {
+            Some(gate) => Some(gate.enter().await?),
+            None => None,
+        };
+        let _lane = match prepared.plan.statement {
+            Some(_) if prepared.cost > crate::admission::LIGHT_COST => {
+                Some(self.heavy.enter().await?)
+            }
+            _ => None,
+        };
         if let Some(mutation) = &prepared.mutation {
             // A mutation's statements are built as it runs; refuse up front, as queries
             // are, when the role's rules need a session variable the caller lacks.
@@ -146,12 +194,18 @@ impl Engine {
                 &self.db,
                 mutation,
                 &prepared.variables,
+                planner.limits().time,
             )
             .await?;
             return Ok(format!("{{\"data\":{data}}}"));
         }
         let db_json = match &prepared.plan.statement {
-            Some(statement) => Some(self.db.query_json(statement, &prepared.variables).await?),
+            Some(statement) => Some(
+                self.db
+                    .query_json(statement, &prepared.variables, planner.budget())
+                    .await
+                    .map_err(|e| response_limit(e, planner))?,
+            ),
             None => None,
         };
         if prepared.plan.has_introspection {
@@ -164,4 +218,38 @@ impl Engine {
         out.push('}');
         Ok(out)
     }
+}
+
+/// A response past the role's size limit is that limit's error.
+fn response_limit(e: grafton_execute::ExecuteError, planner: &Planner) -> EngineError {
+    match e {
+        grafton_execute::ExecuteError::TooLarge(bytes) => crate::LimitExceeded {
+            kind: crate::LimitKind::ResponseBytes,
+            limit: planner.limits().max_response_bytes,
+            actual: bytes,
+        }
+        .into(),
+        other => other.into(),
+    }
+}
+
+/// The `max_concurrent` gate of a role's limits.
+fn gate(limits: &crate::RoleLimits) -> Option<crate::admission::Gate> {
+    limits.max_concurrent.map(|n| {
+        crate::admission::Gate::new(
+            usize::try_from(n).unwrap_or(usize::MAX),
+            "the role's max_concurrent",
+        )
+    })
+}
+
+/// Takes `n` requests from the caller's allowance.
+fn spend(rate: &crate::limits::rate::RoleRate, caller: &Caller, n: u32) -> Result<(), EngineError> {
+    let key = rate.key(caller.ip, &caller.vars);
+    rate.store
+        .take(&key, n)
+        .map_err(|wait| EngineError::RateLimited {
+            per_minute: rate.per_minute,
+            wait,
+        })
 }

@@ -27,6 +27,20 @@ pub enum EngineError {
     /// A write broke the role's insert or update check: nothing was written.
     #[error("{0}")]
     Permission(String),
+    /// The request is over one of its role's limits: nothing was sent to the database.
+    #[error(transparent)]
+    Limit(#[from] crate::limits::LimitExceeded),
+    /// Too many requests run or wait already: refused at once.
+    #[error(transparent)]
+    Overloaded(#[from] crate::admission::Overloaded),
+    /// The client spent its rate limit's allowance.
+    #[error("rate limit exceeded: {per_minute} requests per minute; retry in {}s", .wait.as_secs_f64().ceil())]
+    RateLimited {
+        /// The allowance.
+        per_minute: u64,
+        /// How long until the request would fit.
+        wait: std::time::Duration,
+    },
     /// The role has no schema (only when no empty one was built for it).
     #[error("role \"{0}\" has no permissions")]
     NoPermissions(String),

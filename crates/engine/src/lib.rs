@@ -2,14 +2,17 @@
 //! mutation runner and permissions at run time. It speaks no transport: the server
 //! crate feeds it requests from HTTP and maps its errors to responses.
 
+pub mod admission;
 mod build;
 pub mod engine;
 pub mod error;
 mod lenient;
+pub mod limits;
 mod mutate;
 pub mod planner;
 
 pub use build::{build, BuildError, EngineOptions};
 pub use engine::{Caller, Engine, RoleSchema, NO_PERMISSIONS};
 pub use error::EngineError;
+pub use limits::{LimitExceeded, LimitKind, RoleLimits, ServerLimits};
 pub use planner::{GraphqlRequest, Plan, Planner, Prepared, Transport};

@@ -25,17 +25,18 @@ pub(crate) async fn run(
     db: &Database,
     mutation: &Mutation,
     variables: &Map<String, Value>,
+    timeout: std::time::Duration,
 ) -> Result<String, EngineError> {
     if let Some(one) = one_statement(model, rules, mutation) {
         let writing = Some((
             one.write.table,
             matches!(one.write.action, Action::Delete(_)),
         ));
-        return run_one(model, rules, db, mutation, &one, variables)
+        return run_one(model, rules, db, mutation, &one, variables, timeout)
             .await
             .map_err(|e| name_constraint(model, e, writing));
     }
-    let mut tx = db.begin().await?;
+    let mut tx = db.begin(timeout).await?;
     let mut run = Run {
         model,
         rules,
@@ -146,6 +147,7 @@ async fn run_one(
     mutation: &Mutation,
     one: &OneStatement<'_>,
     variables: &Map<String, Value>,
+    timeout: std::time::Duration,
 ) -> Result<String, EngineError> {
     let w = one.write;
     // An affected_rows-only answer still needs a row per write to count.
@@ -181,7 +183,7 @@ async fn run_one(
             return Err(EngineError::validation("insert without rows".to_owned()))
         }
     };
-    let mut tx = db.autocommit().await?;
+    let mut tx = db.autocommit(timeout).await?;
     let rows = tx.rows(&statement, variables).await?;
     tx.commit().await?;
     // Postgres pads json_build_object's output; SQLite's is compact already.

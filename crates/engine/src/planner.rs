@@ -2,6 +2,9 @@
 //! No I/O; benchmarked on its own (`cargo bench -p grafton --bench request_path`).
 
 use crate::error::EngineError;
+use crate::limits::cost::Cost;
+use crate::limits::shape::{self, Shape};
+use crate::limits::{LimitKind, RoleLimits};
 use apollo_compiler::collections::HashMap;
 use apollo_compiler::executable::{Operation, OperationType};
 use apollo_compiler::response::JsonMap;
@@ -40,6 +43,8 @@ pub enum Transport {
 /// A validated document and the plans built from it.
 struct DocEntry {
     document: Valid<ExecutableDocument>,
+    /// Each operation's size, measured once.
+    shapes: std::collections::HashMap<Option<Name>, Shape>,
     /// Every variable seen shaping a plan of this document (grows, never shrinks).
     shape_vars: Mutex<BTreeSet<String>>,
     plans: Cache<String, Arc<Plan>>,
@@ -57,6 +62,8 @@ pub struct Plan {
     pub(crate) has_introspection: bool,
     /// Session variables the statement binds (each request must carry them).
     session_vars: Vec<String>,
+    /// The cost estimate, evaluated with each request's variables.
+    cost: Cost,
 }
 
 /// A request ready to execute: its plan and its coerced variables.
@@ -70,6 +77,10 @@ pub struct Prepared {
     pub plan: Arc<Plan>,
     /// A mutation's IR: built per request, since what it writes is data, not shape.
     pub mutation: Option<grafton_ir::Mutation>,
+    /// The cost estimate for these variables (0 for a mutation).
+    pub cost: u64,
+    /// The operation's size as written.
+    pub shape: Shape,
 }
 
 /// Parsing, validation and planning for one role, with their caches. Does no I/O.
@@ -84,6 +95,16 @@ pub struct Planner {
     /// Refuse documents that declare variables they do not use (the GraphQL spec's
     /// rule); off by default, as Hasura accepts them and clients rely on it.
     pub(crate) strict: bool,
+    /// The role's limits.
+    pub(crate) limits: RoleLimits,
+    /// Rows a list without `limit` returns (`--default-limit`).
+    pub(crate) default_limit: Option<u64>,
+    /// The role's rate limit, if it has one.
+    pub(crate) rate: Option<crate::limits::rate::RoleRate>,
+    /// The role's `max_concurrent` gate, if it has one.
+    pub(crate) gate: Option<crate::admission::Gate>,
+    /// The size of this schema's full introspection, measured on first use.
+    introspection_size: std::sync::OnceLock<u64>,
 }
 
 const DOCUMENT_CACHE_SIZE: usize = 1024;
@@ -104,6 +125,24 @@ impl Planner {
             dialect,
             documents: Cache::new(DOCUMENT_CACHE_SIZE),
             strict: false,
+            limits: RoleLimits::default(),
+            default_limit: None,
+            gate: None,
+            rate: None,
+            introspection_size: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The limits this planner enforces.
+    pub fn limits(&self) -> &RoleLimits {
+        &self.limits
+    }
+
+    /// What one query of this role may take in the database.
+    pub(crate) fn budget(&self) -> grafton_execute::Budget {
+        grafton_execute::Budget {
+            timeout: self.limits.time,
+            max_bytes: self.limits.max_response_bytes,
         }
     }
 
@@ -156,6 +195,13 @@ impl Planner {
         session: &Map<String, Value>,
     ) -> Result<Prepared, EngineError> {
         let operation = operation(&entry, req.operation_name.as_deref())?;
+        // Limits on the document as written: before variables, IR or SQL.
+        let shape = entry
+            .shapes
+            .get(&operation.name)
+            .copied()
+            .unwrap_or_default();
+        self.limits.check_shape(&shape)?;
         if transport == Transport::Get && operation.operation_type != OperationType::Query {
             return Err(EngineError::MethodNotAllowed(
                 operation.operation_type.to_string(),
@@ -201,8 +247,11 @@ impl Planner {
                     roots: Vec::new(),
                     has_introspection: false,
                     session_vars: Vec::new(),
+                    cost: Cost::default(),
                 }),
                 mutation: Some(mutation),
+                cost: 0,
+                shape,
             });
         }
         let plan = self.plan(&entry, operation, &variables, use_cache)?;
@@ -213,6 +262,8 @@ impl Planner {
         {
             return Err(missing_session(missing));
         }
+        let cost = plan.cost.eval(&variables);
+        crate::limits::check(LimitKind::Cost, self.limits.cost, cost)?;
         for name in &plan.non_negative_vars {
             if variables
                 .get(name)
@@ -231,6 +282,8 @@ impl Planner {
             variables,
             plan,
             mutation: None,
+            cost,
+            shape,
         })
     }
 
@@ -261,6 +314,7 @@ impl Planner {
             }
         };
         Ok(Arc::new(DocEntry {
+            shapes: shape::measure(&document),
             document,
             shape_vars: Mutex::new(BTreeSet::new()),
             plans: Cache::new(PLANS_PER_DOCUMENT),
@@ -282,10 +336,27 @@ impl Planner {
                 return Ok(plan);
             }
         }
-        let query = grafton_ir::build_query(&self.model, &entry.document, operation, variables)?;
+        let mut query =
+            grafton_ir::build_query(&self.model, &entry.document, operation, variables)?;
+        if let Some(rows) = self.default_limit {
+            crate::limits::default_limit(&mut query, rows);
+        }
+        let introspection_nodes = entry
+            .shapes
+            .get(&operation.name)
+            .map_or(0, |s| s.introspection_nodes);
         let statement =
             grafton_translate::translate_query(&self.model, self.rules.as_deref(), &query)
-                .map(|select| grafton_sql::render(&select, self.dialect));
+                .map(|select| grafton_sql::render(&select, self.dialect))
+                .map(|st| match self.dialect {
+                    // PostgreSQL sends a response in one piece: never receive one
+                    // past the limit (SQLite's is checked before it is copied).
+                    Dialect::Postgres => grafton_sql::render::size_guard_postgres(
+                        &st,
+                        self.limits.max_response_bytes,
+                    ),
+                    Dialect::Sqlite => st,
+                });
         let session_vars = statement
             .iter()
             .flat_map(|s| &s.params)
@@ -301,6 +372,7 @@ impl Planner {
             .collect();
         let has_introspection = roots.iter().any(|(_, intro)| *intro);
         let plan = Arc::new(Plan {
+            cost: Cost::of(&query, self.rules.as_deref(), introspection_nodes),
             statement,
             non_negative_vars: query.non_negative_vars.iter().cloned().collect(),
             roots,
@@ -331,6 +403,20 @@ impl Planner {
         let operation = operation(&prepared.entry, prepared.operation_name.as_deref())?;
         introspection::check_max_depth(document, operation)
             .map_err(|e| EngineError::validation(e.message().to_string()))?;
+        let roots = prepared
+            .entry
+            .shapes
+            .get(&operation.name)
+            .map_or(1, |s| s.introspection_roots);
+        let each = *self
+            .introspection_size
+            .get_or_init(|| crate::limits::introspection::full_size(&self.model.schema));
+        let max = self.limits.max_response_bytes;
+        crate::limits::check(
+            LimitKind::Introspection,
+            Some(max),
+            roots.saturating_mul(each),
+        )?;
         let response = introspection::partial_execute(
             &self.model.schema,
             &self.implementers,
@@ -368,7 +454,9 @@ impl Planner {
                 serde_json::to_value(&response.errors).unwrap_or(Value::Null),
             );
         }
-        Ok(Value::Object(body).to_string())
+        let body = Value::Object(body).to_string();
+        crate::limits::check(LimitKind::ResponseBytes, Some(max), body.len() as u64)?;
+        Ok(body)
     }
 }
 

@@ -12,6 +12,10 @@ pub enum DbErrorKind {
     /// The statement is too deep or too large for the database to compile (SQLite's
     /// expression-depth limit): the request, not the database, is at fault.
     TooComplex,
+    /// The statement ran past its time limit and was cancelled.
+    Timeout,
+    /// Every connection stayed busy past the pool's wait: the server is overloaded.
+    Busy,
     /// Anything else.
     Other,
 }
@@ -36,6 +40,12 @@ pub enum ExecuteError {
     /// A constraint rejected a write.
     #[error("{}", .0.message)]
     Constraint(Box<ConstraintViolation>),
+    /// The statement ran past its time limit and was stopped in the database.
+    #[error("the request ran past its time limit of {}s and was cancelled", .0.as_secs_f64())]
+    Timeout(std::time::Duration),
+    /// The response is larger than allowed (its size in bytes, as far as known).
+    #[error("the response is {0} bytes, more than allowed")]
+    TooLarge(u64),
     /// Reading the catalog failed.
     #[error("cannot read the database catalog: {0}")]
     Catalog(#[from] grafton_catalog::CatalogError),
@@ -100,6 +110,7 @@ impl ExecuteError {
             Self::Database { kind, .. } => *kind,
             Self::Constraint(_) => DbErrorKind::ConstraintViolation,
             Self::Connect(_) => DbErrorKind::Unavailable,
+            Self::Timeout(_) => DbErrorKind::Timeout,
             _ => DbErrorKind::Other,
         }
     }
@@ -128,6 +139,9 @@ impl From<tokio_postgres::Error> for ExecuteError {
                 let gone = code.starts_with("08") || code.starts_with("57P0") || code == "3D000";
                 let kind = if gone {
                     DbErrorKind::Unavailable
+                } else if code == "57014" {
+                    // query_canceled: statement_timeout, or Grafton's own cancel.
+                    DbErrorKind::Timeout
                 } else if code.starts_with("22") {
                     DbErrorKind::DataException
                 } else if code.starts_with("23") {
@@ -177,6 +191,7 @@ impl From<rusqlite::Error> for ExecuteError {
                 DbErrorKind::DataException
             }
             Some(ErrorCode::CannotOpen) | Some(ErrorCode::DatabaseBusy) => DbErrorKind::Unavailable,
+            Some(ErrorCode::OperationInterrupted) => DbErrorKind::Timeout,
             _ if too_complex(&e.to_string()) => DbErrorKind::TooComplex,
             _ => DbErrorKind::Other,
         };

@@ -20,6 +20,35 @@ use grafton_catalog::{Backend, Introspected};
 use grafton_sql::{Dialect, Statement};
 use serde_json::{Map, Value};
 
+/// The pool's size and the settings of its connections.
+#[derive(Debug, Clone, Copy)]
+pub struct PoolOptions {
+    /// Connections in the pool.
+    pub size: usize,
+    /// PostgreSQL's `statement_timeout` for every pooled session: a backstop under
+    /// Grafton's own per-request deadlines, for a statement whose cancel got lost.
+    pub statement_timeout: std::time::Duration,
+}
+
+impl PoolOptions {
+    /// `size` connections, with a 60 s statement timeout.
+    pub fn new(size: usize) -> Self {
+        Self {
+            size,
+            statement_timeout: std::time::Duration::from_secs(60),
+        }
+    }
+}
+
+/// What one query may take.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// How long it may run.
+    pub timeout: std::time::Duration,
+    /// The largest JSON it may return, in bytes.
+    pub max_bytes: u64,
+}
+
 /// Where the database is, parsed from a URL or a path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
@@ -64,14 +93,14 @@ pub enum Database {
 }
 
 impl Database {
-    /// Opens a pool of `pool_size` connections and checks that one connects.
-    pub async fn connect(target: &Target, pool_size: usize) -> Result<Self, ExecuteError> {
+    /// Opens a pool of connections and checks that one connects.
+    pub async fn connect(target: &Target, pool: PoolOptions) -> Result<Self, ExecuteError> {
         match target {
             Target::Postgres(url) => Ok(Self::Postgres(
-                postgres::PgDatabase::connect(url, pool_size).await?,
+                postgres::PgDatabase::connect(url, pool).await?,
             )),
             Target::Sqlite(path) => Ok(Self::Sqlite(
-                sqlite::SqliteDatabase::open(path, pool_size).await?,
+                sqlite::SqliteDatabase::open(path, pool.size).await?,
             )),
         }
     }
@@ -101,14 +130,25 @@ impl Database {
     }
 
     /// Runs a statement whose one row and column is JSON; returns that JSON's text.
+    /// The statement is stopped in the database when `budget.timeout` passes or when
+    /// this future is dropped; a JSON longer than `budget.max_bytes` is refused.
     pub async fn query_json(
         &self,
         statement: &Statement,
         variables: &Map<String, Value>,
+        budget: Budget,
     ) -> Result<String, ExecuteError> {
         match self {
-            Self::Postgres(db) => db.query_json(statement, variables).await,
-            Self::Sqlite(db) => db.query_json(statement, variables).await,
+            Self::Postgres(db) => db.query_json(statement, variables, budget).await,
+            Self::Sqlite(db) => db.query_json(statement, variables, budget).await,
+        }
+    }
+
+    /// The most connections the pool opens.
+    pub fn max_connections(&self) -> usize {
+        match self {
+            Self::Postgres(db) => db.max_connections(),
+            Self::Sqlite(db) => db.max_connections(),
         }
     }
 

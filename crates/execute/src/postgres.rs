@@ -39,6 +39,14 @@ fn pool_error(e: deadpool_postgres::PoolError) -> ExecuteError {
             kind: DbErrorKind::Unavailable,
             message: format!("database unavailable: {}", postgres_cause(&e)),
         },
+        // Every connection is busy and stayed busy: the server is overloaded, the
+        // database is not gone.
+        deadpool_postgres::PoolError::Timeout(deadpool::managed::TimeoutType::Wait) => {
+            ExecuteError::Database {
+                kind: DbErrorKind::Busy,
+                message: "every database connection stayed busy".into(),
+            }
+        }
         other => ExecuteError::Database {
             kind: DbErrorKind::Unavailable,
             message: format!("database unavailable: {other}"),
@@ -48,15 +56,17 @@ fn pool_error(e: deadpool_postgres::PoolError) -> ExecuteError {
 
 impl PgDatabase {
     /// Creates the pool and checks that a connection can be made.
-    pub async fn connect(url: &str, pool_size: usize) -> Result<Self, ExecuteError> {
+    pub async fn connect(url: &str, options: crate::PoolOptions) -> Result<Self, ExecuteError> {
+        let pool_size = options.size;
         let mut cfg = Config::new();
         cfg.url = Some(url.to_owned());
+        cfg.options = Some(session_options(url, options.statement_timeout)?);
         cfg.manager = Some(ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         });
         let mut pool_cfg = PoolConfig::new(pool_size.max(1));
         pool_cfg.timeouts = Timeouts {
-            wait: Some(Duration::from_secs(10)),
+            wait: Some(Duration::from_secs(5)),
             create: Some(Duration::from_secs(5)),
             recycle: Some(Duration::from_secs(5)),
         };
@@ -85,9 +95,34 @@ impl PgDatabase {
         &self,
         statement: &Statement,
         variables: &Map<String, Value>,
+        budget: crate::Budget,
     ) -> Result<String, ExecuteError> {
-        let client = self.client().await?;
-        query_json_on(&client, statement, variables).await
+        // Past the deadline, or when the caller goes away (this future dropped), the
+        // statement is cancelled in PostgreSQL, and the connection only goes back to
+        // the pool once it is idle again.
+        let mut running = Running(Some(self.client().await?));
+        let client = running
+            .0
+            .as_ref()
+            .ok_or_else(|| ExecuteError::Config("no connection".into()))?;
+        let run = query_json_on(client, statement, variables, budget.max_bytes);
+        match tokio::time::timeout(budget.timeout, run).await {
+            Ok(answer) => {
+                // Finished: the connection is idle; back to the pool as it is.
+                drop(running.0.take());
+                answer
+            }
+            Err(_) => {
+                if let Some(client) = running.0.take() {
+                    settle(client).await;
+                }
+                Err(ExecuteError::Timeout(budget.timeout))
+            }
+        }
+    }
+
+    pub(crate) fn max_connections(&self) -> usize {
+        self.pool.status().max_size
     }
 
     /// A pooled connection.
@@ -99,6 +134,50 @@ impl PgDatabase {
         let client = self.pool.get().await.map_err(pool_error)?;
         client.simple_query("SELECT 1").await?;
         Ok(())
+    }
+}
+
+/// Every pooled session runs with a statement timeout (a backstop: requests have
+/// their own deadlines) and without JIT compilation, which no cancel interrupts and
+/// which costs more than it saves on the statements Grafton sends (docs/limits.md).
+/// Options already in the URL are kept; these come after, so they win.
+fn session_options(url: &str, statement_timeout: Duration) -> Result<String, ExecuteError> {
+    let parsed: tokio_postgres::Config = url
+        .parse()
+        .map_err(|e| ExecuteError::Config(format!("invalid PostgreSQL URL: {e}")))?;
+    let mut options = parsed.get_options().unwrap_or("").to_owned();
+    if !options.is_empty() {
+        options.push(' ');
+    }
+    let ms = statement_timeout.as_millis().max(1);
+    options.push_str(&format!("-c jit=off -c statement_timeout={ms}"));
+    Ok(options)
+}
+
+/// A pooled connection with a statement that may still be running.
+struct Running(Option<deadpool_postgres::Object>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(client) = self.0.take() {
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                handle.spawn(settle(client));
+            }
+        }
+    }
+}
+
+/// How long a cancelled statement has to end before its connection is discarded.
+const SETTLE_TIME: Duration = Duration::from_secs(2);
+
+/// Cancels whatever `client` is running and waits for the connection to be idle (an
+/// empty query answered after the cancelled one); a connection that does not settle
+/// in time is closed instead of going back to the pool.
+async fn settle(client: deadpool_postgres::Object) {
+    let cancelled = client.cancel_token().cancel_query(NoTls).await;
+    let idle = tokio::time::timeout(SETTLE_TIME, client.simple_query("")).await;
+    if cancelled.is_err() || !matches!(idle, Ok(Ok(_))) {
+        let _ = deadpool_postgres::Object::take(client);
     }
 }
 
@@ -130,19 +209,28 @@ pub(crate) async fn query(
 }
 
 /// Runs a statement whose one row and column is JSON on `client`; returns its text.
+/// A statement wrapped by `grafton_sql::render::size_guard_postgres` has a second
+/// column, the JSON's size, and the JSON itself only when it is small enough.
 pub(crate) async fn query_json_on(
     client: &deadpool_postgres::Object,
     statement: &Statement,
     variables: &Map<String, Value>,
+    max_bytes: u64,
 ) -> Result<String, ExecuteError> {
     let rows = query(client, statement, variables).await?;
-    let json: Option<RawJson> = match rows.first() {
-        Some(row) => row.try_get(0)?,
-        None => None,
+    let Some(row) = rows.first() else {
+        return Ok("null".to_owned());
     };
-    Ok(json
-        .map(|j| crate::compact::compact_json(&j.0))
-        .unwrap_or_else(|| "null".to_owned()))
+    let json: Option<RawJson> = row.try_get(0)?;
+    let size: Option<i32> = if row.len() > 1 { row.try_get(1)? } else { None };
+    match (json, size) {
+        (Some(j), _) if j.0.len() as u64 > max_bytes => {
+            Err(ExecuteError::TooLarge(j.0.len() as u64))
+        }
+        (Some(j), _) => Ok(crate::compact::compact_json(&j.0)),
+        (None, Some(bytes)) => Err(ExecuteError::TooLarge(bytes.max(0) as u64)),
+        (None, None) => Ok("null".to_owned()),
+    }
 }
 
 /// The innermost useful message of a connection error ("connection refused", …).

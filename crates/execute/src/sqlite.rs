@@ -18,18 +18,41 @@ pub(crate) struct Manager {
     path: PathBuf,
 }
 
+/// A pooled SQLite connection (used on its own worker thread) and the handle that
+/// interrupts its running statement from any thread.
+pub(crate) struct SqliteConn {
+    conn: SyncWrapper<Connection>,
+    pub(crate) interrupt: std::sync::Arc<rusqlite::InterruptHandle>,
+}
+
+impl std::ops::Deref for SqliteConn {
+    type Target = SyncWrapper<Connection>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.conn
+    }
+}
+
 impl managed::Manager for Manager {
-    type Type = SyncWrapper<Connection>;
+    type Type = SqliteConn;
     type Error = rusqlite::Error;
 
     async fn create(&self) -> Result<Self::Type, Self::Error> {
         let path = self.path.clone();
-        SyncWrapper::new(Runtime::Tokio1, move || open(&path)).await
+        let conn = SyncWrapper::new(Runtime::Tokio1, move || open(&path)).await?;
+        let interrupt = conn
+            .interact(|c| c.get_interrupt_handle())
+            .await
+            .map_err(|e| rusqlite::Error::UserFunctionError(e.to_string().into()))?;
+        Ok(SqliteConn {
+            conn,
+            interrupt: std::sync::Arc::new(interrupt),
+        })
     }
 
     async fn recycle(&self, conn: &mut Self::Type, _: &Metrics) -> RecycleResult<Self::Error> {
         // A connection is reusable unless a panic poisoned it; no query per checkout.
-        if conn.is_mutex_poisoned() {
+        if conn.conn.is_mutex_poisoned() {
             return Err(RecycleError::message("connection poisoned by a panic"));
         }
         Ok(())
@@ -73,22 +96,67 @@ pub(crate) fn bind_values(
         .collect()
 }
 
-/// Runs a statement whose one row and column is JSON on `conn`; returns its text.
+/// Runs a statement whose one row and column is JSON on `conn`; returns its text,
+/// copied out of SQLite only when it is at most `max_bytes` long.
 pub(crate) async fn query_json_on(
     conn: &PooledConnection,
     statement: &Statement,
     variables: &Map<String, Value>,
+    max_bytes: u64,
 ) -> Result<String, ExecuteError> {
+    use rusqlite::types::ValueRef;
     let values = bind_values(statement, variables);
     let sql = statement.sql.clone();
-    interact(conn, move |c| {
+    let answer = interact(conn, move |c| {
         let mut stmt = c.prepare_cached(&sql)?;
         stmt.query_row(rusqlite::params_from_iter(values.iter()), |row| {
-            row.get::<_, Option<String>>(0)
+            Ok(match row.get_ref(0)? {
+                ValueRef::Text(t) if t.len() as u64 > max_bytes => Err(t.len() as u64),
+                ValueRef::Null => Ok(None),
+                _ => Ok(Some(row.get::<_, String>(0)?)),
+            })
         })
     })
-    .await
-    .map(|json| json.unwrap_or_else(|| "null".to_owned()))
+    .await?;
+    match answer {
+        Ok(json) => Ok(json.unwrap_or_else(|| "null".to_owned())),
+        Err(bytes) => Err(ExecuteError::TooLarge(bytes)),
+    }
+}
+
+/// Runs `work` on `conn` for at most `timeout`. Past it, or when the caller goes
+/// away (this future dropped), the statement is interrupted rather than left
+/// running on the worker thread.
+pub(crate) async fn within<T>(
+    conn: &PooledConnection,
+    timeout: Duration,
+    work: impl std::future::Future<Output = Result<T, ExecuteError>>,
+) -> Result<T, ExecuteError> {
+    let guard = Interrupt(Some(conn.interrupt.clone()));
+    match tokio::time::timeout(timeout, work).await {
+        Ok(answer) => {
+            guard.disarm();
+            answer
+        }
+        Err(_) => Err(ExecuteError::Timeout(timeout)),
+    }
+}
+
+/// Interrupts the connection's statement when dropped armed.
+struct Interrupt(Option<std::sync::Arc<rusqlite::InterruptHandle>>);
+
+impl Interrupt {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Interrupt {
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take() {
+            handle.interrupt();
+        }
+    }
 }
 
 fn open(path: &Path) -> rusqlite::Result<Connection> {
@@ -119,6 +187,10 @@ fn interact_error(e: deadpool_sync::InteractError) -> ExecuteError {
 fn pool_error(e: managed::PoolError<rusqlite::Error>) -> ExecuteError {
     match e {
         managed::PoolError::Backend(e) => e.into(),
+        managed::PoolError::Timeout(managed::TimeoutType::Wait) => ExecuteError::Database {
+            kind: DbErrorKind::Busy,
+            message: "every database connection stayed busy".into(),
+        },
         other => ExecuteError::Database {
             kind: DbErrorKind::Unavailable,
             message: format!("database unavailable: {other}"),
@@ -140,7 +212,7 @@ impl SqliteDatabase {
         })
         .max_size(pool_size.max(1))
         .runtime(Runtime::Tokio1)
-        .wait_timeout(Some(Duration::from_secs(10)))
+        .wait_timeout(Some(Duration::from_secs(5)))
         .build()
         .map_err(|e| ExecuteError::Config(e.to_string()))?;
         let db = Self {
@@ -165,9 +237,15 @@ impl SqliteDatabase {
         &self,
         statement: &Statement,
         variables: &Map<String, Value>,
+        budget: crate::Budget,
     ) -> Result<String, ExecuteError> {
         let conn = self.pool.get().await.map_err(pool_error)?;
-        query_json_on(&conn, statement, variables).await
+        let run = query_json_on(&conn, statement, variables, budget.max_bytes);
+        within(&conn, budget.timeout, run).await
+    }
+
+    pub(crate) fn max_connections(&self) -> usize {
+        self.pool.status().max_size
     }
 
     /// The write lock, then a connection to write on.

@@ -10,6 +10,9 @@ use serde_json::{Map, Value};
 /// cancelled request, a panic) it rolls back before the connection is reused.
 pub struct Tx {
     conn: Option<Conn>,
+    /// How long each statement may run (SQLite interrupts it past that; PostgreSQL
+    /// transactions carry it as `statement_timeout`).
+    timeout: std::time::Duration,
     /// False for [`Database::autocommit`]: each statement commits by itself.
     open: bool,
 }
@@ -34,7 +37,8 @@ fn gone() -> ExecuteError {
 impl Database {
     /// A connection for one write statement that commits by itself (no `BEGIN`): a
     /// single statement is atomic on its own. SQLite's writer lock is still taken.
-    pub async fn autocommit(&self) -> Result<Tx, ExecuteError> {
+    /// On PostgreSQL the session's statement timeout bounds it, not `timeout`.
+    pub async fn autocommit(&self, timeout: std::time::Duration) -> Result<Tx, ExecuteError> {
         let conn = match self {
             Database::Postgres(db) => Conn::Postgres(db.client().await?),
             Database::Sqlite(db) => {
@@ -47,16 +51,22 @@ impl Database {
         };
         Ok(Tx {
             conn: Some(conn),
+            timeout,
             open: false,
         })
     }
 
-    /// Starts a write transaction.
-    pub async fn begin(&self) -> Result<Tx, ExecuteError> {
+    /// Starts a write transaction whose statements may each run for `timeout`.
+    pub async fn begin(&self, timeout: std::time::Duration) -> Result<Tx, ExecuteError> {
         let conn = match self {
             Database::Postgres(db) => {
                 let client = db.client().await?;
-                client.batch_execute("BEGIN").await?;
+                // LOCAL: the setting ends with the transaction, so the pooled session
+                // keeps its own.
+                let ms = timeout.as_millis().max(1);
+                client
+                    .batch_execute(&format!("BEGIN; SET LOCAL statement_timeout = {ms}"))
+                    .await?;
                 Conn::Postgres(client)
             }
             Database::Sqlite(db) => {
@@ -72,6 +82,7 @@ impl Database {
         };
         Ok(Tx {
             conn: Some(conn),
+            timeout,
             open: true,
         })
     }
@@ -102,7 +113,7 @@ impl Tx {
             Conn::Sqlite { conn, .. } => {
                 let values = crate::sqlite::bind_values(statement, variables);
                 let sql = statement.sql.clone();
-                crate::sqlite::interact(conn, move |c| {
+                let work = crate::sqlite::interact(conn, move |c| {
                     let mut stmt = c.prepare_cached(&sql)?;
                     let width = stmt.column_count();
                     let mut rows = stmt.query(rusqlite::params_from_iter(values.iter()))?;
@@ -115,8 +126,8 @@ impl Tx {
                         out.push(values);
                     }
                     Ok(out)
-                })
-                .await
+                });
+                crate::sqlite::within(conn, self.timeout, work).await
             }
         }
     }
@@ -129,10 +140,11 @@ impl Tx {
     ) -> Result<String, ExecuteError> {
         match self.conn.as_mut().ok_or_else(gone)? {
             Conn::Postgres(client) => {
-                crate::postgres::query_json_on(client, statement, variables).await
+                crate::postgres::query_json_on(client, statement, variables, u64::MAX).await
             }
             Conn::Sqlite { conn, .. } => {
-                crate::sqlite::query_json_on(conn, statement, variables).await
+                let work = crate::sqlite::query_json_on(conn, statement, variables, u64::MAX);
+                crate::sqlite::within(conn, self.timeout, work).await
             }
         }
     }

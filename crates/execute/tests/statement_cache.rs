@@ -12,18 +12,26 @@ fn statement(sql: String) -> Statement {
     }
 }
 
+const BUDGET: grafton_execute::Budget = grafton_execute::Budget {
+    timeout: std::time::Duration::from_secs(30),
+    max_bytes: u64::MAX,
+};
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prepared_statements_stay_bounded() {
     let url = grafton_testkit::fresh_database("stmts");
     let target = Target::parse(&url).expect("url");
     // One connection, so every statement lands on the same backend.
-    let db = Database::connect(&target, 1).await.expect("connect");
+    let db = Database::connect(&target, grafton_execute::PoolOptions::new(1))
+        .await
+        .expect("connect");
     let none = Map::new();
     for i in 0..300 {
         let json = db
             .query_json(
                 &statement(format!("SELECT json_build_object('n', {i})::text")),
                 &none,
+                BUDGET,
             )
             .await
             .expect("query");
@@ -36,6 +44,7 @@ async fn prepared_statements_stay_bounded() {
                     .to_owned(),
             ),
             &none,
+            BUDGET,
         )
         .await
         .expect("count");

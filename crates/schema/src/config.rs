@@ -11,6 +11,9 @@ pub struct Config {
     /// Per-table settings, keyed by `name` or `schema.name`.
     #[serde(default)]
     pub tables: BTreeMap<String, TableConfig>,
+    /// Limits per request and per client (Hasura's `api_limits` shape).
+    #[serde(default)]
+    pub api_limits: crate::api_limits::ApiLimits,
     /// The directory relative paths in the config (JSON Schema files) start from:
     /// the config file's directory, set by whoever loads it.
     #[serde(skip)]

@@ -122,7 +122,18 @@ struct Body {
 /// Reads Hasura metadata from a `tables.yaml` file or a metadata directory.
 pub fn load(path: &Path) -> Result<Config, String> {
     let mut entries: Vec<Entry> = Vec::new();
+    let mut api_limits = crate::api_limits::ApiLimits::default();
     if path.is_dir() {
+        let limits = path.join("api_limits.yaml");
+        if limits.exists() {
+            let text = std::fs::read_to_string(&limits)
+                .map_err(|e| format!("{}: {e}", limits.display()))?;
+            // An empty file (Hasura writes `{}`) means no limits.
+            if !text.trim().is_empty() {
+                api_limits = serde_norway::from_str(&text)
+                    .map_err(|e| format!("{}: {e}", limits.display()))?;
+            }
+        }
         let mut files = Vec::new();
         let databases = path.join("databases");
         let roots: Vec<std::path::PathBuf> = match std::fs::read_dir(&databases) {
@@ -153,7 +164,9 @@ pub fn load(path: &Path) -> Result<Config, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         entries = serde_norway::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    convert(entries)
+    let mut config = convert(entries)?;
+    config.api_limits = api_limits;
+    Ok(config)
 }
 
 fn parse(path: &Path) -> Result<Entry, String> {
@@ -269,6 +282,9 @@ fn relationship(table: &mut TableConfig, kind: ManualKind, r: Relationship) {
 
 /// Adds `other`'s tables to `config` (the config file wins where both say something).
 pub fn merge(config: &mut Config, other: Config) {
+    if config.api_limits == Default::default() {
+        config.api_limits = other.api_limits;
+    }
     for (key, t) in other.tables {
         let target = config.tables.entry(key).or_default();
         for (name, r) in t.relationships {

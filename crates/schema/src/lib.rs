@@ -1,6 +1,7 @@
 //! From a database catalog, a config file and a naming convention to a GraphQL schema
 //! (SDL + validated `apollo-compiler` schema) and the model that maps it back to SQL.
 
+pub mod api_limits;
 pub mod build;
 pub mod config;
 pub mod hasura;

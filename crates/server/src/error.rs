@@ -2,7 +2,7 @@
 //! This is the only place where layer errors become `extensions.code` values.
 
 use axum::http::StatusCode;
-use grafton_engine::EngineError;
+use grafton_engine::{EngineError, LimitKind};
 use grafton_execute::{DbErrorKind, ExecuteError};
 use grafton_ir::IrError;
 use serde_json::{json, Value};
@@ -55,12 +55,17 @@ impl RequestError {
             Self::Engine(E::Ir(IrError::MissingSession(_))) => "access-denied",
             Self::Engine(E::Permission(_)) => "permission-error",
             Self::Engine(E::NoPermissions(_)) => "access-denied",
+            Self::Engine(E::Limit(l)) => limit_code(l.kind),
+            Self::Engine(E::Overloaded(_)) => "overloaded",
+            Self::Engine(E::RateLimited { .. }) => "rate-limited",
             Self::Auth { code, .. } => code,
             Self::Engine(E::Execute(e)) => match e.kind() {
                 DbErrorKind::DataException => "data-exception",
                 DbErrorKind::ConstraintViolation => "constraint-violation",
                 DbErrorKind::Unavailable => "database-unavailable",
                 DbErrorKind::TooComplex => "validation-failed",
+                DbErrorKind::Timeout => "timeout",
+                DbErrorKind::Busy => "overloaded",
                 DbErrorKind::Other => "unexpected",
             },
         }
@@ -74,6 +79,8 @@ impl RequestError {
             // Too deep for the database to compile: refused like an invalid document.
             Self::Engine(E::Execute(e)) => e.kind() == DbErrorKind::TooComplex,
             Self::Engine(E::Ir(IrError::DataException(_)) | E::Permission(_)) => false,
+            // Only known once the database answered: an execution error.
+            Self::Engine(E::Limit(l)) => l.kind != LimitKind::ResponseBytes,
             _ => true,
         }
     }
@@ -96,19 +103,35 @@ impl RequestError {
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::UNAUTHORIZED)
             }
             Self::Engine(E::NoPermissions(_)) => StatusCode::FORBIDDEN,
-            Self::Engine(E::Validation(_) | E::Ir(_)) if graphql_response => {
+            Self::Engine(E::Limit(l)) if l.kind == LimitKind::ResponseBytes => StatusCode::OK,
+            Self::Engine(E::Validation(_) | E::Ir(_) | E::Limit(_)) if graphql_response => {
                 StatusCode::BAD_REQUEST
             }
-            Self::Engine(E::Validation(_) | E::Ir(_)) => StatusCode::OK,
-            Self::Engine(E::Execute(e)) if e.kind() == DbErrorKind::Unavailable => {
+            Self::Engine(E::Validation(_) | E::Ir(_) | E::Limit(_)) => StatusCode::OK,
+            Self::Engine(E::Execute(e))
+                if matches!(e.kind(), DbErrorKind::Unavailable | DbErrorKind::Busy) =>
+            {
                 StatusCode::SERVICE_UNAVAILABLE
             }
+            Self::Engine(E::Overloaded(_)) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Engine(E::RateLimited { .. }) => StatusCode::TOO_MANY_REQUESTS,
             Self::Engine(E::Execute(e))
                 if e.kind() == DbErrorKind::TooComplex && graphql_response =>
             {
                 StatusCode::BAD_REQUEST
             }
             Self::Engine(E::Execute(_)) => StatusCode::OK,
+        }
+    }
+
+    /// Seconds a client should wait before retrying (`Retry-After`), when it should.
+    pub fn retry_after(&self) -> Option<u64> {
+        match self {
+            Self::Engine(EngineError::RateLimited { wait, .. }) => {
+                Some((wait.as_secs_f64().ceil() as u64).max(1))
+            }
+            _ if self.status(false) == StatusCode::SERVICE_UNAVAILABLE => Some(1),
+            _ => None,
         }
     }
 
@@ -156,5 +179,17 @@ impl RequestError {
         } else {
             json!({ "data": null, "errors": errors })
         }
+    }
+}
+
+/// The stable code of each limit.
+fn limit_code(kind: LimitKind) -> &'static str {
+    match kind {
+        LimitKind::Depth => "depth-limit-exceeded",
+        LimitKind::Nodes => "node-limit-exceeded",
+        LimitKind::RootFields => "root-field-limit-exceeded",
+        LimitKind::Cost => "cost-limit-exceeded",
+        LimitKind::Batch => "batch-limit-exceeded",
+        LimitKind::ResponseBytes | LimitKind::Introspection => "response-too-large",
     }
 }

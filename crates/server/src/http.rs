@@ -9,6 +9,7 @@ use axum::extract::{DefaultBodyLimit, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::Extension;
 use axum::Router;
 use grafton_auth::{Authenticator, Role};
 use serde_json::{Map, Value};
@@ -86,8 +87,8 @@ fn respond(result: Result<String, RequestError>, graphql_response: bool) -> Resp
     } else {
         HeaderValue::from_static("application/json; charset=utf-8")
     };
-    let (status, body) = match result {
-        Ok(body) => (StatusCode::OK, body),
+    let (status, body, retry_after) = match result {
+        Ok(body) => (StatusCode::OK, body, None),
         Err(e) => {
             if matches!(
                 e,
@@ -95,7 +96,11 @@ fn respond(result: Result<String, RequestError>, graphql_response: bool) -> Resp
             ) {
                 tracing::warn!(error = %e, "request failed in the database");
             }
-            (e.status(graphql_response), e.body().to_string())
+            (
+                e.status(graphql_response),
+                e.body().to_string(),
+                e.retry_after(),
+            )
         }
     };
     let mut response = (status, body).into_response();
@@ -107,24 +112,26 @@ fn respond(result: Result<String, RequestError>, graphql_response: bool) -> Resp
             .headers_mut()
             .insert(header::ALLOW, HeaderValue::from_static("POST"));
     }
-    // The database is away: tell clients when to come back rather than hammer it.
-    if status == StatusCode::SERVICE_UNAVAILABLE {
+    // Overloaded, rate-limited, or the database is away: tell clients when to come
+    // back rather than hammer the server.
+    if let Some(seconds) = retry_after {
         response
             .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     }
     response
 }
 
 async fn graphql_post(
     State(state): State<AppState>,
+    peer: Option<Extension<Peer>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let graphql_response = wants_graphql_response(&headers);
     let result = async {
         // Credentials first: a rejected caller never gets as far as the body.
-        let caller = caller(&state.auth, &headers).await?;
+        let caller = caller(&state.auth, &headers, peer).await?;
         let content_type = headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -142,24 +149,76 @@ async fn graphql_post(
         })?;
         let value: Value =
             serde_json::from_slice(&body).map_err(|e| RequestError::InvalidJson(e.to_string()))?;
-        let request = parse_request(value)?;
-        Ok(state
-            .engine
-            .execute(&request, Transport::Post, &caller)
-            .await?)
+        match value {
+            Value::Array(items) => batch(&state.engine, &caller, items).await,
+            value => {
+                let request = parse_request(value)?;
+                Ok(state
+                    .engine
+                    .execute(&request, Transport::Post, &caller)
+                    .await?)
+            }
+        }
     }
     .await;
     respond(result, graphql_response)
 }
 
+/// A JSON array body is a batch (Apollo and Hasura clients send them): each
+/// operation runs in turn, as its own request, and the answer is the array of their
+/// answers in the same order. The role's `batch_limit` bounds its length.
+async fn batch(
+    engine: &Engine,
+    caller: &Caller,
+    items: Vec<Value>,
+) -> Result<String, RequestError> {
+    if items.is_empty() {
+        return Err(RequestError::BadRequest("the batch is empty".into()));
+    }
+    let limits = engine
+        .planner_for(caller.role.as_deref(), caller.backend_only)?
+        .limits();
+    grafton_engine::limits::check(
+        grafton_engine::LimitKind::Batch,
+        limits.batch,
+        items.len() as u64,
+    )
+    .map_err(grafton_engine::EngineError::from)?;
+    // A malformed element refuses the whole batch before any of it runs.
+    let requests = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| match parse_request(item) {
+            Err(RequestError::BadRequest(m)) => {
+                Err(RequestError::BadRequest(format!("batch element {i}: {m}")))
+            }
+            other => other,
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut out = String::from("[");
+    for (i, request) in requests.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let answer = engine.execute(request, Transport::Post, caller).await;
+        match answer.map_err(RequestError::from) {
+            Ok(body) => out.push_str(&body),
+            Err(e) => out.push_str(&e.body().to_string()),
+        }
+    }
+    out.push(']');
+    Ok(out)
+}
+
 async fn graphql_get(
     State(state): State<AppState>,
+    peer: Option<Extension<Peer>>,
     headers: HeaderMap,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Response {
     let graphql_response = wants_graphql_response(&headers);
     let result = async {
-        let caller = caller(&state.auth, &headers).await?;
+        let caller = caller(&state.auth, &headers, peer).await?;
         let Query(pairs) = query.map_err(|e| RequestError::BadRequest(e.body_text()))?;
         let mut object = Map::new();
         for (k, v) in pairs {
@@ -180,8 +239,16 @@ async fn graphql_get(
     respond(result, graphql_response)
 }
 
+/// The client's address, set on each request by the accept loop.
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub std::net::SocketAddr);
+
 /// Who is calling, from the request's credentials (admin secret, JWT, or none).
-async fn caller(auth: &Authenticator, headers: &HeaderMap) -> Result<Caller, RequestError> {
+async fn caller(
+    auth: &Authenticator,
+    headers: &HeaderMap,
+    peer: Option<Extension<Peer>>,
+) -> Result<Caller, RequestError> {
     let session = auth
         .authenticate(headers)
         .await
@@ -201,6 +268,7 @@ async fn caller(auth: &Authenticator, headers: &HeaderMap) -> Result<Caller, Req
             .map(|(k, v)| (k, Value::String(v)))
             .collect(),
         backend_only: session.backend_only,
+        ip: peer.map(|Extension(Peer(addr))| addr.ip()),
     })
 }
 

@@ -41,6 +41,8 @@ pub struct ServeOptions {
     pub auth: grafton_auth::AuthConfig,
     /// Refuse documents declaring variables they do not use (the spec's rule).
     pub strict_graphql: bool,
+    /// The server's own limits (response size, request timeout, default row limit).
+    pub limits: grafton_engine::ServerLimits,
 }
 
 impl Default for ServeOptions {
@@ -56,6 +58,7 @@ impl Default for ServeOptions {
             http: http::HttpOptions::default(),
             auth: grafton_auth::AuthConfig::default(),
             strict_graphql: false,
+            limits: grafton_engine::ServerLimits::default(),
         }
     }
 }
@@ -115,6 +118,7 @@ pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> 
         pool_size: options.pool_size,
         schemas: options.schemas.clone(),
         strict_graphql: options.strict_graphql,
+        limits: options.limits.clone(),
     };
     Ok(grafton_engine::build(&engine_options).await?)
 }

@@ -53,7 +53,7 @@ pub(crate) async fn serve(
         .header_read_timeout(limits.header_timeout);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let (stream, _) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(connection) => connection,
                 Err(e) => {
@@ -70,10 +70,12 @@ pub(crate) async fn serve(
             drop(stream);
             continue;
         };
-        let service = TowerToHyperService::new(
-            app.clone()
-                .map_request(|req: hyper::Request<Incoming>| req.map(Body::new)),
-        );
+        let service = TowerToHyperService::new(app.clone().map_request(
+            move |mut req: hyper::Request<Incoming>| {
+                req.extensions_mut().insert(crate::http::Peer(peer));
+                req.map(Body::new)
+            },
+        ));
         let connection = builder.serve_connection(TokioIo::new(stream), service);
         let connection = graceful.watch(connection);
         tokio::spawn(async move {

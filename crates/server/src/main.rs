@@ -62,6 +62,18 @@ struct SchemaOptions {
     /// says (Hasura, and so Grafton by default, accepts them).
     #[arg(long, env = "GRAFTON_STRICT_GRAPHQL")]
     strict_graphql: bool,
+    /// Rows a list without `limit` returns (off by default, as in Hasura). A
+    /// safety net against `{ table { … } }` on a big table; see docs/limits.md.
+    #[arg(long, env = "GRAFTON_DEFAULT_LIMIT")]
+    default_limit: Option<u64>,
+    /// Largest response in bytes, for every role (api_limits may set it per role).
+    #[arg(long, env = "GRAFTON_MAX_RESPONSE_BYTES", default_value_t = 64 * 1024 * 1024)]
+    max_response_bytes: u64,
+    /// Seconds a request's database work may take, for every role; the statement
+    /// is cancelled in the database when it passes (api_limits' time_limit may
+    /// lower it per role).
+    #[arg(long, env = "GRAFTON_REQUEST_TIMEOUT", default_value_t = 60.0)]
+    request_timeout: f64,
 }
 
 /// Options for listening.
@@ -204,6 +216,20 @@ fn options(
         naming: schema.naming.parse::<Convention>().unwrap_or_default(),
         schemas: schema.schemas.clone(),
         strict_graphql: schema.strict_graphql,
+        limits: grafton_engine::ServerLimits {
+            max_response_bytes: schema.max_response_bytes,
+            request_timeout: std::time::Duration::try_from_secs_f64(schema.request_timeout)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| StartError::Config {
+                    path: "--request-timeout".into(),
+                    message: format!(
+                        "{} is not a positive number of seconds",
+                        schema.request_timeout
+                    ),
+                })?,
+            default_limit: schema.default_limit,
+        },
         ..ServeOptions::default()
     };
     if let Some(path) = &schema.config {

@@ -6,6 +6,9 @@ use std::fmt::Write as _;
 
 mod json_ops;
 mod key_ids;
+mod size_guard;
+
+pub use size_guard::size_guard_postgres;
 
 /// Which SQL dialect to render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

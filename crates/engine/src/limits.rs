@@ -1,0 +1,239 @@
+//! Limits on one request, resolved per role from `api_limits` at start-up, and the
+//! checks the planner runs on every request before any SQL is sent.
+
+pub mod cost;
+pub mod introspection;
+pub mod rate;
+pub mod shape;
+
+use grafton_schema::api_limits::{ApiLimits, RateLimit};
+use std::time::Duration;
+
+/// The server's own safety rails: they hold for every role, admin included, and
+/// `api_limits` may only change them per role.
+#[derive(Debug, Clone)]
+pub struct ServerLimits {
+    /// Largest response, in bytes (`--max-response-bytes`).
+    pub max_response_bytes: u64,
+    /// Longest a request's database work may take (`--request-timeout`).
+    pub request_timeout: Duration,
+    /// Rows a list without `limit` returns (`--default-limit`; off by default, as
+    /// Hasura has none).
+    pub default_limit: Option<u64>,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        Self {
+            max_response_bytes: 64 * 1024 * 1024,
+            request_timeout: Duration::from_secs(60),
+            default_limit: None,
+        }
+    }
+}
+
+/// The limits that apply to one role (or to admin).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RoleLimits {
+    /// Deepest nesting.
+    pub depth: Option<u64>,
+    /// Most fields.
+    pub nodes: Option<u64>,
+    /// Most root fields.
+    pub root_fields: Option<u64>,
+    /// Largest cost estimate.
+    pub cost: Option<u64>,
+    /// Most operations in a batch.
+    pub batch: Option<u64>,
+    /// Longest the database may work on one request.
+    pub time: Duration,
+    /// Largest response.
+    pub max_response_bytes: u64,
+    /// Requests of this role running at once.
+    pub max_concurrent: Option<u64>,
+    /// Requests per minute per client.
+    pub rate: Option<RateLimit>,
+}
+
+impl RoleLimits {
+    /// The limits of `role` (`None`: admin, exempt from `api_limits` unless named).
+    pub fn resolve(limits: &ApiLimits, server: &ServerLimits, role: Option<&str>) -> Self {
+        let on = !limits.disabled;
+        let pick = |l: &Option<grafton_schema::api_limits::Limit<u64>>| {
+            l.as_ref().filter(|_| on).and_then(|l| l.for_role(role))
+        };
+        let time = limits
+            .time_limit
+            .as_ref()
+            .filter(|_| on)
+            .and_then(|l| l.for_role(role))
+            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            .filter(|d| !d.is_zero())
+            .map_or(server.request_timeout, |t| t.min(server.request_timeout));
+        Self {
+            depth: pick(&limits.depth_limit),
+            nodes: pick(&limits.node_limit),
+            root_fields: pick(&limits.root_field_limit),
+            cost: pick(&limits.cost_limit),
+            batch: pick(&limits.batch_limit),
+            time,
+            max_response_bytes: pick(&limits.max_response_bytes)
+                .unwrap_or(server.max_response_bytes),
+            max_concurrent: pick(&limits.max_concurrent),
+            rate: limits
+                .rate_limit
+                .as_ref()
+                .filter(|_| on)
+                .and_then(|l| l.for_role(role)),
+        }
+    }
+
+    /// Checks an operation's shape against the depth, node and root-field limits.
+    pub fn check_shape(&self, shape: &shape::Shape) -> Result<(), LimitExceeded> {
+        check(LimitKind::Depth, self.depth, shape.depth)?;
+        check(LimitKind::Nodes, self.nodes, shape.nodes)?;
+        check(LimitKind::RootFields, self.root_fields, shape.root_fields)
+    }
+}
+
+/// Refuses limits that cannot be enforced as written, before anything starts: a
+/// limit that silently did nothing would be worse than none.
+pub fn validate(limits: &ApiLimits) -> Result<(), String> {
+    if let Some(time) = &limits.time_limit {
+        let values = time.global.iter().chain(time.per_role.values());
+        if let Some(bad) = values
+            .into_iter()
+            .find(|s| Duration::try_from_secs_f64(**s).map_or(true, |d| d.is_zero()))
+        {
+            return Err(format!(
+                "time_limit {bad} is not a positive number of seconds"
+            ));
+        }
+    }
+    let zero = |name: &str, l: &Option<grafton_schema::api_limits::Limit<u64>>| match l {
+        Some(l) if l.global == Some(0) || l.per_role.values().any(|v| *v == 0) => {
+            Err(format!("{name} must be at least 1"))
+        }
+        _ => Ok(()),
+    };
+    zero("batch_limit", &limits.batch_limit)?;
+    zero("max_concurrent", &limits.max_concurrent)?;
+    if let Some(rate) = &limits.rate_limit {
+        let values = rate.global.iter().chain(rate.per_role.values());
+        if values.into_iter().any(|r| r.max_reqs_per_min == 0) {
+            return Err("rate_limit max_reqs_per_min must be at least 1".into());
+        }
+    }
+    Ok(())
+}
+
+/// Fails when `actual` is over `limit`.
+pub fn check(kind: LimitKind, limit: Option<u64>, actual: u64) -> Result<(), LimitExceeded> {
+    match limit {
+        Some(limit) if actual > limit => Err(LimitExceeded {
+            kind,
+            limit,
+            actual,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Which limit a request went over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitKind {
+    /// `depth_limit`.
+    Depth,
+    /// `node_limit`.
+    Nodes,
+    /// `root_field_limit`.
+    RootFields,
+    /// `cost_limit`.
+    Cost,
+    /// `batch_limit`.
+    Batch,
+    /// `max_response_bytes`.
+    ResponseBytes,
+    /// `max_response_bytes`, estimated for introspection before it runs.
+    Introspection,
+}
+
+/// A request over one of its role's limits.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.message())]
+pub struct LimitExceeded {
+    /// Which limit.
+    pub kind: LimitKind,
+    /// The limit.
+    pub limit: u64,
+    /// What the request measured.
+    pub actual: u64,
+}
+
+impl LimitExceeded {
+    fn message(&self) -> String {
+        let (limit, actual) = (self.limit, self.actual);
+        let (name, measured) = match self.kind {
+            LimitKind::Depth => ("depth", format!("the operation is nested {actual} deep")),
+            LimitKind::Nodes => ("node", format!("the operation has {actual} fields")),
+            LimitKind::RootFields => (
+                "root field",
+                format!("the operation has {actual} root fields"),
+            ),
+            LimitKind::Cost => (
+                "cost",
+                format!("the operation's estimated cost is {actual}"),
+            ),
+            LimitKind::Batch => ("batch", format!("the batch has {actual} operations")),
+            LimitKind::ResponseBytes => (
+                "response size",
+                format!("the response reached {actual} bytes"),
+            ),
+            LimitKind::Introspection => (
+                "response size",
+                format!("the introspection fields could answer {actual} bytes"),
+            ),
+        };
+        format!("{name} limit exceeded: {measured}; the limit is {limit}")
+    }
+}
+
+/// `--default-limit`: every list without a `limit` (root lists and array
+/// relationships, not aggregates, whose counts it would falsify) gets `rows`.
+pub fn default_limit(query: &mut grafton_ir::Query, rows: u64) {
+    use grafton_ir::{Field, Root, Rows};
+    fn visit(r: &mut Rows, rows: u64) {
+        if !r.single && r.args.limit.is_none() {
+            r.args.limit = Some(grafton_ir::Value::Literal(rows.into()));
+        }
+        fields(&mut r.fields, rows);
+    }
+    fn fields(fs: &mut [(String, Field)], rows: u64) {
+        for (_, f) in fs {
+            match f {
+                Field::Object(_, r) | Field::Array(_, r) => visit(r, rows),
+                Field::Aggregate(_, agg) => {
+                    for (_, af) in &mut agg.fields {
+                        if let grafton_ir::AggregateField::Nodes(nodes) = af {
+                            fields(nodes, rows);
+                        }
+                    }
+                }
+                Field::Column(_) | Field::JsonPath(..) | Field::Typename(_) => {}
+            }
+        }
+    }
+    for (_, root) in &mut query.root {
+        match root {
+            Root::Rows(r) => visit(r, rows),
+            Root::Aggregate(agg) => {
+                for (_, af) in &mut agg.fields {
+                    if let grafton_ir::AggregateField::Nodes(nodes) = af {
+                        fields(nodes, rows);
+                    }
+                }
+            }
+            Root::Typename(_) | Root::Introspection => {}
+        }
+    }
+}

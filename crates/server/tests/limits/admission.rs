@@ -1,0 +1,109 @@
+//! Admission control: heavy queries never hold every connection, so cheap ones keep
+//! answering; a full gate queues briefly, then refuses at once with 503 `overloaded`.
+
+use crate::*;
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+/// Sends `query` as `role` and returns (status, code, Retry-After).
+async fn attempt(
+    url: String,
+    role: Option<&'static str>,
+    query: &'static str,
+) -> (u16, String, Option<String>) {
+    let client = reqwest::Client::new();
+    let mut request = client
+        .post(&url)
+        .header("x-hasura-admin-secret", ADMIN_SECRET)
+        .json(&json!({ "query": query }));
+    if let Some(role) = role {
+        request = request.header("x-hasura-role", role);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    let retry = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body: serde_json::Value = response.json().await.expect("JSON body");
+    (status, code(&body).to_owned(), retry)
+}
+
+#[tokio::test]
+async fn cheap_queries_keep_answering_while_heavy_ones_fill_their_lane() {
+    run(async {
+        for db in BOTH {
+            // 5 connections: the heavy lane holds 4 and queues 4; one connection is
+            // always left for cheap requests. Heavy requests run 3 s at most.
+            let mut o = options(db);
+            o.pool_size = 5;
+            o.limits.request_timeout = Duration::from_secs(3);
+            let url = start(o);
+            let heavy: Vec<_> = (0..10)
+                .map(|_| tokio::spawn(attempt(url.clone(), None, "{ slow { id } }")))
+                .collect();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            for i in 1..=20 {
+                let started = Instant::now();
+                let q = format!("{{ nodes_by_pk(id: {i}) {{ id }} }}");
+                let (status, body) = post(&url, None, &q, json!({})).await;
+                assert_eq!(status, 200, "{db:?}: {body}");
+                assert_eq!(data(body)["nodes_by_pk"]["id"], i);
+                assert!(
+                    started.elapsed() < Duration::from_secs(1),
+                    "{db:?}: a cheap query waited {:?} behind heavy ones",
+                    started.elapsed()
+                );
+            }
+            let mut codes = Vec::new();
+            for h in heavy {
+                let (status, code, retry) = h.await.expect("task");
+                if code == "overloaded" {
+                    assert_eq!((status, retry.as_deref()), (503, Some("1")), "{db:?}");
+                }
+                codes.push(code);
+            }
+            let count = |c: &str| codes.iter().filter(|x| *x == c).count();
+            // 4 ran into their time limit; 4 waited 2 s in the queue and 2 found it
+            // full: both refused as overloaded.
+            assert_eq!(
+                (count("timeout"), count("overloaded")),
+                (4, 6),
+                "{db:?}: {codes:?}"
+            );
+        }
+    })
+}
+
+#[tokio::test]
+async fn max_concurrent_gates_a_role() {
+    run(async {
+        let url = start(options(Db::Sqlite));
+        // hasty: one at a time, one waiting; its statements end after 1 s.
+        let tries: Vec<_> = (0..3)
+            .map(|_| {
+                tokio::spawn(attempt(
+                    url.clone(),
+                    Some("hasty"),
+                    "{ slow(limit: 1) { id } }",
+                ))
+            })
+            .collect();
+        let mut codes = Vec::new();
+        for t in tries {
+            codes.push(t.await.expect("task").1);
+        }
+        codes.sort();
+        assert_eq!(codes, ["overloaded", "timeout", "timeout"]);
+        // Other roles are not held by hasty's gate.
+        let (_, body) = post(
+            &url,
+            Some("user"),
+            "{ nodes_by_pk(id: 1) { id } }",
+            json!({}),
+        )
+        .await;
+        data(body);
+    })
+}

@@ -1,0 +1,213 @@
+//! Limits, timeouts and the size of responses: their own SQLite file and PostgreSQL
+//! database (a 50-node chain, a few large rows and a view that runs for minutes),
+//! servers started with `api_limits` in their config, and real HTTP requests.
+//! Every limit is tried at its boundary: just under passes, just over fails.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod admission;
+mod batch;
+mod rate;
+mod response_size;
+mod shape_and_cost;
+mod time;
+
+use common::{on_server_runtime, start_server};
+use grafton_server::ServeOptions;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// A backend under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Db {
+    Sqlite,
+    Postgres,
+}
+
+pub const BOTH: [Db; 2] = [Db::Sqlite, Db::Postgres];
+
+pub const ADMIN_SECRET: &str = "limits-secret";
+
+/// Rows in `nodes`: node `i` has parent `i - 1`.
+pub const NODES: usize = 50;
+
+fn ddl(postgres: bool) -> String {
+    let (int, text) = if postgres {
+        ("integer", "text")
+    } else {
+        ("INTEGER", "TEXT")
+    };
+    // A view that takes minutes: PostgreSQL sleeps (visible in pg_stat_activity),
+    // SQLite counts to 300 million.
+    let slow = if postgres {
+        "CREATE VIEW slow AS SELECT 1 AS id, pg_sleep(300)::text AS z;"
+    } else {
+        "CREATE VIEW slow AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000000) SELECT max(x) AS id, '' AS z FROM c;"
+    };
+    let nodes: Vec<String> = (1..=NODES)
+        .map(|i| {
+            let parent = if i == 1 {
+                "NULL".to_owned()
+            } else {
+                (i - 1).to_string()
+            };
+            format!("({i}, {parent}, 'n{i}')")
+        })
+        .collect();
+    // 20 rows of 1,000 characters: 20 kB of response.
+    let blobs: Vec<String> = (1..=20)
+        .map(|i| format!("({i}, '{}')", "x".repeat(1000)))
+        .collect();
+    format!(
+        "CREATE TABLE nodes (id {int} NOT NULL PRIMARY KEY, parent_id {int} REFERENCES nodes (id), label {text} NOT NULL);
+         CREATE TABLE blobs (id {int} NOT NULL PRIMARY KEY, body {text} NOT NULL);
+         {slow}
+         INSERT INTO nodes (id, parent_id, label) VALUES {};
+         INSERT INTO blobs (id, body) VALUES {};",
+        nodes.join(", "),
+        blobs.join(", ")
+    )
+}
+
+/// Roles: `user` (the global limits), `deep` (a deeper limit), `capped` (a row
+/// limit of 5 on `nodes`), `small` (2,000-byte responses), `hasty` (1 s of time,
+/// one request at a time), `limited` (3 requests a minute per user) and `ops` (4
+/// root fields a minute per IP).
+/// Admin is exempt except for the depth limit `per_role.admin` gives it.
+pub const CONFIG: &str = r#"
+api_limits:
+  depth_limit: {global: 4, per_role: {deep: 8, admin: 12}}
+  node_limit: {global: 20}
+  root_field_limit: {global: 3}
+  batch_limit: {global: 3}
+  cost_limit: {global: 1000}
+  max_response_bytes: {per_role: {small: 2000}}
+  time_limit: {per_role: {hasty: 1}}
+  max_concurrent: {per_role: {hasty: 1}}
+  rate_limit:
+    per_role:
+      limited: {max_reqs_per_min: 3, unique_params: [x-hasura-user-id]}
+      ops: {max_reqs_per_min: 4, unique_params: IP, per_root_field: true}
+tables:
+  nodes:
+    permissions:
+      user: {select: {columns: "*", filter: {}}}
+      deep: {select: {columns: "*", filter: {}}}
+      capped: {select: {columns: "*", filter: {}, limit: 5}}
+      limited: {select: {columns: "*", filter: {}}}
+      ops: {select: {columns: "*", filter: {}}}
+  blobs:
+    permissions:
+      user: {select: {columns: "*", filter: {}}}
+      small: {select: {columns: "*", filter: {}}}
+  slow:
+    permissions:
+      hasty: {select: {columns: "*", filter: {}}}
+"#;
+
+struct Setup {
+    sqlite: PathBuf,
+    postgres: String,
+    config: grafton_schema::Config,
+}
+
+fn setup() -> &'static Setup {
+    static SETUP: OnceLock<Setup> = OnceLock::new();
+    SETUP.get_or_init(|| {
+        std::thread::spawn(|| {
+            let sqlite = grafton_testkit::sqlite_path("limits");
+            let conn = rusqlite::Connection::open(&sqlite).expect("create SQLite file");
+            conn.execute_batch(&format!("BEGIN; {} COMMIT;", ddl(false)))
+                .expect("SQLite fixture");
+            let postgres = grafton_testkit::fresh_database("limits");
+            grafton_testkit::psql(&postgres, ddl(true).as_bytes());
+            let config = serde_norway::from_str(CONFIG).expect("config");
+            Setup {
+                sqlite,
+                postgres,
+                config,
+            }
+        })
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    })
+}
+
+pub fn database_url(db: Db) -> String {
+    match db {
+        Db::Sqlite => setup().sqlite.display().to_string(),
+        Db::Postgres => setup().postgres.clone(),
+    }
+}
+
+/// Options for a server over `db` with the limits config and an admin secret.
+pub fn options(db: Db) -> ServeOptions {
+    let mut o = ServeOptions {
+        database_url: database_url(db),
+        port: 0,
+        config: setup().config.clone(),
+        ..ServeOptions::default()
+    };
+    o.auth.admin_secret = Some(ADMIN_SECRET.into());
+    o
+}
+
+/// The GraphQL URL of the shared server for `db`.
+pub fn url(db: Db) -> &'static str {
+    static SQLITE: OnceLock<String> = OnceLock::new();
+    static POSTGRES: OnceLock<String> = OnceLock::new();
+    let cell = match db {
+        Db::Sqlite => &SQLITE,
+        Db::Postgres => &POSTGRES,
+    };
+    cell.get_or_init(|| start_server(options(db)) + "/v1/graphql")
+}
+
+/// Starts a server of its own (for options the shared ones lack).
+pub fn start(options: ServeOptions) -> String {
+    start_server(options) + "/v1/graphql"
+}
+
+/// Posts `query` as `role` (`None`: admin); returns the status and the body.
+pub async fn post(url: &str, role: Option<&str>, query: &str, variables: Value) -> (u16, Value) {
+    let client = reqwest::Client::new();
+    let mut request = client
+        .post(url)
+        .header("x-hasura-admin-secret", ADMIN_SECRET)
+        .json(&json!({"query": query, "variables": variables}));
+    if let Some(role) = role {
+        request = request.header("x-hasura-role", role);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    (status, response.json().await.expect("JSON body"))
+}
+
+/// The body's `extensions.code`, or "" when it has no error.
+pub fn code(body: &Value) -> &str {
+    body["errors"][0]["extensions"]["code"]
+        .as_str()
+        .unwrap_or("")
+}
+
+/// Asserts success and returns `data`.
+pub fn data(body: Value) -> Value {
+    assert!(body.get("errors").is_none(), "unexpected errors: {body}");
+    body["data"].clone()
+}
+
+/// `parent { parent { … id } }` nested so that the whole operation is `depth` deep.
+pub fn chain(depth: usize) -> String {
+    let mut q = "id".to_owned();
+    for _ in 1..depth.saturating_sub(1) {
+        q = format!("parent {{ {q} }}");
+    }
+    format!("{{ nodes_by_pk(id: {NODES}) {{ {q} }} }}")
+}
+
+/// Runs a test body on the servers' runtime.
+pub fn run<T: Send>(fut: impl std::future::Future<Output = T> + Send) -> T {
+    on_server_runtime(fut)
+}
