@@ -116,9 +116,11 @@ pub async fn build(options: &EngineOptions) -> Result<Engine, BuildError> {
             });
         }
     }
-    Ok(Engine::with_roles(model, role_models, db)
+    Engine::with_roles(model, role_models, db)
         .with_strict_graphql(options.strict_graphql)
-        .with_limits(&options.config.api_limits, &options.limits))
+        .with_limits(&options.config.api_limits, &options.limits)
+        .with_trusted(&options.config)
+        .map_err(BuildError::Limits)
 }
 
 /// Whether any of `role`'s insert, update or delete permissions is `backend_only`.

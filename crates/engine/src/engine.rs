@@ -34,6 +34,8 @@ pub struct Engine {
     db: Database,
     /// Where queries estimated heavy wait, so they never hold every connection.
     heavy: crate::admission::Gate,
+    /// Automatic persisted queries.
+    persisted: Box<dyn crate::trusted::DocumentStore>,
 }
 
 /// The role name of the schema every role named by no permission shares (an empty
@@ -77,6 +79,7 @@ impl Engine {
             roles: front,
             backend_roles: back,
             heavy: crate::admission::heavy_lane(db.max_connections()),
+            persisted: Box::<crate::trusted::LocalDocuments>::default(),
             db,
         }
     }
@@ -112,6 +115,47 @@ impl Engine {
             p.rate = p.limits.rate.as_ref().map(RoleRate::local);
         }
         self
+    }
+
+    /// Applies the allow list and the introspection switches to every role (admin
+    /// is never limited by either).
+    pub fn with_trusted(mut self, config: &grafton_schema::Config) -> Result<Self, String> {
+        let allow = crate::trusted::AllowList::from_config(config)?;
+        let off = &config.graphql_schema_introspection.disabled_for_roles;
+        for (name, p) in self.roles.iter_mut().chain(self.backend_roles.iter_mut()) {
+            p.allowed = allow.for_role(name);
+            p.introspection_disabled = off.contains(name);
+        }
+        Ok(self)
+    }
+
+    /// The request's document: its text, or for a persisted query (Apollo's APQ)
+    /// the text stored under its hash, which a request with both registers.
+    fn resolve_persisted(
+        &self,
+        req: &GraphqlRequest,
+    ) -> Result<Option<GraphqlRequest>, EngineError> {
+        let Some(hash) = &req.persisted_hash else {
+            return Ok(None);
+        };
+        let hash = hash.to_ascii_lowercase();
+        if !req.query.is_empty() {
+            if crate::trusted::sha256_hex(&req.query) != hash {
+                return Err(EngineError::PersistedQueryMismatch);
+            }
+            self.persisted.put(hash, req.query.as_str().into());
+            return Ok(None);
+        }
+        let document = self
+            .persisted
+            .get(&hash)
+            .ok_or(EngineError::PersistedQueryNotFound)?;
+        Ok(Some(GraphqlRequest {
+            query: document.to_string(),
+            operation_name: req.operation_name.clone(),
+            variables: req.variables.clone(),
+            persisted_hash: None,
+        }))
     }
 
     /// The planner of a role (`None`: admin); `backend_only` picks the trusted
@@ -161,6 +205,8 @@ impl Engine {
         if let Some(rate) = rate.filter(|r| !r.per_root_field) {
             spend(rate, caller, 1)?;
         }
+        let stored = self.resolve_persisted(req)?;
+        let req = stored.as_ref().unwrap_or(req);
         let prepared = planner.prepare_as(req, transport, &caller.vars)?;
         if let Some(rate) = rate.filter(|r| r.per_root_field) {
             let n = u32::try_from(prepared.shape.root_fields).unwrap_or(u32::MAX);

@@ -41,6 +41,16 @@ pub enum EngineError {
         /// How long until the request would fit.
         wait: std::time::Duration,
     },
+    /// A persisted query's hash the server does not know (the client then sends the
+    /// document with its hash, as Apollo's protocol says).
+    #[error("PersistedQueryNotFound")]
+    PersistedQueryNotFound,
+    /// The document does not have the hash sent with it.
+    #[error("provided sha does not match query")]
+    PersistedQueryMismatch,
+    /// The document is not in the role's allow list.
+    #[error("query is not allowed: it is not in the allow list")]
+    NotAllowed,
     /// The role has no schema (only when no empty one was built for it).
     #[error("role \"{0}\" has no permissions")]
     NoPermissions(String),

@@ -10,6 +10,7 @@ mod lenient;
 pub mod limits;
 mod mutate;
 pub mod planner;
+pub mod trusted;
 
 pub use build::{build, BuildError, EngineOptions};
 pub use engine::{Caller, Engine, RoleSchema, NO_PERMISSIONS};

@@ -30,6 +30,9 @@ pub struct GraphqlRequest {
     pub operation_name: Option<String>,
     /// Variable values.
     pub variables: Map<String, Value>,
+    /// Apollo's `extensions.persistedQuery.sha256Hash`: the document's hash, sent
+    /// with the document (to register it) or instead of it.
+    pub persisted_hash: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +48,8 @@ struct DocEntry {
     document: Valid<ExecutableDocument>,
     /// Each operation's size, measured once.
     shapes: std::collections::HashMap<Option<Name>, Shape>,
+    /// Each operation's canonical text, for the allow list (empty when it is off).
+    normalized: std::collections::HashMap<Option<Name>, String>,
     /// Every variable seen shaping a plan of this document (grows, never shrinks).
     shape_vars: Mutex<BTreeSet<String>>,
     plans: Cache<String, Arc<Plan>>,
@@ -99,6 +104,10 @@ pub struct Planner {
     pub(crate) limits: RoleLimits,
     /// Rows a list without `limit` returns (`--default-limit`).
     pub(crate) default_limit: Option<u64>,
+    /// The documents the role may run (`None`: any).
+    pub(crate) allowed: Option<Arc<std::collections::HashSet<String>>>,
+    /// `__schema` and `__type` are refused.
+    pub(crate) introspection_disabled: bool,
     /// The role's rate limit, if it has one.
     pub(crate) rate: Option<crate::limits::rate::RoleRate>,
     /// The role's `max_concurrent` gate, if it has one.
@@ -129,6 +138,8 @@ impl Planner {
             default_limit: None,
             gate: None,
             rate: None,
+            allowed: None,
+            introspection_disabled: false,
             introspection_size: std::sync::OnceLock::new(),
         }
     }
@@ -202,6 +213,17 @@ impl Planner {
             .copied()
             .unwrap_or_default();
         self.limits.check_shape(&shape)?;
+        if self.introspection_disabled && shape.introspection_roots > 0 {
+            return Err(EngineError::validation(
+                "introspection is disabled for this role",
+            ));
+        }
+        if let Some(allowed) = &self.allowed {
+            let known = entry.normalized.get(&operation.name);
+            if !known.is_some_and(|k| allowed.contains(k)) {
+                return Err(EngineError::NotAllowed);
+            }
+        }
         if transport == Transport::Get && operation.operation_type != OperationType::Query {
             return Err(EngineError::MethodNotAllowed(
                 operation.operation_type.to_string(),
@@ -292,6 +314,11 @@ impl Planner {
         let mut ast = ast::Document::parse(req.query.as_str(), "query.graphql").map_err(|e| {
             EngineError::ParseFailed(e.errors.iter().map(|d| d.to_json()).collect())
         })?;
+        // The allow list compares documents as sent, before any leniency.
+        let normalized = match self.allowed {
+            Some(_) => crate::trusted::normalized(&ast),
+            None => Default::default(),
+        };
         // Only a document with a string literal can have a string offset.
         if req.query.contains('"') {
             crate::lenient::numeric_offsets(&mut ast, &self.model.args.offset);
@@ -315,6 +342,7 @@ impl Planner {
         };
         Ok(Arc::new(DocEntry {
             shapes: shape::measure(&document),
+            normalized,
             document,
             shape_vars: Mutex::new(BTreeSet::new()),
             plans: Cache::new(PLANS_PER_DOCUMENT),

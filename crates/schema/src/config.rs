@@ -14,6 +14,13 @@ pub struct Config {
     /// Limits per request and per client (Hasura's `api_limits` shape).
     #[serde(default)]
     pub api_limits: crate::api_limits::ApiLimits,
+    /// When any collection is listed, every role but admin may run only the
+    /// documents listed (Hasura's allow list).
+    #[serde(default)]
+    pub allow_list: Vec<crate::trusted::AllowedCollection>,
+    /// Roles for which introspection is off.
+    #[serde(default)]
+    pub graphql_schema_introspection: crate::trusted::Introspection,
     /// The directory relative paths in the config (JSON Schema files) start from:
     /// the config file's directory, set by whoever loads it.
     #[serde(skip)]

@@ -9,6 +9,8 @@ use crate::config::{
 };
 use serde::Deserialize;
 use serde_json::Value;
+
+mod project;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -122,18 +124,9 @@ struct Body {
 /// Reads Hasura metadata from a `tables.yaml` file or a metadata directory.
 pub fn load(path: &Path) -> Result<Config, String> {
     let mut entries: Vec<Entry> = Vec::new();
-    let mut api_limits = crate::api_limits::ApiLimits::default();
+    let mut project = Config::default();
     if path.is_dir() {
-        let limits = path.join("api_limits.yaml");
-        if limits.exists() {
-            let text = std::fs::read_to_string(&limits)
-                .map_err(|e| format!("{}: {e}", limits.display()))?;
-            // An empty file (Hasura writes `{}`) means no limits.
-            if !text.trim().is_empty() {
-                api_limits = serde_norway::from_str(&text)
-                    .map_err(|e| format!("{}: {e}", limits.display()))?;
-            }
-        }
+        project::load(path, &mut project)?;
         let mut files = Vec::new();
         let databases = path.join("databases");
         let roots: Vec<std::path::PathBuf> = match std::fs::read_dir(&databases) {
@@ -147,8 +140,10 @@ pub fn load(path: &Path) -> Result<Config, String> {
             for f in listing.flatten() {
                 let p = f.path();
                 let yaml = p.extension().is_some_and(|e| e == "yaml" || e == "yml");
-                // tables.yaml only lists `!include`s of the per-table files.
-                if yaml && p.file_name().is_some_and(|n| n != "tables.yaml") {
+                // tables.yaml only lists `!include`s of the per-table files; the
+                // project-wide files are read by `project`.
+                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                if yaml && name != "tables.yaml" && !project::FILES.contains(&name) {
                     files.push(p);
                 }
             }
@@ -165,7 +160,9 @@ pub fn load(path: &Path) -> Result<Config, String> {
         entries = serde_norway::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     let mut config = convert(entries)?;
-    config.api_limits = api_limits;
+    config.api_limits = project.api_limits;
+    config.allow_list = project.allow_list;
+    config.graphql_schema_introspection = project.graphql_schema_introspection;
     Ok(config)
 }
 
@@ -285,6 +282,9 @@ pub fn merge(config: &mut Config, other: Config) {
     if config.api_limits == Default::default() {
         config.api_limits = other.api_limits;
     }
+    config.allow_list.extend(other.allow_list);
+    let introspection = &mut config.graphql_schema_introspection.disabled_for_roles;
+    introspection.extend(other.graphql_schema_introspection.disabled_for_roles);
     for (key, t) in other.tables {
         let target = config.tables.entry(key).or_default();
         for (name, r) in t.relationships {

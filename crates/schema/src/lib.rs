@@ -8,6 +8,7 @@ pub mod hasura;
 pub mod model;
 pub mod naming;
 mod sdl;
+pub mod trusted;
 
 pub use build::{build, build_for_role, ops_for, SchemaError, NO_QUERIES};
 pub use config::Config;

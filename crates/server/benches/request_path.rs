@@ -67,6 +67,7 @@ fn request(query: &str, id_gt: i64) -> GraphqlRequest {
         query: query.to_owned(),
         operation_name: None,
         variables: variables.as_object().cloned().unwrap_or_default(),
+        persisted_hash: None,
     }
 }
 

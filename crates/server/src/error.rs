@@ -58,6 +58,10 @@ impl RequestError {
             Self::Engine(E::Limit(l)) => limit_code(l.kind),
             Self::Engine(E::Overloaded(_)) => "overloaded",
             Self::Engine(E::RateLimited { .. }) => "rate-limited",
+            // Apollo's clients look for this code to send the document.
+            Self::Engine(E::PersistedQueryNotFound) => "PERSISTED_QUERY_NOT_FOUND",
+            Self::Engine(E::PersistedQueryMismatch) => "parse-failed",
+            Self::Engine(E::NotAllowed) => "validation-failed",
             Self::Auth { code, .. } => code,
             Self::Engine(E::Execute(e)) => match e.kind() {
                 DbErrorKind::DataException => "data-exception",
@@ -104,10 +108,21 @@ impl RequestError {
             }
             Self::Engine(E::NoPermissions(_)) => StatusCode::FORBIDDEN,
             Self::Engine(E::Limit(l)) if l.kind == LimitKind::ResponseBytes => StatusCode::OK,
-            Self::Engine(E::Validation(_) | E::Ir(_) | E::Limit(_)) if graphql_response => {
-                StatusCode::BAD_REQUEST
-            }
-            Self::Engine(E::Validation(_) | E::Ir(_) | E::Limit(_)) => StatusCode::OK,
+            Self::Engine(E::PersistedQueryMismatch) => StatusCode::BAD_REQUEST,
+            Self::Engine(
+                E::Validation(_)
+                | E::Ir(_)
+                | E::Limit(_)
+                | E::PersistedQueryNotFound
+                | E::NotAllowed,
+            ) if graphql_response => StatusCode::BAD_REQUEST,
+            Self::Engine(
+                E::Validation(_)
+                | E::Ir(_)
+                | E::Limit(_)
+                | E::PersistedQueryNotFound
+                | E::NotAllowed,
+            ) => StatusCode::OK,
             Self::Engine(E::Execute(e))
                 if matches!(e.kind(), DbErrorKind::Unavailable | DbErrorKind::Busy) =>
             {

@@ -279,9 +279,12 @@ fn parse_request(value: Value) -> Result<GraphqlRequest, RequestError> {
             "the request body must be a JSON object".into(),
         ));
     };
+    let persisted_hash = persisted_hash(object.get("extensions"))?;
     let query = match object.remove("query") {
         Some(Value::String(q)) => q,
         Some(_) => return Err(RequestError::BadRequest("'query' must be a string".into())),
+        // A persisted query may come as its hash alone.
+        None if persisted_hash.is_some() => String::new(),
         None => {
             return Err(RequestError::BadRequest(
                 "the request has no 'query'".into(),
@@ -318,7 +321,28 @@ fn parse_request(value: Value) -> Result<GraphqlRequest, RequestError> {
         query,
         operation_name,
         variables,
+        persisted_hash,
     })
+}
+
+/// Apollo's `extensions.persistedQuery`: `{version: 1, sha256Hash: "…"}`.
+fn persisted_hash(extensions: Option<&Value>) -> Result<Option<String>, RequestError> {
+    let Some(pq) = extensions.and_then(|e| e.get("persistedQuery")) else {
+        return Ok(None);
+    };
+    if pq.get("version").and_then(Value::as_u64) != Some(1) {
+        return Err(RequestError::BadRequest(
+            "unsupported persisted query version: only version 1 is".into(),
+        ));
+    }
+    match pq.get("sha256Hash").and_then(Value::as_str) {
+        Some(hash) if hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            Ok(Some(hash.to_owned()))
+        }
+        _ => Err(RequestError::BadRequest(
+            "persistedQuery.sha256Hash must be a SHA-256 in hex".into(),
+        )),
+    }
 }
 
 async fn healthz(State(state): State<AppState>) -> Response {

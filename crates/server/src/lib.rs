@@ -109,6 +109,41 @@ pub fn load_config(path: &Path) -> Result<Config, StartError> {
     Ok(config)
 }
 
+/// Reads an allow-list file: GraphQL documents (`.graphql`, `.gql`: every
+/// operation in it is allowed) or an Apollo persisted-query manifest (`.json`:
+/// `{"operations": [{"body": "…"}]}`), as one collection allowed for every role.
+pub fn load_allow_list(
+    path: &Path,
+) -> Result<grafton_schema::trusted::AllowedCollection, StartError> {
+    let err = |message: String| StartError::Config {
+        path: path.display().to_string(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+    let queries = if path.extension().is_some_and(|e| e == "json") {
+        let manifest: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| err(e.to_string()))?;
+        let operations = manifest["operations"].as_array().ok_or_else(|| {
+            err(
+                "expected an Apollo persisted-query manifest: {\"operations\": [{\"body\": …}]}"
+                    .into(),
+            )
+        })?;
+        operations
+            .iter()
+            .map(|op| op["body"].as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| err("every operation of the manifest needs a 'body'".into()))?
+    } else {
+        vec![text]
+    };
+    Ok(grafton_schema::trusted::AllowedCollection {
+        name: path.display().to_string(),
+        queries,
+        roles: None,
+    })
+}
+
 /// Connects, introspects and builds the engine (see [`grafton_engine::build`]).
 pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> {
     let engine_options = grafton_engine::EngineOptions {

@@ -62,6 +62,10 @@ struct SchemaOptions {
     /// says (Hasura, and so Grafton by default, accepts them).
     #[arg(long, env = "GRAFTON_STRICT_GRAPHQL")]
     strict_graphql: bool,
+    /// Only the documents in this file run, for every role but admin: GraphQL
+    /// (`.graphql`) or an Apollo persisted-query manifest (`.json`).
+    #[arg(long, env = "GRAFTON_ALLOW_LIST")]
+    allow_list: Option<PathBuf>,
     /// Rows a list without `limit` returns (off by default, as in Hasura). A
     /// safety net against `{ table { … } }` on a big table; see docs/limits.md.
     #[arg(long, env = "GRAFTON_DEFAULT_LIMIT")]
@@ -243,6 +247,11 @@ fn options(
             })?;
         grafton_schema::hasura::merge(&mut o.config, imported);
     }
+    if let Some(path) = &schema.allow_list {
+        o.config
+            .allow_list
+            .push(grafton_server::load_allow_list(path)?);
+    }
     if let Some(l) = listen {
         o.host = l.host.clone();
         o.port = l.port;
@@ -327,6 +336,7 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 query: args.query,
                 operation_name: args.operation_name,
                 variables,
+                persisted_hash: None,
             };
             let prepared = engine
                 .planner()

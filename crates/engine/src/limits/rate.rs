@@ -42,7 +42,11 @@ impl LocalRates {
 
 impl RateStore for LocalRates {
     fn take(&self, key: &str, n: u32) -> Result<(), Duration> {
-        if self.checks.fetch_add(1, Ordering::Relaxed).is_multiple_of(SWEEP_EVERY) {
+        if self
+            .checks
+            .fetch_add(1, Ordering::Relaxed)
+            .is_multiple_of(SWEEP_EVERY)
+        {
             self.limiter.retain_recent();
         }
         let n = NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN);

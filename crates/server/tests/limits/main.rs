@@ -12,6 +12,7 @@ mod rate;
 mod response_size;
 mod shape_and_cost;
 mod time;
+mod trusted;
 
 use common::{on_server_runtime, start_server};
 use grafton_server::ServeOptions;

@@ -1,0 +1,114 @@
+//! The project-wide files of a Hasura metadata directory: `api_limits.yaml`,
+//! `query_collections.yaml` with `allow_list.yaml`, and
+//! `graphql_schema_introspection.yaml`. Absent or empty (`{}`, `[]`) files say
+//! nothing.
+
+use crate::config::Config;
+use crate::trusted::AllowedCollection;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use std::path::Path;
+
+/// Hasura's project-wide metadata files, which are never table entries.
+pub(super) const FILES: &[&str] = &[
+    "actions.yaml",
+    "allow_list.yaml",
+    "api_limits.yaml",
+    "backend_configs.yaml",
+    "cron_triggers.yaml",
+    "graphql_schema_introspection.yaml",
+    "inherited_roles.yaml",
+    "metrics_config.yaml",
+    "network.yaml",
+    "opentelemetry.yaml",
+    "query_collections.yaml",
+    "remote_schemas.yaml",
+    "rest_endpoints.yaml",
+    "version.yaml",
+];
+
+#[derive(Deserialize)]
+struct Collection {
+    name: String,
+    definition: Definition,
+}
+
+#[derive(Deserialize)]
+struct Definition {
+    #[serde(default)]
+    queries: Vec<NamedQuery>,
+}
+
+#[derive(Deserialize)]
+struct NamedQuery {
+    query: String,
+}
+
+#[derive(Deserialize)]
+struct AllowListEntry {
+    collection: String,
+    #[serde(default)]
+    scope: Option<Scope>,
+}
+
+#[derive(Deserialize)]
+struct Scope {
+    #[serde(default)]
+    global: bool,
+    #[serde(default)]
+    roles: Vec<String>,
+}
+
+/// Reads `file` under `dir` when it exists and says something.
+fn read<T: DeserializeOwned>(dir: &Path, file: &str) -> Result<Option<T>, String> {
+    let path = dir.join(file);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let trimmed = text.trim();
+    if trimmed.is_empty() || trimmed == "{}" || trimmed == "[]" {
+        return Ok(None);
+    }
+    serde_norway::from_str(&text)
+        .map(Some)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Fills `config` from the project-wide files of the metadata directory `dir`.
+pub(super) fn load(dir: &Path, config: &mut Config) -> Result<(), String> {
+    if let Some(limits) = read(dir, "api_limits.yaml")? {
+        config.api_limits = limits;
+    }
+    if let Some(introspection) = read(dir, "graphql_schema_introspection.yaml")? {
+        config.graphql_schema_introspection = introspection;
+    }
+    let collections: Vec<Collection> = read(dir, "query_collections.yaml")?.unwrap_or_default();
+    let allowed: Vec<AllowListEntry> = read(dir, "allow_list.yaml")?.unwrap_or_default();
+    for entry in allowed {
+        let Some(collection) = collections.iter().find(|c| c.name == entry.collection) else {
+            return Err(format!(
+                "allow_list.yaml: collection '{}' is not in query_collections.yaml",
+                entry.collection
+            ));
+        };
+        let roles = match entry.scope {
+            Some(Scope {
+                global: false,
+                roles,
+            }) => Some(roles),
+            _ => None,
+        };
+        config.allow_list.push(AllowedCollection {
+            name: collection.name.clone(),
+            queries: collection
+                .definition
+                .queries
+                .iter()
+                .map(|q| q.query.clone())
+                .collect(),
+            roles,
+        });
+    }
+    Ok(())
+}
