@@ -6,6 +6,7 @@ mod compact;
 pub use compact::compact_json;
 mod error;
 mod params;
+mod pg_pool;
 mod postgres;
 mod sqlite;
 mod sqlite_json;

@@ -2,9 +2,8 @@
 
 use crate::error::{DbErrorKind, ExecuteError};
 use crate::params::{postgres_text, value_of};
-use deadpool_postgres::{
-    Config, ManagerConfig, Pool, PoolConfig, RecyclingMethod, Runtime, Timeouts,
-};
+use crate::pg_pool::{Object, Pool};
+use deadpool_postgres::{Config, ManagerConfig, PoolConfig, RecyclingMethod, Runtime, Timeouts};
 use grafton_catalog::Introspected;
 use grafton_sql::Statement;
 use serde_json::{Map, Value};
@@ -61,19 +60,26 @@ impl PgDatabase {
         let mut cfg = Config::new();
         cfg.url = Some(url.to_owned());
         cfg.options = Some(session_options(url, options.statement_timeout)?);
-        cfg.manager = Some(ManagerConfig {
-            recycling_method: RecyclingMethod::Fast,
-        });
         let mut pool_cfg = PoolConfig::new(pool_size.max(1));
         pool_cfg.timeouts = Timeouts {
             wait: Some(Duration::from_secs(5)),
             create: Some(Duration::from_secs(5)),
             recycle: Some(Duration::from_secs(5)),
         };
-        cfg.pool = Some(pool_cfg);
-        let pool = cfg
-            .create_pool(Some(Runtime::Tokio1), NoTls)
-            .map_err(|e| ExecuteError::Config(format!("invalid PostgreSQL URL: {e}")))?;
+        let invalid = |e: String| ExecuteError::Config(format!("invalid PostgreSQL URL: {e}"));
+        let pg_config = cfg.get_pg_config().map_err(|e| invalid(e.to_string()))?;
+        let manager = deadpool_postgres::Manager::from_config(
+            pg_config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(crate::pg_pool::Manager(manager))
+            .config(pool_cfg)
+            .runtime(Runtime::Tokio1)
+            .build()
+            .map_err(|e| invalid(e.to_string()))?;
         match pool.get().await {
             Ok(_) => Ok(Self { pool }),
             Err(deadpool_postgres::PoolError::Backend(e)) => {
@@ -126,7 +132,7 @@ impl PgDatabase {
     }
 
     /// A pooled connection.
-    pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object, ExecuteError> {
+    pub(crate) async fn client(&self) -> Result<Object, ExecuteError> {
         self.pool.get().await.map_err(pool_error)
     }
 
@@ -155,7 +161,7 @@ fn session_options(url: &str, statement_timeout: Duration) -> Result<String, Exe
 }
 
 /// A pooled connection with a statement that may still be running.
-struct Running(Option<deadpool_postgres::Object>);
+struct Running(Option<Object>);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -173,32 +179,25 @@ const SETTLE_TIME: Duration = Duration::from_secs(2);
 /// Cancels whatever `client` is running and waits for the connection to be idle (an
 /// empty query answered after the cancelled one); a connection that does not settle
 /// in time is closed instead of going back to the pool.
-async fn settle(client: deadpool_postgres::Object) {
+async fn settle(client: Object) {
     let cancelled = client.cancel_token().cancel_query(NoTls).await;
     let idle = tokio::time::timeout(SETTLE_TIME, client.simple_query("")).await;
     if cancelled.is_err() || !matches!(idle, Ok(Ok(_))) {
-        let _ = deadpool_postgres::Object::take(client);
+        tracing::debug!("a cancelled connection did not settle; closing it");
+        let _ = Object::take(client);
     }
 }
 
-/// The most statements one pooled connection keeps prepared (then it starts over),
-/// so many distinct query shapes cannot grow a PostgreSQL backend without bound.
-pub const STATEMENT_CACHE_SIZE: usize = 256;
+pub use crate::pg_pool::STATEMENT_CACHE_SIZE;
 
-/// Prepares (once per connection) and runs `statement` on `client`. Parameters
-/// travel as text and are cast in the SQL.
+/// Prepares (once per connection, see [`crate::pg_pool`]) and runs `statement` on
+/// `client`. Parameters travel as text and are cast in the SQL.
 pub(crate) async fn query(
-    client: &deadpool_postgres::Object,
+    client: &Object,
     statement: &Statement,
     variables: &Map<String, Value>,
 ) -> Result<Vec<tokio_postgres::Row>, ExecuteError> {
-    let types = vec![Type::TEXT; statement.params.len()];
-    // Every prepared statement costs the server backend memory: past the bound the
-    // connection's cache starts over (dropped statements are closed on the server).
-    if client.statement_cache.size() >= STATEMENT_CACHE_SIZE {
-        client.statement_cache.clear();
-    }
-    let prepared = client.prepare_typed_cached(&statement.sql, &types).await?;
+    let prepared = crate::pg_pool::prepare(client, &statement.sql, statement.params.len()).await?;
     let values: Vec<Option<String>> = statement
         .params
         .iter()
@@ -212,7 +211,7 @@ pub(crate) async fn query(
 /// A statement wrapped by `grafton_sql::render::size_guard_postgres` has a second
 /// column, the JSON's size, and the JSON itself only when it is small enough.
 pub(crate) async fn query_json_on(
-    client: &deadpool_postgres::Object,
+    client: &Object,
     statement: &Statement,
     variables: &Map<String, Value>,
     max_bytes: u64,

@@ -18,7 +18,8 @@ pub struct Tx {
 }
 
 enum Conn {
-    Postgres(deadpool_postgres::Object),
+    /// Boxed: a pooled PostgreSQL connection is much larger than SQLite's handle.
+    Postgres(Box<crate::pg_pool::Object>),
     Sqlite {
         conn: crate::sqlite::PooledConnection,
         /// Held for the transaction: one writer at a time, queued in Grafton rather
@@ -40,7 +41,7 @@ impl Database {
     /// On PostgreSQL the session's statement timeout bounds it, not `timeout`.
     pub async fn autocommit(&self, timeout: std::time::Duration) -> Result<Tx, ExecuteError> {
         let conn = match self {
-            Database::Postgres(db) => Conn::Postgres(db.client().await?),
+            Database::Postgres(db) => Conn::Postgres(Box::new(db.client().await?)),
             Database::Sqlite(db) => {
                 let (conn, writer) = db.writer().await?;
                 Conn::Sqlite {
@@ -67,7 +68,7 @@ impl Database {
                 client
                     .batch_execute(&format!("BEGIN; SET LOCAL statement_timeout = {ms}"))
                     .await?;
-                Conn::Postgres(client)
+                Conn::Postgres(Box::new(client))
             }
             Database::Sqlite(db) => {
                 let (conn, writer) = db.writer().await?;
@@ -181,7 +182,7 @@ async fn rollback(conn: Conn) {
         Conn::Postgres(client) => {
             if client.batch_execute("ROLLBACK").await.is_err() {
                 // A connection whose state is unknown must not serve another request.
-                let _ = deadpool_postgres::Object::take(client);
+                let _ = crate::pg_pool::Object::take(*client);
             }
         }
         Conn::Sqlite { conn, _writer } => {
@@ -198,14 +199,34 @@ async fn rollback(conn: Conn) {
 }
 
 impl Drop for Tx {
+    /// Dropped holding its connection: the request went away mid-mutation (the client
+    /// hung up, or an error unwound). PostgreSQL's statement is cancelled rather than
+    /// left to its statement_timeout (a cancel that finds the session idle is
+    /// ignored; one that hits the ROLLBACK fails it, and the connection is closed),
+    /// then an open transaction is rolled back. SQLite's statement was interrupted by
+    /// its deadline guard; its transaction is rolled back here.
     fn drop(&mut self) {
-        if !self.open {
+        let Some(conn) = self.conn.take() else {
             return;
-        }
-        if let Some(conn) = self.conn.take() {
-            if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                handle.spawn(rollback(conn));
+        };
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let open = self.open;
+        match conn {
+            Conn::Postgres(client) => {
+                let token = client.cancel_token();
+                handle.spawn(async move {
+                    let _ = token.cancel_query(tokio_postgres::NoTls).await;
+                    if open {
+                        rollback(Conn::Postgres(client)).await;
+                    }
+                });
             }
+            sqlite if open => {
+                handle.spawn(rollback(sqlite));
+            }
+            Conn::Sqlite { .. } => {}
         }
     }
 }

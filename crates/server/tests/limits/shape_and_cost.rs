@@ -198,3 +198,23 @@ async fn hasura_api_limits_yaml_is_read_from_metadata() {
         assert_eq!(code(&body), "depth-limit-exceeded", "{body}");
     })
 }
+
+#[tokio::test]
+async fn a_huge_or_in_variables_costs_what_it_weighs() {
+    run(async {
+        for db in BOTH {
+            // 4,000 `_or` branches (the JIT attack): refused by cost for a role,
+            // before PostgreSQL plans or compiles anything.
+            let branches: Vec<serde_json::Value> =
+                (0..4000).map(|i| json!({"id": {"_eq": i}})).collect();
+            let q = "query($w: nodes_bool_exp) { nodes(limit: 1, where: $w) { id } }";
+            let (_, body) = post(url(db), Some("user"), q, json!({"w": {"_or": branches}})).await;
+            assert_eq!(code(&body), "cost-limit-exceeded", "{db:?} {body}");
+            // 900 branches fit in 1,000.
+            let branches: Vec<serde_json::Value> =
+                (0..900).map(|i| json!({"id": {"_eq": i}})).collect();
+            let (_, body) = post(url(db), Some("user"), q, json!({"w": {"_or": branches}})).await;
+            assert_eq!(data(body)["nodes"][0]["id"], 1, "{db:?}");
+        }
+    })
+}

@@ -5,13 +5,22 @@ use crate::*;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
-/// Statements of the test database still running `pg_sleep`.
-fn sleeping(url: &str) -> usize {
-    let name = url.rsplit('/').next().unwrap_or_default();
+/// Options for a server whose PostgreSQL sessions are named `app`, so a test sees
+/// only its own statements (tests share the database and run at once).
+fn named(db: Db, app: &str) -> grafton_server::ServeOptions {
+    let mut o = options(db);
+    if db == Db::Postgres {
+        o.database_url = format!("{}?application_name={app}", o.database_url);
+    }
+    o
+}
+
+/// `app`'s statements still sleeping in `pg_sleep`.
+fn sleeping(app: &str) -> usize {
     let out = grafton_testkit::psql(
-        url,
+        &database_url(Db::Postgres),
         format!(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = '{name}' AND state = 'active' AND query LIKE '%slow%' AND pid <> pg_backend_pid();"
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = '{app}' AND wait_event = 'PgSleep';"
         )
         .as_bytes(),
     );
@@ -21,12 +30,12 @@ fn sleeping(url: &str) -> usize {
         .unwrap_or(usize::MAX)
 }
 
-/// Waits up to `secs` for no statement of the test database to be sleeping.
-async fn until_none_sleeping(url: &str, secs: u64) -> bool {
+/// Waits up to `secs` for none of `app`'s statements to be sleeping.
+async fn until_none_sleeping(app: &str, secs: u64) -> bool {
     let deadline = Instant::now() + Duration::from_secs(secs);
     while Instant::now() < deadline {
-        let u = url.to_owned();
-        if tokio::task::spawn_blocking(move || sleeping(&u))
+        let a = app.to_owned();
+        if tokio::task::spawn_blocking(move || sleeping(&a))
             .await
             .unwrap_or(usize::MAX)
             == 0
@@ -43,7 +52,7 @@ async fn time_limit_cancels_the_statement_and_the_pool_stays_usable() {
     run(async {
         for db in BOTH {
             // One connection: if the cancelled statement held it, the next query would wait.
-            let mut o = options(db);
+            let mut o = named(db, "time_limit");
             o.pool_size = 1;
             let url = start(o);
             let started = Instant::now();
@@ -61,7 +70,7 @@ async fn time_limit_cancels_the_statement_and_the_pool_stays_usable() {
             );
             if db == Db::Postgres {
                 assert!(
-                    until_none_sleeping(&database_url(db), 5).await,
+                    until_none_sleeping("time_limit", 5).await,
                     "the statement still runs in PostgreSQL"
                 );
             }
@@ -86,7 +95,7 @@ async fn time_limit_cancels_the_statement_and_the_pool_stays_usable() {
 async fn a_client_that_hangs_up_has_its_statement_cancelled() {
     run(async {
         for db in BOTH {
-            let mut o = options(db);
+            let mut o = named(db, "hang_up");
             o.pool_size = 1;
             let url = start(o);
             // Admin has no time limit but the server's (60 s): the client gives up first.
@@ -103,7 +112,7 @@ async fn a_client_that_hangs_up_has_its_statement_cancelled() {
             assert!(sent.is_err(), "the client should have timed out");
             if db == Db::Postgres {
                 assert!(
-                    until_none_sleeping(&database_url(db), 5).await,
+                    until_none_sleeping("hang_up", 5).await,
                     "the abandoned statement still runs in PostgreSQL"
                 );
             }
@@ -127,5 +136,46 @@ async fn the_request_timeout_holds_for_admin() {
         let url = start(o);
         let (_, body) = post(&url, None, "{ slow(limit: 1) { id } }", json!({})).await;
         assert_eq!(code(&body), "timeout", "{body}");
+    })
+}
+
+#[tokio::test]
+async fn a_mutation_whose_client_hangs_up_is_cancelled_and_rolled_back() {
+    run(async {
+        let db = Db::Postgres;
+        let url = start(named(db, "mutation_hang_up"));
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_millis(500))
+            .build()
+            .expect("client");
+        // One statement (no transaction), then two (a transaction).
+        for mutation in [
+            "mutation { insert_sleepy_one(object: {id: 1}) { id } }",
+            "mutation { a: insert_sleepy_one(object: {id: 2}) { id } b: insert_sleepy_one(object: {id: 3}) { id } }",
+        ] {
+            let sent = client
+                .post(&url)
+                .header("x-hasura-admin-secret", ADMIN_SECRET)
+                .json(&json!({ "query": mutation }))
+                .send()
+                .await;
+            assert!(sent.is_err(), "the client should have timed out");
+            assert!(
+                until_none_sleeping("mutation_hang_up", 5).await,
+                "the abandoned mutation still runs: {mutation}"
+            );
+        }
+        let (_, body) = post(
+            &url,
+            None,
+            "{ sleepy_aggregate { aggregate { count } } }",
+            json!({}),
+        )
+        .await;
+        assert_eq!(
+            data(body)["sleepy_aggregate"]["aggregate"]["count"],
+            0,
+            "nothing was written"
+        );
     })
 }
