@@ -33,7 +33,7 @@ impl Default for ServerLimits {
 }
 
 /// The limits that apply to one role (or to admin).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RoleLimits {
     /// Deepest nesting.
     pub depth: Option<u64>,
@@ -53,6 +53,14 @@ pub struct RoleLimits {
     pub max_concurrent: Option<u64>,
     /// Requests per minute per client.
     pub rate: Option<RateLimit>,
+}
+
+/// No `api_limits`, and the server's default rails: what an engine built without
+/// [`crate::Engine::with_limits`] enforces.
+impl Default for RoleLimits {
+    fn default() -> Self {
+        Self::resolve(&ApiLimits::default(), &ServerLimits::default(), None)
+    }
 }
 
 impl RoleLimits {
@@ -235,5 +243,51 @@ pub fn default_limit(query: &mut grafton_ir::Query, rows: u64) {
             }
             Root::Typename(_) | Root::Introspection => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_api_limits_the_server_rails_still_hold() {
+        let l = RoleLimits::default();
+        assert_eq!(l.time, Duration::from_secs(60));
+        assert_eq!(l.max_response_bytes, 64 * 1024 * 1024);
+        assert_eq!(
+            (l.depth, l.nodes, l.cost, l.max_concurrent),
+            (None, None, None, None)
+        );
+    }
+
+    #[test]
+    fn time_limit_is_capped_by_the_request_timeout_and_disabled_turns_limits_off() {
+        let api: ApiLimits = serde_norway::from_str(
+            "time_limit: {global: 600, per_role: {fast: 2}}\ndepth_limit: {global: 3}",
+        )
+        .expect("limits");
+        let server = ServerLimits::default();
+        assert_eq!(
+            RoleLimits::resolve(&api, &server, Some("x")).time,
+            Duration::from_secs(60)
+        );
+        assert_eq!(
+            RoleLimits::resolve(&api, &server, Some("fast")).time,
+            Duration::from_secs(2)
+        );
+        let off = ApiLimits {
+            disabled: true,
+            ..api
+        };
+        assert_eq!(RoleLimits::resolve(&off, &server, Some("fast")).depth, None);
+        assert!(validate(&ApiLimits {
+            batch_limit: Some(grafton_schema::api_limits::Limit {
+                global: Some(0),
+                per_role: Default::default()
+            }),
+            ..ApiLimits::default()
+        })
+        .is_err());
     }
 }
