@@ -10,7 +10,7 @@ from typing import Callable
 SEED = ["venues", "venue_meetups", "meetups_members"]
 ALL_QUERIES = SEED + ["simple_list", "complex_filter", "aggregate", "by_pk", "roots_1", "roots_4", "roots_9"]
 SYSTEMS = ["grafton", "postgraphile", "sqlite"]  # Grafton on PostgreSQL, the peer, Grafton on SQLite
-SCENARIOS = ["fixed", "capacity", "memory", "ceiling", "writes", "auth"]
+SCENARIOS = ["fixed", "capacity", "memory", "ceiling", "writes", "auth", "qos"]
 NOT_YET: dict[str, str] = {}  # scenario -> why it is a placeholder (none left)
 WRITES = ["insert_one", "insert_batch_100", "update_by_pk"]  # bench/lib/writes.py, bench/k6/mutations.js
 
@@ -63,6 +63,17 @@ class Config:
     auth_warmup_s: int = 2
     auth_idle_window_s: float = 2.0  # idle: RSS within 1% and no CPU used over this long
     auth_idle_max_s: float = 15.0
+    # qos (bench/lib/qos.py): an attack beside cheap requests, the limits' overhead, the WSO2
+    # shape with and without a per-root-field rate limit, the CPU cost of a rejection
+    qos_attack_s: int = 30
+    qos_overhead_vus: int = 50
+    qos_overhead_s: int = 8
+    qos_overhead_reps: int = 5
+    qos_warmup_s: int = 2
+    qos_wso2_levels: list[int] = field(default_factory=lambda: [50, 100, 200, 500, 1000])
+    qos_wso2_s: int = 8
+    qos_reject_rate: int = 1000  # requests/s
+    qos_reject_s: int = 10
 
     def trial_cost_s(self, vus: int) -> float:
         """Expected wall time of one capacity trial: ramp + hold + VU initialisation + the last sleeps."""
@@ -84,6 +95,8 @@ def quick(rows: int = 100_000) -> Config:
         ceiling_levels=[50], ceiling_s=4,
         writes_levels=[10], writes_s=3, writes_warmup_s=1,
         auth_levels=[10], auth_s=2, auth_warmup_s=1, auth_idle_window_s=1.0, auth_idle_max_s=5.0,
+        qos_attack_s=8, qos_overhead_vus=10, qos_overhead_s=3, qos_overhead_reps=3, qos_warmup_s=1, qos_wso2_levels=[50, 200],
+        qos_wso2_s=3, qos_reject_rate=500, qos_reject_s=4,
     )
 
 
