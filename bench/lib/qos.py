@@ -216,6 +216,15 @@ def overhead_summary(runs: list[dict]) -> list[dict]:
         off, on = row["off"], row["on"]
         row["ratio"] = on["rps"] / off["rps"] if on.get("rps") and off.get("rps") else None
         row["p50_ratio"] = on["p50"] / off["p50"] if on.get("p50") and off.get("p50") else None
+        # Each repetition's pair ran back to back: on / off within the pair cancels slower drifts.
+        pairs = []
+        for rep in dict.fromkeys(r["rep"] for r in runs if r["query"] == q):
+            by = {r["variant"]: r.get("rps") for r in runs
+                  if r["query"] == q and r["rep"] == rep and not r.get("error")}
+            if by.get("on") and by.get("off"):
+                pairs.append(by["on"] / by["off"])
+        row["paired_ratios"] = pairs
+        row["paired_ratio"] = median(pairs)
         out.append(row)
     return out
 

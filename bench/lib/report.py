@@ -562,11 +562,16 @@ def qos_section(results) -> str:
             off, on = r.get("off", {}), r.get("on", {})
             failed = max(off.get("failed_rate") or 0, on.get("failed_rate") or 0)
             rows.append([r["query"], rate(off.get("rps")), rate(on.get("rps")),
-                         f"{r['ratio']:.3f}" if r.get("ratio") else "—", ms(off.get("p50")), ms(on.get("p50")),
+                         f"{r['ratio']:.3f}" if r.get("ratio") else "—",
+                         (f"{r['paired_ratio']:.3f} ({span(r['paired_ratios'], '{:.2f}')})"
+                          if r.get("paired_ratio") else "—"), ms(off.get("p50")), ms(on.get("p50")),
                          ms(off.get("p95")), ms(on.get("p95")), pct(failed)])
         if rows:
-            out.append(table(["query", "off req/s", "on req/s", "on / off", "off p50", "on p50", "off p95",
-                              "on p95", "failed"], rows))
+            out.append(table(["query", "off req/s", "on req/s", "on / off", "paired (range)", "off p50", "on p50",
+                              "off p95", "on p95", "failed"], rows))
+            out.append("*on / off*: the median req/s with the limits over the median without (the target's "
+                       "figure); *paired*: the median of each repetition's on / off (the two runs of a pair are "
+                       "back to back), with the range over the repetitions.")
             v, worst = qos.overhead_verdict(o.get("summary") or [], o.get("target", qos.TARGET_OVERHEAD))
             per_rep = {}
             for r in o.get("runs", []):

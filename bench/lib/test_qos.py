@@ -130,6 +130,8 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual((s[0]["off"]["rps"], s[0]["on"]["rps"], s[0]["on"]["runs"]), (1100, 1050, 3))
         self.assertAlmostEqual(s[0]["ratio"], 1050 / 1100)
         self.assertAlmostEqual(s[0]["p50_ratio"], 1.1)
+        self.assertEqual(s[0]["paired_ratios"], [1.05, 0.3, 2000 / 1100])
+        self.assertAlmostEqual(s[0]["paired_ratio"], 1.05)
         self.assertEqual(qos.overhead_verdict(s)[0], "missed")  # 0.955
         runs2 = [overhead_run("q", "off", 1, 1000), overhead_run("q", "on", 1, 975)]
         self.assertEqual(qos.overhead_verdict(qos.overhead_summary(runs2)), ("met", 0.975))
@@ -279,7 +281,7 @@ class ReportTest(unittest.TestCase):
                       "(58.0 of 60.0 core-seconds): Grafton 20.5 s, k6 10.0 s, the rest (PostgreSQL, and anything "
                       "else running on the machine) 27.5 s.\n", self.md)
         self.assertIn("p95 61.5 ms, 0 errors → **missed**; RSS < 300 MB: 200.0 MB → met.", self.md)
-        self.assertEqual(self.row("venues")[1:4], ["3,000", "2,950", "0.983"])
+        self.assertEqual(self.row("venues")[1:5], ["3,000", "2,950", "0.983", "0.983 (0.98)"])
         self.assertIn("lowest 0.983 → met", self.md)
         self.assertIn("off: data, on: depth-limit-exceeded", self.md)
         self.assertEqual(self.row("roots_4", "50", "on")[3:], ["9,000", "250", "9.00", "12.0", "30.0", "15.0",
