@@ -5,7 +5,7 @@
 //! soon as one is free. A heavier one must first enter the heavy lane, which holds
 //! fewer places than the pool has connections, so heavy queries can never take every
 //! connection: cheap requests keep flowing while they run. A role with
-//! `max_concurrent` has a gate of its own as well. Every gate has a short queue;
+//! `max_concurrent` has a gate of its own as well. Every gate has a bounded queue;
 //! past it, or after waiting [`QUEUE_WAIT`], a request is refused at once as
 //! `overloaded` rather than stalled.
 
@@ -40,14 +40,19 @@ pub struct Gate {
 pub type Permit = OwnedSemaphorePermit;
 
 impl Gate {
-    /// A gate for `size` requests at once and as many waiting.
+    /// A gate for `size` requests at once and [`queue_for`]`(size)` waiting.
     pub fn new(size: usize, what: &'static str) -> Self {
         let size = size.max(1);
+        Self::with_queue(size, queue_for(size), what)
+    }
+
+    /// A gate for `size` requests at once and `queue` waiting.
+    pub fn with_queue(size: usize, queue: usize, what: &'static str) -> Self {
         Self {
-            places: Arc::new(Semaphore::new(size)),
-            size,
+            places: Arc::new(Semaphore::new(size.max(1))),
+            size: size.max(1),
             waiting: AtomicUsize::new(0),
-            queue: size,
+            queue,
             what,
         }
     }
@@ -82,6 +87,13 @@ impl Gate {
     }
 }
 
+/// How many may wait at a gate for `size`: eight times its places, at least 64.
+/// A closed-loop load of a few hundred clients queues briefly instead of being
+/// refused; what bounds a wait is [`QUEUE_WAIT`].
+pub fn queue_for(size: usize) -> usize {
+    size.saturating_mul(8).max(64)
+}
+
 /// The heavy lane for a pool of `pool_size` connections: all but a fifth of them
 /// (at least one kept back), or the one connection of a pool of one.
 pub fn heavy_lane(pool_size: usize) -> Gate {
@@ -98,7 +110,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_full_gate_queues_then_refuses() {
-        let gate = Arc::new(Gate::new(1, "test"));
+        let gate = Arc::new(Gate::with_queue(1, 1, "test"));
         let first = gate.enter().await.expect("a free place");
         // One may wait; it gets in when the first leaves.
         let waiter = {
@@ -122,5 +134,6 @@ mod tests {
         assert_eq!(heavy_lane(10).size, 8);
         assert_eq!(heavy_lane(2).size, 1);
         assert_eq!(heavy_lane(1).size, 1);
+        assert_eq!((heavy_lane(20).size, heavy_lane(20).queue), (16, 128));
     }
 }

@@ -3,7 +3,7 @@
 //! session variables, counted per request or per root field. GCRA from `governor`:
 //! a client may spend a minute's allowance at once, then earns it back evenly.
 
-use governor::clock::{Clock, DefaultClock};
+use governor::clock::Clock;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use grafton_schema::api_limits::{RateLimit, UniqueParams};
 use std::num::NonZeroU32;
@@ -52,7 +52,7 @@ impl RateStore for LocalRates {
         let n = NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN);
         match self.limiter.check_key_n(&key.to_owned(), n) {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(not_until)) => Err(not_until.wait_time_from(DefaultClock::default().now())),
+            Ok(Err(not_until)) => Err(not_until.wait_time_from(self.limiter.clock().now())),
             // More than a whole minute's allowance in one request: never fits.
             Err(_) => Err(Duration::from_secs(60)),
         }

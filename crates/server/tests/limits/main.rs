@@ -77,8 +77,8 @@ fn ddl(postgres: bool) -> String {
 }
 
 /// Roles: `user` (the global limits), `deep` (a deeper limit), `capped` (a row
-/// limit of 5 on `nodes`), `small` (2,000-byte responses), `hasty` (1 s of time,
-/// one request at a time), `limited` (3 requests a minute per user) and `ops` (4
+/// limit of 5 on `nodes`), `small` (2,000-byte responses), `hasty` (1 s of time),
+/// `solo` (3 s, one request at a time), `limited` (3 requests a minute per user) and `ops` (4
 /// root fields a minute per IP).
 /// Admin is exempt except for the depth limit `per_role.admin` gives it.
 pub const CONFIG: &str = r#"
@@ -89,8 +89,8 @@ api_limits:
   batch_limit: {global: 3}
   cost_limit: {global: 1000}
   max_response_bytes: {per_role: {small: 2000}}
-  time_limit: {per_role: {hasty: 1}}
-  max_concurrent: {per_role: {hasty: 1}}
+  time_limit: {per_role: {hasty: 1, solo: 3}}
+  max_concurrent: {per_role: {solo: 1}}
   rate_limit:
     per_role:
       limited: {max_reqs_per_min: 3, unique_params: [x-hasura-user-id]}
@@ -110,6 +110,7 @@ tables:
   slow:
     permissions:
       hasty: {select: {columns: "*", filter: {}}}
+      solo: {select: {columns: "*", filter: {}}}
 "#;
 
 struct Setup {
