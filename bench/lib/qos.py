@@ -204,22 +204,30 @@ def median(values):
 
 
 def overhead_summary(runs: list[dict]) -> list[dict]:
-    """Per query: the median over its reps of req/s, p50 and p95 per variant, and
-    on / off for req/s (the throughput ratio) and p50."""
+    """Per query and variant the median over the reps of ok req/s (answers with data)
+    and of the ok answers' p50/p95/p99, the largest failed share and every refusal by
+    code; on / off of the ok req/s (the throughput ratio) and of p50, and the median
+    of each pair's own on / off."""
     out = []
     for q in dict.fromkeys(r["query"] for r in runs):
         row: dict = {"query": q}
         for v in VARIANTS:
             rs = [r for r in runs if r["query"] == q and r["variant"] == v and not r.get("error")]
-            row[v] = {"runs": len(rs), **{k: median(r.get(k) for r in rs) for k in ("rps", "p50", "p95", "p99")},
-                      "failed_rate": max((r.get("failed_rate") or 0 for r in rs), default=None)}
+            refused: dict = {}
+            for r in rs:
+                for k, n in (r.get("outcomes") or {}).items():
+                    if k != "ok":
+                        refused[k] = refused.get(k, 0) + n
+            row[v] = {"runs": len(rs), **{k: median(r.get(k) for r in rs) for k in ("ok_rps", "p50", "p95", "p99")},
+                      "failed_rate": max((r.get("failed_rate") or 0 for r in rs), default=None),
+                      "requests": sum(r.get("requests") or 0 for r in rs), "refused": refused}
         off, on = row["off"], row["on"]
-        row["ratio"] = on["rps"] / off["rps"] if on.get("rps") and off.get("rps") else None
+        row["ratio"] = on["ok_rps"] / off["ok_rps"] if on.get("ok_rps") and off.get("ok_rps") else None
         row["p50_ratio"] = on["p50"] / off["p50"] if on.get("p50") and off.get("p50") else None
         # Each repetition's pair ran back to back: on / off within the pair cancels slower drifts.
         pairs = []
         for rep in dict.fromkeys(r["rep"] for r in runs if r["query"] == q):
-            by = {r["variant"]: r.get("rps") for r in runs
+            by = {r["variant"]: r.get("ok_rps") for r in runs
                   if r["query"] == q and r["rep"] == rep and not r.get("error")}
             if by.get("on") and by.get("off"):
                 pairs.append(by["on"] / by["off"])
@@ -230,14 +238,15 @@ def overhead_summary(runs: list[dict]) -> list[dict]:
 
 
 def overhead_verdict(summary: list[dict], target: float = TARGET_OVERHEAD) -> tuple[str, float | None]:
-    """("met" | "missed" | "n/a", the lowest on/off throughput ratio): met when every
-    query keeps ≥ 1 - target of its throughput with the limits on, without failures."""
+    """("met" | "missed" | "n/a", the lowest on/off ratio of ok throughput): met when every
+    query keeps ≥ 1 - target of its throughput with the limits on. Refusals that both
+    variants see (the server's own admission lanes) are reported, not judged here:
+    they are no cost of the limits."""
     ratios = [r["ratio"] for r in summary if r.get("ratio") is not None]
     if not ratios:
         return "n/a", None
-    failed = any((r[v].get("failed_rate") or 0) > 0 for r in summary for v in VARIANTS)
     worst = min(ratios)
-    return ("met" if worst >= 1 - target and not failed else "missed"), worst
+    return ("met" if worst >= 1 - target else "missed"), worst
 
 
 def attack_verdicts(attack: dict) -> dict:

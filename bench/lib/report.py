@@ -560,23 +560,24 @@ def qos_section(results) -> str:
         rows = []
         for r in o.get("summary") or []:
             off, on = r.get("off", {}), r.get("on", {})
-            failed = max(off.get("failed_rate") or 0, on.get("failed_rate") or 0)
-            rows.append([r["query"], rate(off.get("rps")), rate(on.get("rps")),
+            rows.append([r["query"], rate(off.get("ok_rps")), rate(on.get("ok_rps")),
                          f"{r['ratio']:.3f}" if r.get("ratio") else "—",
                          (f"{r['paired_ratio']:.3f} ({span(r['paired_ratios'], '{:.2f}')})"
                           if r.get("paired_ratio") else "—"), ms(off.get("p50")), ms(on.get("p50")),
-                         ms(off.get("p95")), ms(on.get("p95")), pct(failed)])
+                         ms(off.get("p95")), ms(on.get("p95")), f"{refused_text(off)} / {refused_text(on)}"])
         if rows:
-            out.append(table(["query", "off req/s", "on req/s", "on / off", "paired (range)", "off p50", "on p50",
-                              "off p95", "on p95", "failed"], rows))
-            out.append("*on / off*: the median req/s with the limits over the median without (the target's "
-                       "figure); *paired*: the median of each repetition's on / off (the two runs of a pair are "
-                       "back to back), with the range over the repetitions.")
+            out.append(table(["query", "off ok/s", "on ok/s", "on / off", "paired (range)", "off p50", "on p50",
+                              "off p95", "on p95", "refused (off / on)"], rows))
+            out.append("*ok/s*: answers with data per second, the median over the repetitions; *on / off*: "
+                       "the medians' ratio (the target's figure); *paired*: the median of each repetition's own "
+                       "on / off (the two runs of a pair are back to back), with the range over the repetitions. "
+                       "Latencies (ms) of the answers with data. *refused*: the share of answers without data, by "
+                       "code, over all repetitions.")
             v, worst = qos.overhead_verdict(o.get("summary") or [], o.get("target", qos.TARGET_OVERHEAD))
             per_rep = {}
             for r in o.get("runs", []):
-                per_rep.setdefault((r["query"], r["variant"]), []).append(rate(r.get("rps")))
-            out.append("Each repetition's req/s: " + "; ".join(
+                per_rep.setdefault((r["query"], r["variant"]), []).append(rate(r.get("ok_rps")))
+            out.append("Each repetition's ok/s: " + "; ".join(
                 f"{qq} {vv} {', '.join(xs)}" for (qq, vv), xs in per_rep.items()) + ".")
             out.append(f"Target: with every limit on, throughput within {100 * o.get('target', qos.TARGET_OVERHEAD):.0f}% "
                        f"(on / off ≥ {1 - o.get('target', qos.TARGET_OVERHEAD):.2f}): lowest "
@@ -652,6 +653,15 @@ def machine_note(a: dict) -> str:
             f"{m.get('k6_s', '—')} s, the rest (PostgreSQL, and anything else running on the machine) {rest:.1f} s.")
 
 
+def refused_text(v: dict) -> str:
+    """"overloaded 7.9%" from a variant's refusals over its requests."""
+    refused, n = v.get("refused") or {}, v.get("requests") or 0
+    if not n or not any(refused.values()):
+        return "—"
+    return ", ".join(f"{qos.outcomes_text({k: c}).rsplit(' ', 1)[0]} {share(c / n)}"
+                     for k, c in refused.items() if c)
+
+
 def json_brief(v) -> str:
     if isinstance(v, dict):
         return "{" + ", ".join(f"{k}: {json_brief(x)}" for k, x in v.items()) + "}"
@@ -672,9 +682,13 @@ def qos_targets(results) -> list[list[str]]:
     o = q.get("overhead") or {}
     if o.get("summary"):
         v, worst = qos.overhead_verdict(o["summary"], o.get("target", qos.TARGET_OVERHEAD))
+        refused = [f"{r['query']} {x} {refused_text(r[x])}" for r in o["summary"] for x in qos.VARIANTS
+                   if refused_text(r[x]) != "—"]
         rows.append([f"qos: every limit on costs < {100 * o.get('target', qos.TARGET_OVERHEAD):.0f}% throughput",
-                     f"on / off {span([r['ratio'] for r in o['summary'] if r.get('ratio')], '{:.3f}')} "
-                     f"(medians of {o.get('reps')})" if worst is not None else "—", _verdict(v)])
+                     (f"on / off {span([r['ratio'] for r in o['summary'] if r.get('ratio')], '{:.3f}')} "
+                      f"(ok/s, medians of {o.get('reps')})" if worst is not None else "—")
+                     + ("; refused: " + ", ".join(refused) if refused else ""),
+                     _verdict(v)])
     for r in (q.get("rejection") or {}).get("runs", []):
         if r.get("verdict") and r.get("cpu_ms_per_request") is not None:
             rows.append([f"qos: CPU per rejected request ({r['kind']}) < "

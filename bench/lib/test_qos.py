@@ -115,9 +115,12 @@ class OrderTest(unittest.TestCase):
         self.assertEqual(o[4], ("roots_9", 50, "off"))
 
 
-def overhead_run(query, variant, rep, rps, p50=2.0, failed=0):
-    return {"query": query, "variant": variant, "rep": rep, "rps": rps, "p50": p50, "p95": p50 * 3, "p99": p50 * 5,
-            "failed_rate": failed}
+def overhead_run(query, variant, rep, ok_rps, p50=2.0, failed=0):
+    requests = round(ok_rps * 8 / (1 - failed))
+    refused = requests - round(ok_rps * 8)
+    return {"query": query, "variant": variant, "rep": rep, "requests": requests, "rps": requests / 8,
+            "ok_rps": ok_rps, "outcomes": {"ok": round(ok_rps * 8), **({"overloaded": refused} if refused else {})},
+            "p50": p50, "p95": p50 * 3, "p99": p50 * 5, "failed_rate": failed}
 
 
 class VerdictTest(unittest.TestCase):
@@ -127,7 +130,7 @@ class VerdictTest(unittest.TestCase):
         runs.append({"query": "venues", "variant": "on", "rep": 4, "error": "k6 failed"})
         s = qos.overhead_summary(runs)
         self.assertEqual(len(s), 1)
-        self.assertEqual((s[0]["off"]["rps"], s[0]["on"]["rps"], s[0]["on"]["runs"]), (1100, 1050, 3))
+        self.assertEqual((s[0]["off"]["ok_rps"], s[0]["on"]["ok_rps"], s[0]["on"]["runs"]), (1100, 1050, 3))
         self.assertAlmostEqual(s[0]["ratio"], 1050 / 1100)
         self.assertAlmostEqual(s[0]["p50_ratio"], 1.1)
         self.assertEqual(s[0]["paired_ratios"], [1.05, 0.3, 2000 / 1100])
@@ -135,8 +138,12 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(qos.overhead_verdict(s)[0], "missed")  # 0.955
         runs2 = [overhead_run("q", "off", 1, 1000), overhead_run("q", "on", 1, 975)]
         self.assertEqual(qos.overhead_verdict(qos.overhead_summary(runs2)), ("met", 0.975))
-        runs3 = [overhead_run("q", "off", 1, 1000), overhead_run("q", "on", 1, 1100, failed=0.01)]
-        self.assertEqual(qos.overhead_verdict(qos.overhead_summary(runs3))[0], "missed")
+        # Refusals both servers see are reported, not judged: the ratio is of answers with data.
+        runs3 = [overhead_run("q", "off", 1, 1000, failed=0.1), overhead_run("q", "on", 1, 990, failed=0.1)]
+        s3 = qos.overhead_summary(runs3)
+        self.assertEqual(qos.overhead_verdict(s3), ("met", 0.99))
+        self.assertEqual(s3[0]["off"]["refused"], {"overloaded": 889})
+        self.assertEqual((s3[0]["off"]["requests"], s3[0]["off"]["failed_rate"]), (8889, 0.1))
         self.assertEqual(qos.overhead_verdict([]), ("n/a", None))
 
     def test_attack(self):
@@ -240,9 +247,9 @@ RESULTS = {
         "overhead": {"queries": ["venues"], "vus": 50, "duration_s": 8, "reps": 3, "limit": 50,
                      "limits": qos.GENEROUS, "target": 0.03, "order": "alternating",
                      "check": {"document_depth": 21, "answers": {"off": "data", "on": "depth-limit-exceeded"}},
-                     "runs": [overhead_run("venues", "off", 1, 3000), overhead_run("venues", "on", 1, 2950)],
+                     "runs": [overhead_run("venues", "off", 1, 3000), overhead_run("venues", "on", 1, 2950, failed=0.1)],
                      "summary": qos.overhead_summary([overhead_run("venues", "off", 1, 3000),
-                                                      overhead_run("venues", "on", 1, 2950)])},
+                                                      overhead_run("venues", "on", 1, 2950, failed=0.1)])},
         "wso2": {"docs": qos.WSO2_DOCS, "levels": [50], "duration_s": 8, "role": "client", "per_min": 60000,
                  "document": qos.roots_document(4), "runs": [
                      {"doc": "roots_4", "roots": 4, "vus": 50, "variant": "on", "rps": 9000, "ok_rps": 250,
@@ -282,6 +289,7 @@ class ReportTest(unittest.TestCase):
                       "else running on the machine) 27.5 s.\n", self.md)
         self.assertIn("p95 61.5 ms, 0 errors → **missed**; RSS < 300 MB: 200.0 MB → met.", self.md)
         self.assertEqual(self.row("venues")[1:5], ["3,000", "2,950", "0.983", "0.983 (0.98)"])
+        self.assertEqual(self.row("venues")[-1], "— / overloaded 10.0%")
         self.assertIn("lowest 0.983 → met", self.md)
         self.assertIn("off: data, on: depth-limit-exceeded", self.md)
         self.assertEqual(self.row("roots_4", "50", "on")[3:], ["9,000", "250", "9.00", "12.0", "30.0", "15.0",
@@ -303,7 +311,7 @@ class ReportTest(unittest.TestCase):
                          ["p95 61.5 ms, 0 errors", "**missed**"])
         self.assertEqual(self.row("qos attack: Grafton RSS < 300 MB")[1:], ["200.0 MB", "met"])
         self.assertEqual(self.row("qos: every limit on costs < 3% throughput")[1:],
-                         ["on / off 0.983 (medians of 3)", "met"])
+                         ["on / off 0.983 (ok/s, medians of 3); refused: venues on overloaded 10.0%", "met"])
         self.assertEqual(self.row("qos: CPU per rejected request (rate_limited) < 0.1 ms")[1:], ["0.0300 ms", "met"])
 
     def test_skipped(self):
