@@ -1310,7 +1310,8 @@ class Bench:
                                capture_output=True).returncode != 0 if commit else False
         gv = _out([self.env.grafton, "--version"]) or "?"
         v["grafton"] = (f"commit {commit}{' + local changes' if dirty else ''}, " if commit else "") + gv + (
-            f" ({self.env.grafton})" if self.env.grafton_given else "")
+            f" ({self.env.grafton}, built {binary_time(self.env.grafton)}: the commit is the checkout's, "
+            "which the binary may predate)" if self.env.grafton_given else "")
         v["postgresql"] = _out([self.env.pg("postgres"), "--version"]) or "?"
         if "postgraphile" in self.cfg.systems:
             v["postgraphile"] = (f"{_pkg_version('postgraphile')} + connection-filter "
@@ -1370,6 +1371,14 @@ class Bench:
 def k6_system(system: str) -> str:
     """The dialect k6 sends: Grafton on SQLite speaks Grafton's."""
     return "postgraphile" if system == "postgraphile" else "grafton"
+
+
+def binary_time(path: str) -> str:
+    """A file's modification time, UTC."""
+    try:
+        return dt.datetime.fromtimestamp(os.path.getmtime(path), dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    except OSError:
+        return "?"
 
 
 def proc_stat_cpu() -> list[int] | None:
