@@ -56,6 +56,7 @@ pub struct Limit<T> {
     pub per_role: BTreeMap<String, T>,
 }
 
+/// `None` without asking `T: Default`, which `#[serde(default)]` on a generic field would.
 fn none<T>() -> Option<T> {
     None
 }

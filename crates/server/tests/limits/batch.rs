@@ -5,16 +5,7 @@ use crate::*;
 use serde_json::{json, Value};
 
 async fn post_batch(url: &str, role: &str, batch: Value) -> (u16, Value) {
-    let response = reqwest::Client::new()
-        .post(url)
-        .header("x-hasura-admin-secret", ADMIN_SECRET)
-        .header("x-hasura-role", role)
-        .json(&batch)
-        .send()
-        .await
-        .expect("request");
-    let status = response.status().as_u16();
-    (status, response.json().await.expect("JSON body"))
+    post_json(url, Some(role), &batch).await
 }
 
 #[tokio::test]

@@ -176,19 +176,40 @@ pub fn start(options: ServeOptions) -> String {
     start_server(options) + "/v1/graphql"
 }
 
-/// Posts `query` as `role` (`None`: admin); returns the status and the body.
-pub async fn post(url: &str, role: Option<&str>, query: &str, variables: Value) -> (u16, Value) {
-    let client = reqwest::Client::new();
-    let mut request = client
+/// Posts a JSON body as `role` (`None`: admin); returns the status and the body.
+pub async fn post_json(url: &str, role: Option<&str>, body: &Value) -> (u16, Value) {
+    let mut request = reqwest::Client::new()
         .post(url)
         .header("x-hasura-admin-secret", ADMIN_SECRET)
-        .json(&json!({"query": query, "variables": variables}));
+        .json(body);
     if let Some(role) = role {
         request = request.header("x-hasura-role", role);
     }
     let response = request.send().await.expect("request");
     let status = response.status().as_u16();
     (status, response.json().await.expect("JSON body"))
+}
+
+/// Posts `query` as `role` (`None`: admin); returns the status and the body.
+pub async fn post(url: &str, role: Option<&str>, query: &str, variables: Value) -> (u16, Value) {
+    post_json(url, role, &json!({"query": query, "variables": variables})).await
+}
+
+/// A Hasura metadata directory named `name`: `nodes` readable by `user`, plus the
+/// project-wide `files` (file name, YAML).
+pub fn hasura_metadata(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("grafton-{name}-{}", std::process::id()));
+    let tables = dir.join("databases/default/tables");
+    std::fs::create_dir_all(&tables).expect("metadata dir");
+    std::fs::write(
+        tables.join("public_nodes.yaml"),
+        "table: {schema: public, name: nodes}\nselect_permissions:\n  - role: user\n    permission: {columns: '*', filter: {}}\n",
+    )
+    .expect("table file");
+    for (file, yaml) in files {
+        std::fs::write(dir.join(file), yaml).expect("metadata file");
+    }
+    dir
 }
 
 /// The body's `extensions.code`, or "" when it has no error.

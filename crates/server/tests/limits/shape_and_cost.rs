@@ -174,19 +174,13 @@ async fn default_limit_bounds_lists_but_not_counts() {
 
 #[tokio::test]
 async fn hasura_api_limits_yaml_is_read_from_metadata() {
-    let dir = std::env::temp_dir().join(format!("grafton-limits-md-{}", std::process::id()));
-    let tables = dir.join("databases/default/tables");
-    std::fs::create_dir_all(&tables).expect("metadata dir");
-    std::fs::write(
-        tables.join("public_nodes.yaml"),
-        "table: {schema: public, name: nodes}\nselect_permissions:\n  - role: user\n    permission: {columns: '*', filter: {}}\n",
-    )
-    .expect("table file");
-    std::fs::write(
-        dir.join("api_limits.yaml"),
-        "disabled: false\ndepth_limit:\n  global: 3\n  per_role: {}\nnode_limit:\n  global: 100\n  per_role: {}\n",
-    )
-    .expect("api_limits.yaml");
+    let dir = hasura_metadata(
+        "limits-md",
+        &[(
+            "api_limits.yaml",
+            "disabled: false\ndepth_limit:\n  global: 3\n  per_role: {}\nnode_limit:\n  global: 100\n  per_role: {}\n",
+        )],
+    );
     let config = grafton_schema::hasura::load(&dir).expect("metadata loads");
     let mut o = options(Db::Postgres);
     o.config = config;

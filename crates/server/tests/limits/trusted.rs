@@ -11,16 +11,7 @@ fn sha256(text: &str) -> String {
 }
 
 async fn send(url: &str, body: Value) -> (u16, Value) {
-    let response = reqwest::Client::new()
-        .post(url)
-        .header("x-hasura-admin-secret", ADMIN_SECRET)
-        .header("x-hasura-role", "user")
-        .json(&body)
-        .send()
-        .await
-        .expect("request");
-    let status = response.status().as_u16();
-    (status, response.json().await.expect("JSON body"))
+    post_json(url, Some("user"), &body).await
 }
 
 #[tokio::test]
@@ -114,29 +105,20 @@ async fn an_allow_list_refuses_every_other_document_per_role() {
 
 #[tokio::test]
 async fn allow_lists_come_from_hasura_metadata_and_manifest_files() {
-    let dir = std::env::temp_dir().join(format!("grafton-allow-{}", std::process::id()));
-    let tables = dir.join("databases/default/tables");
-    std::fs::create_dir_all(&tables).expect("metadata dir");
-    std::fs::write(
-        tables.join("public_nodes.yaml"),
-        "table: {schema: public, name: nodes}\nselect_permissions:\n  - role: user\n    permission: {columns: '*', filter: {}}\n",
-    )
-    .expect("table file");
-    std::fs::write(
-        dir.join("query_collections.yaml"),
-        "- name: allowed-queries\n  definition:\n    queries:\n      - name: one\n        query: 'query One { nodes_by_pk(id: 7) { id label } }'\n",
-    )
-    .expect("collections");
-    std::fs::write(
-        dir.join("allow_list.yaml"),
-        "- collection: allowed-queries\n  scope: {global: false, roles: [user]}\n",
-    )
-    .expect("allow list");
-    std::fs::write(
-        dir.join("graphql_schema_introspection.yaml"),
-        "disabled_for_roles: [user]\n",
-    )
-    .expect("introspection");
+    let dir = hasura_metadata(
+        "allow",
+        &[
+            (
+                "query_collections.yaml",
+                "- name: allowed-queries\n  definition:\n    queries:\n      - name: one\n        query: 'query One { nodes_by_pk(id: 7) { id label } }'\n",
+            ),
+            (
+                "allow_list.yaml",
+                "- collection: allowed-queries\n  scope: {global: false, roles: [user]}\n",
+            ),
+            ("graphql_schema_introspection.yaml", "disabled_for_roles: [user]\n"),
+        ],
+    );
     let mut o = options(Db::Sqlite);
     o.config = grafton_schema::hasura::load(&dir).expect("metadata loads");
     // And a manifest file, as `--allow-list` reads it.
