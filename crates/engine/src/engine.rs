@@ -198,20 +198,41 @@ impl Engine {
         transport: Transport,
         caller: &Caller,
     ) -> Result<String, EngineError> {
+        self.admit(caller)?;
+        self.execute_admitted(req, transport, caller).await
+    }
+
+    /// Takes one request from the caller's allowance when its role's rate limit
+    /// counts requests (per root field, [`Engine::execute_admitted`] counts once the
+    /// document says how many). A transport calls it before reading the request's
+    /// body, so a client over its limit costs no buffering or parsing.
+    pub fn admit(&self, caller: &Caller) -> Result<(), EngineError> {
         let planner = self.planner_for(caller.role.as_deref(), caller.backend_only)?;
-        // Counted per request: refused before any parsing. Per root field: once the
-        // document (cached) says how many.
-        let rate = planner.rate.as_ref();
-        if let Some(rate) = rate.filter(|r| !r.per_root_field) {
-            spend(rate, caller, 1)?;
+        match planner.rate.as_ref().filter(|r| !r.per_root_field) {
+            Some(rate) => spend(rate, caller, 1),
+            None => Ok(()),
         }
+    }
+
+    /// [`Engine::execute`] for a request [`Engine::admit`] has already counted.
+    pub async fn execute_admitted(
+        &self,
+        req: &GraphqlRequest,
+        transport: Transport,
+        caller: &Caller,
+    ) -> Result<String, EngineError> {
+        let planner = self.planner_for(caller.role.as_deref(), caller.backend_only)?;
+        let rate = planner.rate.as_ref();
         let stored = self.resolve_persisted(req)?;
         let req = stored.as_ref().unwrap_or(req);
-        let prepared = planner.prepare_as(req, transport, &caller.vars)?;
+        let checked = planner.check(req, transport)?;
+        // Counted per root field once the (cached) document says how many, before
+        // its variables are read or its plan looked up.
         if let Some(rate) = rate.filter(|r| r.per_root_field) {
-            let n = u32::try_from(prepared.shape.root_fields).unwrap_or(u32::MAX);
+            let n = u32::try_from(checked.shape.root_fields).unwrap_or(u32::MAX);
             spend(rate, caller, n)?;
         }
+        let prepared = planner.prepare_checked(checked, req, &caller.vars)?;
         // Admitted only now, with the plan's cost known; held until the answer.
         let _role = match &planner.gate {
             Some(gate) => Some(gate.enter().await?),

@@ -16,4 +16,4 @@ pub use build::{build, BuildError, EngineOptions};
 pub use engine::{Caller, Engine, RoleSchema, NO_PERMISSIONS};
 pub use error::EngineError;
 pub use limits::{LimitExceeded, LimitKind, RoleLimits, ServerLimits};
-pub use planner::{GraphqlRequest, Plan, Planner, Prepared, Transport};
+pub use planner::{Checked, GraphqlRequest, Plan, Planner, Prepared, Transport};

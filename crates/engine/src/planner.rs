@@ -71,6 +71,14 @@ pub struct Plan {
     cost: Cost,
 }
 
+/// A request whose document passed the checks on it as written (see
+/// [`Planner::check`]).
+pub struct Checked {
+    entry: Arc<DocEntry>,
+    /// The operation's size as written.
+    pub shape: Shape,
+}
+
 /// A request ready to execute: its plan and its coerced variables.
 pub struct Prepared {
     entry: Arc<DocEntry>,
@@ -179,6 +187,19 @@ impl Planner {
         transport: Transport,
         session: &Map<String, Value>,
     ) -> Result<Prepared, EngineError> {
+        let checked = self.check(req, transport)?;
+        self.prepare_checked(checked, req, session)
+    }
+
+    /// The request's document, from the cache (else parsed, validated and cached),
+    /// checked as written: within the role's shape limits, allowed, fit for the
+    /// transport. For a cached document this reads no variable and plans nothing, so
+    /// a per-root-field rate limit can refuse the request this early.
+    pub fn check(
+        &self,
+        req: &GraphqlRequest,
+        transport: Transport,
+    ) -> Result<Checked, EngineError> {
         let entry = match self.documents.get(&req.query) {
             Some(entry) => entry,
             None => {
@@ -187,25 +208,37 @@ impl Planner {
                 entry
             }
         };
-        self.prepare_with(entry, req, transport, true, session)
+        let shape = self.check_entry(&entry, req, transport)?;
+        Ok(Checked { entry, shape })
+    }
+
+    /// Prepares a [`check`](Self::check)ed request: its variables coerced, the session's
+    /// bound, its plan (cached) and its cost within the role's limit.
+    pub fn prepare_checked(
+        &self,
+        checked: Checked,
+        req: &GraphqlRequest,
+        session: &Map<String, Value>,
+    ) -> Result<Prepared, EngineError> {
+        self.prepare_with(checked, req, true, session)
     }
 
     /// Like [`prepare`](Self::prepare) but bypassing both caches: the full cost of a
     /// request seen for the first time (for benchmarks).
     pub fn prepare_uncached(&self, req: &GraphqlRequest) -> Result<Prepared, EngineError> {
         let entry = self.parse(req)?;
-        self.prepare_with(entry, req, Transport::Post, false, &Map::new())
+        let shape = self.check_entry(&entry, req, Transport::Post)?;
+        self.prepare_with(Checked { entry, shape }, req, false, &Map::new())
     }
 
-    fn prepare_with(
+    /// The operation's shape, once it passes the checks on the document as written.
+    fn check_entry(
         &self,
-        entry: Arc<DocEntry>,
+        entry: &DocEntry,
         req: &GraphqlRequest,
         transport: Transport,
-        use_cache: bool,
-        session: &Map<String, Value>,
-    ) -> Result<Prepared, EngineError> {
-        let operation = operation(&entry, req.operation_name.as_deref())?;
+    ) -> Result<Shape, EngineError> {
+        let operation = operation(entry, req.operation_name.as_deref())?;
         // Limits on the document as written: before variables, IR or SQL.
         let shape = entry
             .shapes
@@ -229,6 +262,18 @@ impl Planner {
                 operation.operation_type.to_string(),
             ));
         }
+        Ok(shape)
+    }
+
+    fn prepare_with(
+        &self,
+        checked: Checked,
+        req: &GraphqlRequest,
+        use_cache: bool,
+        session: &Map<String, Value>,
+    ) -> Result<Prepared, EngineError> {
+        let Checked { entry, shape } = checked;
+        let operation = operation(&entry, req.operation_name.as_deref())?;
         let raw_vars: JsonMap = req
             .variables
             .iter()

@@ -3,9 +3,8 @@
 use crate::engine::{Caller, Engine, GraphqlRequest, Transport};
 use crate::error::RequestError;
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -88,7 +87,7 @@ fn respond(result: Result<String, RequestError>, graphql_response: bool) -> Resp
         HeaderValue::from_static("application/json; charset=utf-8")
     };
     let (status, body, retry_after) = match result {
-        Ok(body) => (StatusCode::OK, body, None),
+        Ok(body) => (StatusCode::OK, body.into_bytes(), None),
         Err(e) => {
             if matches!(
                 e,
@@ -96,11 +95,9 @@ fn respond(result: Result<String, RequestError>, graphql_response: bool) -> Resp
             ) {
                 tracing::warn!(error = %e, "request failed in the database");
             }
-            (
-                e.status(graphql_response),
-                e.body().to_string(),
-                e.retry_after(),
-            )
+            // Straight to bytes: `Value`'s Display goes through a formatter adapter.
+            let body = serde_json::to_vec(&e.body()).unwrap_or_default();
+            (e.status(graphql_response), body, e.retry_after())
         }
     };
     let mut response = (status, body).into_response();
@@ -122,16 +119,14 @@ fn respond(result: Result<String, RequestError>, graphql_response: bool) -> Resp
     response
 }
 
-async fn graphql_post(
-    State(state): State<AppState>,
-    peer: Option<Extension<Peer>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    let graphql_response = wants_graphql_response(&headers);
+async fn graphql_post(State(state): State<AppState>, request: Request) -> Response {
+    let graphql_response = wants_graphql_response(request.headers());
     let result = async {
-        // Credentials first: a rejected caller never gets as far as the body.
-        let caller = caller(&state.auth, &headers, peer).await?;
+        // Credentials, media type and a per-request rate limit first: a refused
+        // caller never gets as far as the body (nothing buffered, nothing parsed).
+        let headers = request.headers();
+        let peer = request.extensions().get::<Peer>().copied();
+        let caller = caller(&state.auth, headers, peer).await?;
         let content_type = headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -140,7 +135,8 @@ async fn graphql_post(
         if !media.eq_ignore_ascii_case("application/json") {
             return Err(RequestError::UnsupportedMediaType(content_type.to_owned()));
         }
-        let body = body.map_err(|e| {
+        state.engine.admit(&caller)?;
+        let body = Bytes::from_request(request, &state).await.map_err(|e| {
             if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 RequestError::TooLarge(state.limit)
             } else {
@@ -155,7 +151,7 @@ async fn graphql_post(
                 let request = parse_request(value)?;
                 Ok(state
                     .engine
-                    .execute(&request, Transport::Post, &caller)
+                    .execute_admitted(&request, Transport::Post, &caller)
                     .await?)
             }
         }
@@ -200,7 +196,15 @@ async fn batch(
         if i > 0 {
             out.push(',');
         }
-        let answer = engine.execute(request, Transport::Post, caller).await;
+        // The HTTP request was counted as the first of them (see `graphql_post`).
+        let answer = match i {
+            0 => {
+                engine
+                    .execute_admitted(request, Transport::Post, caller)
+                    .await
+            }
+            _ => engine.execute(request, Transport::Post, caller).await,
+        };
         match answer.map_err(RequestError::from) {
             Ok(body) => out.push_str(&body),
             Err(e) => out.push_str(&e.body().to_string()),
@@ -218,6 +222,7 @@ async fn graphql_get(
 ) -> Response {
     let graphql_response = wants_graphql_response(&headers);
     let result = async {
+        let peer = peer.map(|Extension(p)| p);
         let caller = caller(&state.auth, &headers, peer).await?;
         let Query(pairs) = query.map_err(|e| RequestError::BadRequest(e.body_text()))?;
         let mut object = Map::new();
@@ -247,7 +252,7 @@ pub struct Peer(pub std::net::SocketAddr);
 async fn caller(
     auth: &Authenticator,
     headers: &HeaderMap,
-    peer: Option<Extension<Peer>>,
+    peer: Option<Peer>,
 ) -> Result<Caller, RequestError> {
     let session = auth
         .authenticate(headers)
@@ -268,7 +273,7 @@ async fn caller(
             .map(|(k, v)| (k, Value::String(v)))
             .collect(),
         backend_only: session.backend_only,
-        ip: peer.map(|Extension(Peer(addr))| addr.ip()),
+        ip: peer.map(|Peer(addr)| addr.ip()),
     })
 }
 

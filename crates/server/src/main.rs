@@ -117,6 +117,27 @@ struct ListenOptions {
     /// The role of requests without credentials (else they get 401).
     #[arg(long, env = "GRAFTON_UNAUTHORIZED_ROLE")]
     unauthorized_role: Option<String>,
+    /// Threads that serve HTTP and plan requests [default: half the cores, at least
+    /// one]. SQLite's queries run on threads of their own and PostgreSQL's in its
+    /// processes, so a machine shared with its database is best served by fewer;
+    /// see docs/performance.md.
+    #[arg(long, env = "GRAFTON_THREADS", value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
+}
+
+/// The async runtime's worker threads: `--threads`, else half the cores (at least
+/// one). Two workers on two cores cost a third more CPU per request than one (each
+/// request's body wakes the idle worker) for no more throughput: docs/performance.md.
+fn worker_threads(cli: &Cli) -> usize {
+    let chosen = match &cli.command {
+        Command::Serve(a) => a.listen.threads,
+        Command::Demo(a) => a.listen.threads,
+        Command::Schema(_) | Command::Sql(_) => Some(1),
+    };
+    chosen.map(usize::from).unwrap_or_else(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (cores / 2).max(1)
+    })
 }
 
 #[derive(Args)]
@@ -374,6 +395,7 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(worker_threads(&cli))
         .enable_all()
         .build()
     {
