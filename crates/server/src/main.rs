@@ -126,8 +126,9 @@ struct ListenOptions {
 }
 
 /// The async runtime's worker threads: `--threads`, else half the cores (at least
-/// one). Two workers on two cores cost a third more CPU per request than one (each
-/// request's body wakes the idle worker) for no more throughput: docs/performance.md.
+/// one). Two workers on two cores cost about a fifth more CPU per request than one
+/// (each request's body wakes the idle worker) for no more throughput:
+/// docs/performance.md, "Threads".
 fn worker_threads(cli: &Cli) -> usize {
     let chosen = match &cli.command {
         Command::Serve(a) => a.listen.threads,
