@@ -115,14 +115,13 @@ impl RequestError {
                 | E::Limit(_)
                 | E::PersistedQueryNotFound
                 | E::NotAllowed,
-            ) if graphql_response => StatusCode::BAD_REQUEST,
-            Self::Engine(
-                E::Validation(_)
-                | E::Ir(_)
-                | E::Limit(_)
-                | E::PersistedQueryNotFound
-                | E::NotAllowed,
-            ) => StatusCode::OK,
+            ) => {
+                if graphql_response {
+                    StatusCode::BAD_REQUEST
+                } else {
+                    StatusCode::OK
+                }
+            }
             Self::Engine(E::Execute(e))
                 if matches!(e.kind(), DbErrorKind::Unavailable | DbErrorKind::Busy) =>
             {
