@@ -176,10 +176,32 @@ impl Drop for Running {
 /// How long a cancelled statement has to end before its connection is discarded.
 const SETTLE_TIME: Duration = Duration::from_secs(2);
 
+/// Runs `work`, a statement on `client` that commits by itself, for at most `limit`.
+/// Past it the statement is cancelled and its own answer awaited: one that finished
+/// before the cancel arrived keeps its result, so a write that committed is never
+/// reported as failed. The flag is false when no answer came in [`SETTLE_TIME`]:
+/// the connection's state is unknown and it must not be reused.
+pub(crate) async fn bounded<T>(
+    client: &Object,
+    limit: Duration,
+    work: impl std::future::Future<Output = Result<T, ExecuteError>>,
+) -> (Result<T, ExecuteError>, bool) {
+    tokio::pin!(work);
+    if let Ok(answer) = tokio::time::timeout(limit, &mut work).await {
+        return (answer, true);
+    }
+    let _ = client.cancel_token().cancel_query(NoTls).await;
+    match tokio::time::timeout(SETTLE_TIME, &mut work).await {
+        Ok(Err(e)) if e.kind() == DbErrorKind::Timeout => (Err(ExecuteError::Timeout(limit)), true),
+        Ok(answer) => (answer, true),
+        Err(_) => (Err(ExecuteError::Timeout(limit)), false),
+    }
+}
+
 /// Cancels whatever `client` is running and waits for the connection to be idle (an
 /// empty query answered after the cancelled one); a connection that does not settle
 /// in time is closed instead of going back to the pool.
-async fn settle(client: Object) {
+pub(crate) async fn settle(client: Object) {
     let cancelled = client.cancel_token().cancel_query(NoTls).await;
     let idle = tokio::time::timeout(SETTLE_TIME, client.simple_query("")).await;
     if cancelled.is_err() || !matches!(idle, Ok(Ok(_))) {

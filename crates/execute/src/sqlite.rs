@@ -248,11 +248,22 @@ impl SqliteDatabase {
         self.pool.status().max_size
     }
 
-    /// The write lock, then a connection to write on.
+    /// The write lock, waited for at most `wait` (a writer that cannot start within
+    /// its own time limit is refused as busy), then a connection to write on.
     pub(crate) async fn writer(
         &self,
+        wait: Duration,
     ) -> Result<(PooledConnection, tokio::sync::OwnedMutexGuard<()>), ExecuteError> {
-        let guard = self.writer.clone().lock_owned().await;
+        let lock = self.writer.clone().lock_owned();
+        let guard = tokio::time::timeout(wait, lock)
+            .await
+            .map_err(|_| ExecuteError::Database {
+                kind: DbErrorKind::Busy,
+                message: format!(
+                    "another write held the database for longer than this request's time limit ({} ms)",
+                    wait.as_millis()
+                ),
+            })?;
         let conn = self.pool.get().await.map_err(pool_error)?;
         Ok((conn, guard))
     }

@@ -38,12 +38,13 @@ fn gone() -> ExecuteError {
 impl Database {
     /// A connection for one write statement that commits by itself (no `BEGIN`): a
     /// single statement is atomic on its own. SQLite's writer lock is still taken.
-    /// On PostgreSQL the session's statement timeout bounds it, not `timeout`.
+    /// The statement runs for at most `timeout`: SQLite interrupts it, PostgreSQL's
+    /// is cancelled (the session's own statement timeout is the server-wide one).
     pub async fn autocommit(&self, timeout: std::time::Duration) -> Result<Tx, ExecuteError> {
         let conn = match self {
             Database::Postgres(db) => Conn::Postgres(Box::new(db.client().await?)),
             Database::Sqlite(db) => {
-                let (conn, writer) = db.writer().await?;
+                let (conn, writer) = db.writer(timeout).await?;
                 Conn::Sqlite {
                     conn,
                     _writer: writer,
@@ -71,7 +72,7 @@ impl Database {
                 Conn::Postgres(Box::new(client))
             }
             Database::Sqlite(db) => {
-                let (conn, writer) = db.writer().await?;
+                let (conn, writer) = db.writer(timeout).await?;
                 // IMMEDIATE takes the write lock now, so no later statement can fail
                 // to upgrade a read lock half-way through the mutation.
                 crate::sqlite::interact(&conn, |c| c.execute_batch("BEGIN IMMEDIATE")).await?;
@@ -97,9 +98,13 @@ impl Tx {
         statement: &Statement,
         variables: &Map<String, Value>,
     ) -> Result<Vec<Vec<Value>>, ExecuteError> {
+        let (open, timeout) = (self.open, self.timeout);
         match self.conn.as_mut().ok_or_else(gone)? {
             Conn::Postgres(client) => {
-                let rows = crate::postgres::query(client, statement, variables).await?;
+                let run = crate::postgres::query(client, statement, variables);
+                let (rows, settled) = bounded(client, open, timeout, run).await;
+                self.discard_unless(settled);
+                let rows = rows?;
                 let mut out = Vec::with_capacity(rows.len());
                 for row in rows {
                     let mut values = Vec::with_capacity(row.len());
@@ -139,14 +144,29 @@ impl Tx {
         statement: &Statement,
         variables: &Map<String, Value>,
     ) -> Result<String, ExecuteError> {
+        let (open, timeout) = (self.open, self.timeout);
         match self.conn.as_mut().ok_or_else(gone)? {
             Conn::Postgres(client) => {
-                crate::postgres::query_json_on(client, statement, variables, u64::MAX).await
+                let run = crate::postgres::query_json_on(client, statement, variables, u64::MAX);
+                let (json, settled) = bounded(client, open, timeout, run).await;
+                self.discard_unless(settled);
+                json
             }
             Conn::Sqlite { conn, .. } => {
                 let work = crate::sqlite::query_json_on(conn, statement, variables, u64::MAX);
                 crate::sqlite::within(conn, self.timeout, work).await
             }
+        }
+    }
+
+    /// Closes a PostgreSQL connection whose state is unknown (a cancel that did not
+    /// settle) instead of letting it go back to the pool; the transaction is over.
+    fn discard_unless(&mut self, settled: bool) {
+        if settled {
+            return;
+        }
+        if let Some(Conn::Postgres(client)) = self.conn.take() {
+            let _ = crate::pg_pool::Object::take(*client);
         }
     }
 
@@ -177,6 +197,21 @@ impl Tx {
     }
 }
 
+/// Awaits a PostgreSQL statement. In a transaction its `statement_timeout` bounds
+/// it; on its own it is cancelled past `timeout` ([`crate::postgres::bounded`]).
+async fn bounded<T>(
+    client: &crate::pg_pool::Object,
+    open: bool,
+    timeout: std::time::Duration,
+    run: impl std::future::Future<Output = Result<T, ExecuteError>>,
+) -> (Result<T, ExecuteError>, bool) {
+    if open {
+        (run.await, true)
+    } else {
+        crate::postgres::bounded(client, timeout, run).await
+    }
+}
+
 async fn rollback(conn: Conn) {
     match conn {
         Conn::Postgres(client) => {
@@ -203,7 +238,8 @@ impl Drop for Tx {
     /// hung up, or an error unwound). PostgreSQL's statement is cancelled rather than
     /// left to its statement_timeout (a cancel that finds the session idle is
     /// ignored; one that hits the ROLLBACK fails it, and the connection is closed),
-    /// then an open transaction is rolled back. SQLite's statement was interrupted by
+    /// then an open transaction is rolled back; with none open, the connection goes
+    /// back once the cancelled statement has ended. SQLite's statement was interrupted by
     /// its deadline guard; its transaction is rolled back here.
     fn drop(&mut self) {
         let Some(conn) = self.conn.take() else {
@@ -215,11 +251,17 @@ impl Drop for Tx {
         let open = self.open;
         match conn {
             Conn::Postgres(client) => {
-                let token = client.cancel_token();
                 handle.spawn(async move {
-                    let _ = token.cancel_query(tokio_postgres::NoTls).await;
                     if open {
+                        let _ = client
+                            .cancel_token()
+                            .cancel_query(tokio_postgres::NoTls)
+                            .await;
                         rollback(Conn::Postgres(client)).await;
+                    } else {
+                        // No transaction to end: wait for the cancelled statement, so
+                        // the connection goes back to the pool idle.
+                        crate::postgres::settle(*client).await;
                     }
                 });
             }

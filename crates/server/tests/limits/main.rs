@@ -43,13 +43,16 @@ fn ddl(postgres: bool) -> String {
     // A view that takes minutes: PostgreSQL sleeps (visible in pg_stat_activity),
     // SQLite counts to 300 million.
     let slow = if postgres {
-        // `sleepy`: every insert sleeps, for the mutations a hung-up client abandons.
+        // `sleepy`: every insert sleeps (on SQLite, counts), for the mutations a
+        // hung-up client abandons or a time limit stops.
         "CREATE VIEW slow AS SELECT 1 AS id, pg_sleep(300)::text AS z;
          CREATE TABLE sleepy (id integer PRIMARY KEY);
          CREATE FUNCTION sleepy_slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(300); RETURN NEW; END $$;
          CREATE TRIGGER sleepy_slow BEFORE INSERT ON sleepy FOR EACH ROW EXECUTE FUNCTION sleepy_slow();"
     } else {
-        "CREATE VIEW slow AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000000) SELECT max(x) AS id, '' AS z FROM c;"
+        "CREATE VIEW slow AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000000) SELECT max(x) AS id, '' AS z FROM c;
+         CREATE TABLE sleepy (id INTEGER PRIMARY KEY);
+         CREATE TRIGGER sleepy_slow BEFORE INSERT ON sleepy BEGIN SELECT id FROM slow; END;"
     };
     let nodes: Vec<String> = (1..=NODES)
         .map(|i| {
@@ -111,6 +114,11 @@ tables:
     permissions:
       hasty: {select: {columns: "*", filter: {}}}
       solo: {select: {columns: "*", filter: {}}}
+  sleepy:
+    permissions:
+      hasty:
+        select: {columns: "*", filter: {}}
+        insert: {columns: "*", check: {}}
 "#;
 
 struct Setup {

@@ -179,3 +179,85 @@ async fn a_mutation_whose_client_hangs_up_is_cancelled_and_rolled_back() {
         );
     })
 }
+
+/// How many `sleepy` rows have an id in `ids`, read as admin.
+async fn sleepy_rows(url: &str, ids: &[i64]) -> Value {
+    let (_, body) = post(
+        url,
+        None,
+        "query ($ids: [Int!]) { sleepy_aggregate(where: {id: {_in: $ids}}) { aggregate { count } } }",
+        json!({ "ids": ids }),
+    )
+    .await;
+    data(body)["sleepy_aggregate"]["aggregate"]["count"].clone()
+}
+
+#[tokio::test]
+async fn a_mutation_stops_at_its_time_limit_and_writes_nothing() {
+    run(async {
+        for db in BOTH {
+            let url = start(named(db, "mutation_time_limit"));
+            // One statement (no transaction on PostgreSQL), then two (a transaction).
+            for mutation in [
+                "mutation { insert_sleepy_one(object: {id: 10}) { id } }",
+                "mutation { a: insert_sleepy_one(object: {id: 11}) { id } b: insert_sleepy_one(object: {id: 12}) { id } }",
+            ] {
+                let started = Instant::now();
+                let (status, body) = post(&url, Some("hasty"), mutation, json!({})).await;
+                let took = started.elapsed();
+                assert_eq!((status, code(&body)), (200, "timeout"), "{db:?} {mutation}: {body}");
+                assert!(
+                    took < Duration::from_secs(5),
+                    "{db:?} {mutation}: answered after {took:?}"
+                );
+                if db == Db::Postgres {
+                    assert!(
+                        until_none_sleeping("mutation_time_limit", 5).await,
+                        "the mutation still runs in PostgreSQL: {mutation}"
+                    );
+                }
+            }
+            assert_eq!(sleepy_rows(&url, &[10, 11, 12]).await, 0, "{db:?}: written");
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_write_waits_for_sqlites_writer_no_longer_than_its_time_limit() {
+    run(async {
+        let url = start(options(Db::Sqlite));
+        // Admin's insert holds the writer (counting in its trigger) until its client
+        // hangs up after 4 s.
+        let holder = {
+            let url = url.clone();
+            tokio::spawn(async move {
+                reqwest::Client::builder()
+                    .timeout(Duration::from_secs(4))
+                    .build()
+                    .expect("client")
+                    .post(&url)
+                    .header("x-hasura-admin-secret", ADMIN_SECRET)
+                    .json(&json!({"query": "mutation { insert_sleepy_one(object: {id: 20}) { id } }"}))
+                    .send()
+                    .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let started = Instant::now();
+        let (status, body) = post(
+            &url,
+            Some("hasty"),
+            "mutation { insert_sleepy_one(object: {id: 21}) { id } }",
+            json!({}),
+        )
+        .await;
+        let took = started.elapsed();
+        assert_eq!((status, code(&body)), (503, "overloaded"), "{body}");
+        assert!(took < Duration::from_secs(3), "answered after {took:?}");
+        assert!(
+            holder.await.expect("task").is_err(),
+            "the holder should time out"
+        );
+        assert_eq!(sleepy_rows(&url, &[20, 21]).await, 0, "written");
+    })
+}
