@@ -36,6 +36,8 @@ pub struct Engine {
     heavy: crate::admission::Gate,
     /// Automatic persisted queries.
     persisted: Box<dyn crate::trusted::DocumentStore>,
+    /// Live queries' cohorts.
+    live: crate::live::Live,
 }
 
 /// The role name of the schema every role named by no permission shares (an empty
@@ -80,8 +82,15 @@ impl Engine {
             backend_roles: back,
             heavy: crate::admission::heavy_lane(db.max_connections()),
             persisted: Box::<crate::trusted::LocalDocuments>::default(),
+            live: crate::live::Live::new(crate::live::LiveOptions::default()),
             db,
         }
+    }
+
+    /// How live queries poll (`--live-query-interval` and friends).
+    pub fn with_live(mut self, options: crate::live::LiveOptions) -> Self {
+        self.live = crate::live::Live::new(options);
+        self
     }
 
     /// Applies the GraphQL spec's rule on unused variables (`--strict-graphql`).
@@ -264,6 +273,10 @@ impl Engine {
                 planner.limits().time,
             )
             .await?;
+            let model = planner.model();
+            let written = crate::mutate::tables_written(model, mutation);
+            self.live
+                .changed(written.iter().map(|&t| model.table(t).name.as_str()));
             return Ok(format!("{{\"data\":{data}}}"));
         }
         let db_json = match &prepared.plan.statement {
@@ -284,6 +297,68 @@ impl Engine {
         out.push_str(&data);
         out.push('}');
         Ok(out)
+    }
+}
+
+impl Engine {
+    /// Starts a live query for `caller`: the request is checked, counted and
+    /// planned as a query is, and must be a subscription. Its answers (the first
+    /// one at once, then each change) go to `sink` under `key`; dropping the
+    /// returned [`Subscription`] ends it.
+    pub fn subscribe(
+        &self,
+        req: &GraphqlRequest,
+        caller: &Caller,
+        sink: crate::live::Sink,
+        key: u64,
+    ) -> Result<crate::live::Subscription, EngineError> {
+        let planner = self.planner_for(caller.role.as_deref(), caller.backend_only)?;
+        let stored = self.resolve_persisted(req)?;
+        let req = stored.as_ref().unwrap_or(req);
+        let checked = planner.check(req, Transport::WebSocket)?;
+        if let Some(rate) = planner.rate.as_ref() {
+            let n = match rate.per_root_field {
+                true => u32::try_from(checked.shape.root_fields).unwrap_or(u32::MAX),
+                false => 1,
+            };
+            spend(rate, caller, n)?;
+        }
+        let prepared = planner.prepare_checked(checked, req, &caller.vars)?;
+        let Some(multiplexed) = prepared.plan.multiplexed.as_ref() else {
+            return Err(EngineError::validation(
+                "not a subscription, or a subscription that reads no table",
+            ));
+        };
+        let values = grafton_execute::subscriber_values(
+            self.db.dialect(),
+            &multiplexed.statement.params,
+            &prepared.variables,
+        );
+        self.live.join(
+            &self.db,
+            crate::live::Joining {
+                planner,
+                document: &req.query,
+                plan: prepared.plan.clone(),
+                values,
+                sink,
+                key,
+            },
+        )
+    }
+
+    /// Whether the request's operation is a subscription (else it is answered once,
+    /// as over HTTP). Unknown documents answer false; their errors come later.
+    pub fn is_subscription(&self, req: &GraphqlRequest, caller: &Caller) -> bool {
+        let Ok(planner) = self.planner_for(caller.role.as_deref(), caller.backend_only) else {
+            return false;
+        };
+        planner.is_subscription(req)
+    }
+
+    /// Live cohorts and subscribers now.
+    pub fn live_counts(&self) -> (usize, usize) {
+        self.live.counts()
     }
 }
 

@@ -14,6 +14,9 @@ use std::future::Future;
 use std::pin::Pin;
 
 mod insert;
+mod written;
+
+pub(crate) use written::tables_written;
 
 use insert::{column_set, row_values};
 

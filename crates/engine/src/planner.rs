@@ -41,6 +41,8 @@ pub enum Transport {
     Post,
     /// HTTP GET: queries only.
     Get,
+    /// A WebSocket: subscriptions too.
+    WebSocket,
 }
 
 /// A validated document and the plans built from it.
@@ -59,6 +61,11 @@ struct DocEntry {
 pub struct Plan {
     /// The one statement to run, if any root field needs the database.
     pub statement: Option<Statement>,
+    /// A subscription's statement, for a whole cohort of subscribers.
+    pub(crate) multiplexed: Option<grafton_sql::Multiplexed>,
+    /// The key the plan is cached under (operation, variable names, shaping values):
+    /// equal keys of one document mean equal plans, even when built twice at once.
+    pub(crate) key: String,
     /// Variables used as `limit`/`offset`, checked per request.
     non_negative_vars: Vec<String>,
     /// Root response keys and whether each comes from introspection, in order.
@@ -212,6 +219,23 @@ impl Planner {
         Ok(Checked { entry, shape })
     }
 
+    /// Whether the request names a subscription operation (parsing, and caching, its
+    /// document if need be); false for a document that does not parse or validate.
+    pub fn is_subscription(&self, req: &GraphqlRequest) -> bool {
+        let entry = match self.documents.get(&req.query) {
+            Some(entry) => entry,
+            None => match self.parse(req) {
+                Ok(entry) => {
+                    self.documents.insert(req.query.clone(), entry.clone());
+                    entry
+                }
+                Err(_) => return false,
+            },
+        };
+        operation(&entry, req.operation_name.as_deref())
+            .is_ok_and(|op| op.operation_type == OperationType::Subscription)
+    }
+
     /// Prepares a [`check`](Self::check)ed request: its variables coerced, the session's
     /// bound, its plan (cached) and its cost within the role's limit.
     pub fn prepare_checked(
@@ -262,6 +286,13 @@ impl Planner {
                 operation.operation_type.to_string(),
             ));
         }
+        if transport != Transport::WebSocket
+            && operation.operation_type == OperationType::Subscription
+        {
+            return Err(EngineError::validation(
+                "subscriptions are served over WebSocket (graphql-transport-ws or graphql-ws) at this path",
+            ));
+        }
         Ok(shape)
     }
 
@@ -310,6 +341,8 @@ impl Planner {
                 variables,
                 plan: Arc::new(Plan {
                     statement: None,
+                    multiplexed: None,
+                    key: String::new(),
                     non_negative_vars: Vec::new(),
                     roots: Vec::new(),
                     has_introspection: false,
@@ -418,20 +451,26 @@ impl Planner {
             .shapes
             .get(&operation.name)
             .map_or(0, |s| s.introspection_nodes);
-        let statement =
-            grafton_translate::translate_query(&self.model, self.rules.as_deref(), &query)
-                .map(|select| grafton_sql::render(&select, self.dialect))
-                .map(|st| match self.dialect {
-                    // PostgreSQL sends a response in one piece: never receive one
-                    // past the limit (SQLite's is checked before it is copied).
-                    Dialect::Postgres => grafton_sql::render::size_guard_postgres(
-                        &st,
-                        self.limits.max_response_bytes,
-                    ),
-                    Dialect::Sqlite => st,
-                });
+        let select = grafton_translate::translate_query(&self.model, self.rules.as_deref(), &query);
+        let live = operation.operation_type == OperationType::Subscription;
+        let multiplexed = select
+            .as_ref()
+            .filter(|_| live)
+            .map(|select| grafton_sql::render::render_multiplexed(select, self.dialect));
+        let statement = select
+            .filter(|_| !live)
+            .map(|select| grafton_sql::render(&select, self.dialect))
+            .map(|st| match self.dialect {
+                // PostgreSQL sends a response in one piece: never receive one
+                // past the limit (SQLite's is checked before it is copied).
+                Dialect::Postgres => {
+                    grafton_sql::render::size_guard_postgres(&st, self.limits.max_response_bytes)
+                }
+                Dialect::Sqlite => st,
+            });
         let session_vars = statement
             .iter()
+            .chain(multiplexed.as_ref().map(|m| &m.statement))
             .flat_map(|s| &s.params)
             .filter_map(|p| match &p.value {
                 grafton_sql::ParamValue::Variable(v) if v.contains('-') => Some(v.clone()),
@@ -444,22 +483,24 @@ impl Planner {
             .map(|(k, r)| (k.clone(), matches!(r, Root::Introspection)))
             .collect();
         let has_introspection = roots.iter().any(|(_, intro)| *intro);
+        // Key the plan on every variable known to shape this document, including the
+        // ones this build just discovered.
+        let key = {
+            let mut shape = lock(&entry.shape_vars);
+            shape.extend(query.shape_vars.iter().cloned());
+            plan_key(op_name, &shape, variables)
+        };
         let plan = Arc::new(Plan {
             cost: Cost::of(&query, self.rules.as_deref(), introspection_nodes),
             statement,
+            multiplexed,
+            key: key.clone(),
             non_negative_vars: query.non_negative_vars.iter().cloned().collect(),
             roots,
             has_introspection,
             session_vars,
         });
         if use_cache {
-            // Key the plan on every variable known to shape this document, including
-            // the ones this build just discovered.
-            let key = {
-                let mut shape = lock(&entry.shape_vars);
-                shape.extend(query.shape_vars);
-                plan_key(op_name, &shape, variables)
-            };
             entry.plans.insert(key, plan.clone());
         }
         Ok(plan)

@@ -7,6 +7,7 @@ pub use compact::compact_json;
 mod error;
 mod params;
 mod pg_pool;
+mod poll;
 mod postgres;
 mod sqlite;
 mod sqlite_json;
@@ -14,6 +15,7 @@ mod sqlite_json_compare;
 mod tx;
 
 pub use error::{ConstraintViolation, DbErrorKind, ExecuteError};
+pub use poll::{subscriber_values, Answer};
 pub use postgres::STATEMENT_CACHE_SIZE;
 pub use tx::Tx;
 

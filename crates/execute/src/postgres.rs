@@ -18,7 +18,7 @@ pub struct PgDatabase {
 }
 
 /// The text of a `json` (or `text`) result, taken without parsing.
-struct RawJson(String);
+pub(crate) struct RawJson(pub(crate) String);
 
 impl<'a> FromSql<'a> for RawJson {
     fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
@@ -103,16 +103,27 @@ impl PgDatabase {
         variables: &Map<String, Value>,
         budget: crate::Budget,
     ) -> Result<String, ExecuteError> {
-        // Past the deadline, or when the caller goes away (this future dropped), the
-        // statement is cancelled in PostgreSQL, and the connection only goes back to
-        // the pool once it is idle again.
+        let max = budget.max_bytes;
+        self.with_deadline(budget.timeout, async |client: &Object| {
+            query_json_on(client, statement, variables, max).await
+        })
+        .await
+    }
+
+    /// Runs `work` on a pooled connection for at most `timeout`. Past it, or when the
+    /// caller goes away (this future dropped), the statement is cancelled in
+    /// PostgreSQL, and the connection only goes back to the pool once it is idle.
+    pub(crate) async fn with_deadline<T>(
+        &self,
+        timeout: Duration,
+        work: impl AsyncFnOnce(&Object) -> Result<T, ExecuteError>,
+    ) -> Result<T, ExecuteError> {
         let mut running = Running(Some(self.client().await?));
         let client = running
             .0
             .as_ref()
             .ok_or_else(|| ExecuteError::Config("no connection".into()))?;
-        let run = query_json_on(client, statement, variables, budget.max_bytes);
-        match tokio::time::timeout(budget.timeout, run).await {
+        match tokio::time::timeout(timeout, work(client)).await {
             Ok(answer) => {
                 // Finished: the connection is idle; back to the pool as it is.
                 drop(running.0.take());
@@ -122,7 +133,7 @@ impl PgDatabase {
                 if let Some(client) = running.0.take() {
                     settle(client).await;
                 }
-                Err(ExecuteError::Timeout(budget.timeout))
+                Err(ExecuteError::Timeout(timeout))
             }
         }
     }

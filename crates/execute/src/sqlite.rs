@@ -248,6 +248,11 @@ impl SqliteDatabase {
         self.pool.status().max_size
     }
 
+    /// A pooled connection, for reading.
+    pub(crate) async fn connection(&self) -> Result<PooledConnection, ExecuteError> {
+        self.pool.get().await.map_err(pool_error)
+    }
+
     /// The write lock, waited for at most `wait` (a writer that cannot start within
     /// its own time limit is refused as busy), then a connection to write on.
     pub(crate) async fn writer(

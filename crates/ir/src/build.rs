@@ -42,26 +42,30 @@ pub enum IrError {
 
 type Fields<'d> = IndexMap<&'d str, Vec<&'d Node<executable::Field>>>;
 
-/// Builds the IR of a query operation. `variables` are the coerced variable values.
+/// Builds the IR of a query (or subscription: its root fields are a query's) operation.
+/// `variables` are the coerced variable values.
 pub fn build_query(
     model: &SchemaModel,
     document: &ExecutableDocument,
     operation: &executable::Operation,
     variables: &Map<String, Json>,
 ) -> Result<Query, IrError> {
-    if operation.operation_type != executable::OperationType::Query {
-        return Err(IrError::NotSupported(format!(
-            "{} operations are not supported yet",
-            operation.operation_type
-        )));
-    }
+    let root_type = match operation.operation_type {
+        executable::OperationType::Query => "query_root",
+        executable::OperationType::Subscription => "subscription_root",
+        executable::OperationType::Mutation => {
+            return Err(IrError::NotSupported(
+                "a mutation is not a query".to_owned(),
+            ))
+        }
+    };
     let mut b = Builder::new(model, Some(document), variables);
     let mut root = Vec::new();
     let fields = b.collect(&[&operation.selection_set]);
     for (key, group) in &fields {
         let field = group[0];
         let value = match field.name.as_str() {
-            "__typename" => Root::Typename("query_root".to_owned()),
+            "__typename" => Root::Typename(root_type.to_owned()),
             "__schema" | "__type" => Root::Introspection,
             grafton_schema::NO_QUERIES
                 if !model.root_fields.contains_key(grafton_schema::NO_QUERIES) =>

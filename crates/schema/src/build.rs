@@ -660,6 +660,13 @@ fn relationships(
     Ok(out)
 }
 
+/// The root types' field lists a table adds to.
+struct Roots<'r> {
+    query: &'r mut Vec<FieldDef>,
+    mutation: &'r mut Vec<FieldDef>,
+    subscription: &'r mut Vec<FieldDef>,
+}
+
 struct Builder<'a> {
     catalog: &'a Catalog,
     naming: Naming,
@@ -787,9 +794,15 @@ impl Builder<'_> {
     fn write_all(&mut self) {
         let mut root = Vec::new();
         let mut mutation_root = Vec::new();
+        let mut subscription_root = Vec::new();
         for id in 0..self.tables.len() {
             if self.access[id].select.is_some() || self.tables[id].mutable {
-                self.write_table(id, &mut root, &mut mutation_root);
+                let roots = Roots {
+                    query: &mut root,
+                    mutation: &mut mutation_root,
+                    subscription: &mut subscription_root,
+                };
+                self.write_table(id, roots);
             }
         }
         let root_name = "query_root";
@@ -806,6 +819,11 @@ impl Builder<'_> {
         if has_mutations {
             self.sdl
                 .object("type", "mutation_root", None, &mutation_root);
+        }
+        let has_subscriptions = !subscription_root.is_empty();
+        if has_subscriptions {
+            self.sdl
+                .object("type", "subscription_root", None, &subscription_root);
         }
         let order_by = self.ty("order_by");
         let values: Vec<String> = ORDER_VALUES
@@ -827,9 +845,14 @@ impl Builder<'_> {
         } else {
             ""
         };
+        let subscription = if has_subscriptions {
+            "  subscription: subscription_root\n"
+        } else {
+            ""
+        };
         self.sdl.text.insert_str(
             0,
-            &format!("schema {{\n  query: query_root\n{mutation}}}\n\n"),
+            &format!("schema {{\n  query: query_root\n{mutation}{subscription}}}\n\n"),
         );
     }
 
@@ -894,12 +917,12 @@ impl Builder<'_> {
         );
     }
 
-    fn write_table(
-        &mut self,
-        id: TableId,
-        root: &mut Vec<FieldDef>,
-        mutation_root: &mut Vec<FieldDef>,
-    ) {
+    fn write_table(&mut self, id: TableId, roots: Roots<'_>) {
+        let Roots {
+            query: root,
+            mutation: mutation_root,
+            subscription: subscription_root,
+        } = roots;
         let info = &self.tables[id];
         let table = &self.catalog.tables[info.catalog_index];
         let n = self.naming;
@@ -1061,17 +1084,27 @@ impl Builder<'_> {
             self.write_aggregates(id, &columns, &kinds);
         }
 
-        // Root fields (Hasura's `query_root_fields` may drop some).
-        let roots = self.access[id]
+        // Root fields, the same in queries and subscriptions (Hasura's
+        // `query_root_fields` and `subscription_root_fields` may drop some).
+        let (roots, subs) = self.access[id]
             .select
             .as_ref()
-            .map(|s| s.root_fields)
+            .map(|s| (s.root_fields, s.subscription_fields))
             .unwrap_or_default();
+        let mut both = |kind: fn(&RootFieldSet) -> bool, def: FieldDef| {
+            if kind(&subs) {
+                subscription_root.push(def.clone());
+            }
+            if kind(&roots) {
+                root.push(def);
+            }
+        };
         let base = info.base_name.clone();
-        if readable && roots.list {
+        if readable && (roots.list || subs.list) {
             let list = n.field(&base);
             self.root_fields.insert(list.clone(), RootField::List(id));
-            root.push(
+            both(
+                |s| s.list,
                 FieldDef::new(list, format!("[{type_name}!]!"))
                     .with_args(self.list_args(id))
                     .describe(Some(&format!(
@@ -1080,11 +1113,12 @@ impl Builder<'_> {
                     ))),
             );
         }
-        if aggregations && roots.aggregate {
+        if aggregations && (roots.aggregate || subs.aggregate) {
             let agg = n.field(&format!("{base}_aggregate"));
             self.root_fields
                 .insert(agg.clone(), RootField::Aggregate(id));
-            root.push(
+            both(
+                |s| s.aggregate,
                 FieldDef::new(agg, format!("{}!", self.table_ty(id, "_aggregate")))
                     .with_args(self.list_args(id))
                     .describe(Some(&format!(
@@ -1099,7 +1133,7 @@ impl Builder<'_> {
                 .primary_key
                 .iter()
                 .all(|c| columns.iter().any(|(i, _)| i == c));
-        if pk_visible && roots.by_pk {
+        if pk_visible && (roots.by_pk || subs.by_pk) {
             let by_pk = n.field(&format!("{base}_by_pk"));
             self.root_fields.insert(by_pk.clone(), RootField::ByPk(id));
             let args = info
@@ -1112,7 +1146,8 @@ impl Builder<'_> {
                     )
                 })
                 .collect();
-            root.push(
+            both(
+                |s| s.by_pk,
                 FieldDef::new(by_pk, type_name.clone())
                     .with_args(args)
                     .describe(Some(&format!(

@@ -108,12 +108,14 @@ pub struct SelectAccess {
     pub columns: BTreeSet<usize>,
     /// Whether `_aggregate` fields exist.
     pub aggregations: bool,
-    /// The root fields the table has: list, `_by_pk`, `_aggregate` (Hasura's
+    /// The query root fields the table has: list, `_by_pk`, `_aggregate` (Hasura's
     /// `query_root_fields`).
     pub root_fields: RootFieldSet,
+    /// The subscription root fields it has (Hasura's `subscription_root_fields`).
+    pub subscription_fields: RootFieldSet,
 }
 
-/// Which of a table's query root fields exist for a role.
+/// Which of a table's query (or subscription) root fields exist for a role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RootFieldSet {
     /// `t`.

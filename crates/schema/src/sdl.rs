@@ -9,6 +9,7 @@ pub(crate) struct Sdl {
 }
 
 /// One field of an object or input type.
+#[derive(Clone)]
 pub(crate) struct FieldDef {
     pub(crate) name: String,
     pub(crate) args: Vec<(String, String)>,

@@ -40,38 +40,13 @@ pub enum RequestError {
 impl RequestError {
     /// The stable `extensions.code`.
     pub fn code(&self) -> &'static str {
-        use EngineError as E;
         match self {
             Self::InvalidJson(_) => "invalid-json",
-            Self::BadRequest(_) | Self::Engine(E::ParseFailed(_)) => "parse-failed",
+            Self::BadRequest(_) => "parse-failed",
             Self::TooLarge(_) => "request-too-large",
             Self::UnsupportedMediaType(_) => "unsupported-media-type",
-            Self::Engine(E::Validation(_)) => "validation-failed",
-            Self::Engine(E::MethodNotAllowed(_)) => "method-not-allowed",
-            Self::Engine(E::Ir(IrError::Validation(_))) => "validation-failed",
-            Self::Engine(E::Ir(IrError::NotSupported(_))) => "not-supported",
-            Self::Engine(E::Ir(IrError::InvalidInput { .. })) => "validation-failed",
-            Self::Engine(E::Ir(IrError::DataException(_))) => "data-exception",
-            Self::Engine(E::Ir(IrError::MissingSession(_))) => "access-denied",
-            Self::Engine(E::Permission(_)) => "permission-error",
-            Self::Engine(E::NoPermissions(_)) => "access-denied",
-            Self::Engine(E::Limit(l)) => limit_code(l.kind),
-            Self::Engine(E::Overloaded(_)) => "overloaded",
-            Self::Engine(E::RateLimited { .. }) => "rate-limited",
-            // Apollo's clients look for this code to send the document.
-            Self::Engine(E::PersistedQueryNotFound) => "PERSISTED_QUERY_NOT_FOUND",
-            Self::Engine(E::PersistedQueryMismatch) => "parse-failed",
-            Self::Engine(E::NotAllowed) => "validation-failed",
             Self::Auth { code, .. } => code,
-            Self::Engine(E::Execute(e)) => match e.kind() {
-                DbErrorKind::DataException => "data-exception",
-                DbErrorKind::ConstraintViolation => "constraint-violation",
-                DbErrorKind::Unavailable => "database-unavailable",
-                DbErrorKind::TooComplex => "validation-failed",
-                DbErrorKind::Timeout => "timeout",
-                DbErrorKind::Busy => "overloaded",
-                DbErrorKind::Other => "unexpected",
-            },
+            Self::Engine(e) => engine_code(e),
         }
     }
 
@@ -194,6 +169,48 @@ impl RequestError {
             json!({ "data": null, "errors": errors })
         }
     }
+}
+
+/// The stable code of an engine error.
+pub(crate) fn engine_code(e: &EngineError) -> &'static str {
+    use EngineError as E;
+    match e {
+        E::ParseFailed(_) => "parse-failed",
+        E::Validation(_) => "validation-failed",
+        E::MethodNotAllowed(_) => "method-not-allowed",
+        E::Ir(IrError::Validation(_)) => "validation-failed",
+        E::Ir(IrError::NotSupported(_)) => "not-supported",
+        E::Ir(IrError::InvalidInput { .. }) => "validation-failed",
+        E::Ir(IrError::DataException(_)) => "data-exception",
+        E::Ir(IrError::MissingSession(_)) => "access-denied",
+        E::Permission(_) => "permission-error",
+        E::NoPermissions(_) => "access-denied",
+        E::Limit(l) => limit_code(l.kind),
+        E::Overloaded(_) => "overloaded",
+        E::RateLimited { .. } => "rate-limited",
+        // Apollo's clients look for this code to send the document.
+        E::PersistedQueryNotFound => "PERSISTED_QUERY_NOT_FOUND",
+        E::PersistedQueryMismatch => "parse-failed",
+        E::NotAllowed => "validation-failed",
+        E::Execute(e) => match e.kind() {
+            DbErrorKind::DataException => "data-exception",
+            DbErrorKind::ConstraintViolation => "constraint-violation",
+            DbErrorKind::Unavailable => "database-unavailable",
+            DbErrorKind::TooComplex => "validation-failed",
+            DbErrorKind::Timeout => "timeout",
+            DbErrorKind::Busy => "overloaded",
+            DbErrorKind::Other => "unexpected",
+        },
+    }
+}
+
+/// An execution result for an error met after the operation started (a live
+/// query's poll): `{"data": null, "errors": [{message, extensions: {code}}]}`.
+pub(crate) fn execution_error_body(e: &EngineError) -> Value {
+    json!({
+        "data": null,
+        "errors": [{ "message": e.to_string(), "extensions": { "code": engine_code(e) } }]
+    })
 }
 
 /// The stable code of each limit.

@@ -4,6 +4,8 @@ use crate::engine::{Caller, Engine, GraphqlRequest, Transport};
 use crate::error::RequestError;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{DefaultBodyLimit, FromRequest, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -23,6 +25,8 @@ pub struct HttpOptions {
     pub body_timeout: std::time::Duration,
     /// Open connections and the header deadline.
     pub connections: crate::ConnectionLimits,
+    /// GraphQL over WebSocket.
+    pub ws: crate::ws::WsOptions,
 }
 
 impl Default for HttpOptions {
@@ -31,6 +35,7 @@ impl Default for HttpOptions {
             max_body_bytes: 1024 * 1024,
             body_timeout: std::time::Duration::from_secs(10),
             connections: crate::ConnectionLimits::default(),
+            ws: crate::ws::WsOptions::default(),
         }
     }
 }
@@ -50,14 +55,17 @@ pub fn router(engine: Arc<Engine>, auth: Arc<Authenticator>, options: &HttpOptio
             engine,
             auth,
             limit,
+            ws: options.ws,
         })
 }
 
 #[derive(Clone)]
-struct AppState {
-    engine: Arc<Engine>,
-    auth: Arc<Authenticator>,
-    limit: usize,
+pub(crate) struct AppState {
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) auth: Arc<Authenticator>,
+    /// The largest body (and WebSocket message).
+    pub(crate) limit: usize,
+    pub(crate) ws: crate::ws::WsOptions,
 }
 
 const GRAPHQL_RESPONSE: &str = "application/graphql-response+json";
@@ -217,9 +225,16 @@ async fn batch(
 async fn graphql_get(
     State(state): State<AppState>,
     peer: Option<Extension<Peer>>,
+    slot: Option<Extension<crate::listen::Slot>>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
     headers: HeaderMap,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Response {
+    if let Ok(upgrade) = upgrade {
+        let peer = peer.map(|Extension(p)| p);
+        let slot = slot.map(|Extension(s)| s);
+        return crate::ws::upgrade(state, upgrade, headers, peer, slot);
+    }
     let graphql_response = wants_graphql_response(&headers);
     let result = async {
         let peer = peer.map(|Extension(p)| p);
@@ -249,7 +264,7 @@ async fn graphql_get(
 pub struct Peer(pub std::net::SocketAddr);
 
 /// Who is calling, from the request's credentials (admin secret, JWT, or none).
-async fn caller(
+pub(crate) async fn caller(
     auth: &Authenticator,
     headers: &HeaderMap,
     peer: Option<Peer>,
@@ -278,7 +293,7 @@ async fn caller(
 }
 
 /// Checks the request object's shape (GraphQL over HTTP §"Request Parameters").
-fn parse_request(value: Value) -> Result<GraphqlRequest, RequestError> {
+pub(crate) fn parse_request(value: Value) -> Result<GraphqlRequest, RequestError> {
     let Value::Object(mut object) = value else {
         return Err(RequestError::BadRequest(
             "the request body must be a JSON object".into(),

@@ -4,6 +4,7 @@
 pub mod error;
 pub mod http;
 mod listen;
+pub mod ws;
 
 pub use listen::ConnectionLimits;
 
@@ -43,6 +44,8 @@ pub struct ServeOptions {
     pub strict_graphql: bool,
     /// The server's own limits (response size, request timeout, default row limit).
     pub limits: grafton_engine::ServerLimits,
+    /// How live queries poll.
+    pub live: grafton_engine::LiveOptions,
 }
 
 impl Default for ServeOptions {
@@ -59,6 +62,7 @@ impl Default for ServeOptions {
             auth: grafton_auth::AuthConfig::default(),
             strict_graphql: false,
             limits: grafton_engine::ServerLimits::default(),
+            live: grafton_engine::LiveOptions::default(),
         }
     }
 }
@@ -155,7 +159,9 @@ pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> 
         strict_graphql: options.strict_graphql,
         limits: options.limits.clone(),
     };
-    Ok(grafton_engine::build(&engine_options).await?)
+    Ok(grafton_engine::build(&engine_options)
+        .await?
+        .with_live(options.live))
 }
 
 /// A running server.

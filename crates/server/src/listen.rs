@@ -8,13 +8,12 @@ use axum::Router;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tower::ServiceExt;
 
 /// Connection limits.
@@ -35,6 +34,16 @@ impl Default for ConnectionLimits {
     }
 }
 
+/// A connection's place under the cap, and the server's shutdown signal: every
+/// request carries them, so a WebSocket keeps the place while it lives (after the
+/// upgrade, the HTTP connection is over) and closes when the server stops.
+#[derive(Clone)]
+pub(crate) struct Slot {
+    _permit: Arc<OwnedSemaphorePermit>,
+    /// Turns true when the server stops.
+    pub(crate) stopping: watch::Receiver<bool>,
+}
+
 /// Serves `app` on `listener` until `shutdown` completes, then lets open requests
 /// finish (up to 10 s).
 pub(crate) async fn serve(
@@ -44,7 +53,7 @@ pub(crate) async fn serve(
     shutdown: impl Future<Output = ()>,
 ) {
     let slots = Arc::new(Semaphore::new(limits.max_connections));
-    let graceful = GracefulShutdown::new();
+    let (stop, stopping) = watch::channel(false);
     // HTTP/1.1 only: hyper's header deadline starts when a connection opens (the
     // HTTP/2 auto-detection would first wait, unbounded, for a preface).
     let mut builder = http1::Builder::new();
@@ -65,27 +74,45 @@ pub(crate) async fn serve(
             },
             () = &mut shutdown => break,
         };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
+        let Ok(permit) = slots.clone().try_acquire_owned() else {
             // Over the cap: closing at once beats queueing sockets without bound.
             drop(stream);
             continue;
         };
+        let slot = Slot {
+            _permit: Arc::new(permit),
+            stopping: stopping.clone(),
+        };
+        let mut stopping = stopping.clone();
         let service = TowerToHyperService::new(app.clone().map_request(
             move |mut req: hyper::Request<Incoming>| {
                 req.extensions_mut().insert(crate::http::Peer(peer));
+                req.extensions_mut().insert(slot.clone());
                 req.map(Body::new)
             },
         ));
-        let connection = builder.serve_connection(TokioIo::new(stream), service);
-        let connection = graceful.watch(connection);
+        let connection = builder
+            .serve_connection(TokioIo::new(stream), service)
+            .with_upgrades();
         tokio::spawn(async move {
-            if let Err(e) = connection.await {
+            let mut connection = std::pin::pin!(connection);
+            let ended = tokio::select! {
+                ended = connection.as_mut() => ended,
+                _ = async { stopping.wait_for(|stop| *stop).await.is_ok() } => {
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(e) = ended {
                 tracing::debug!("connection ended: {e}");
             }
-            drop(slot);
         });
     }
-    if tokio::time::timeout(Duration::from_secs(10), graceful.shutdown())
+    let _ = stop.send(true);
+    // Every open connection (a WebSocket too) holds a place: all of them back means
+    // all of them closed.
+    let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
+    if tokio::time::timeout(Duration::from_secs(10), slots.acquire_many(all))
         .await
         .is_err()
     {

@@ -1,10 +1,12 @@
 //! The `grafton` command: `serve`, `demo` and `schema`.
 
 use clap::{Args, Parser, Subcommand};
-use grafton_schema::Convention;
-use grafton_server::{load_config, start, ServeOptions, StartError};
+use grafton_server::start;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+mod cli_options;
+use cli_options::{options, ListenOptions, SchemaOptions};
 
 // glibc's malloc kept ~100 MB resident after a 100-client load that needs a few MB
 // live (fragmentation across threads); jemalloc returns freed memory to the OS.
@@ -34,95 +36,6 @@ enum Command {
     Schema(SchemaArgs),
     /// Print the SQL a GraphQL request compiles to, as JSON {dialect, sql, params}, and exit.
     Sql(SqlArgs),
-}
-
-/// Options shared by every command that builds a schema.
-#[derive(Args, Clone)]
-struct SchemaOptions {
-    /// YAML config file (relationships, permissions, column JSON Schemas, view keys).
-    #[arg(long, env = "GRAFTON_CONFIG")]
-    config: Option<PathBuf>,
-    /// Hasura metadata to import (relationships and permissions): a tables.yaml file
-    /// or a metadata directory. The config file wins where both say something.
-    #[arg(long, env = "GRAFTON_HASURA_METADATA")]
-    hasura_metadata: Option<PathBuf>,
-    /// Naming convention of the generated schema.
-    #[arg(long, env = "GRAFTON_NAMING", default_value = "hasura-default",
-          value_parser = ["hasura-default", "graphql-default", "phrag"])]
-    naming: String,
-    /// PostgreSQL schemas to expose (comma-separated).
-    #[arg(
-        long = "schema",
-        env = "GRAFTON_SCHEMA",
-        default_value = "public",
-        value_delimiter = ','
-    )]
-    schemas: Vec<String>,
-    /// Refuse documents that declare variables they do not use, as the GraphQL spec
-    /// says (Hasura, and so Grafton by default, accepts them).
-    #[arg(long, env = "GRAFTON_STRICT_GRAPHQL")]
-    strict_graphql: bool,
-    /// Only the documents in this file run, for every role but admin: GraphQL
-    /// (`.graphql`) or an Apollo persisted-query manifest (`.json`).
-    #[arg(long, env = "GRAFTON_ALLOW_LIST")]
-    allow_list: Option<PathBuf>,
-    /// Rows a list without `limit` returns (off by default, as in Hasura). A
-    /// safety net against `{ table { … } }` on a big table; see docs/limits.md.
-    #[arg(long, env = "GRAFTON_DEFAULT_LIMIT")]
-    default_limit: Option<u64>,
-    /// Largest response in bytes, for every role (api_limits may set it per role).
-    #[arg(long, env = "GRAFTON_MAX_RESPONSE_BYTES", default_value_t = 64 * 1024 * 1024)]
-    max_response_bytes: u64,
-    /// Seconds a request's database work may take, for every role; the statement
-    /// is cancelled in the database when it passes (api_limits' time_limit may
-    /// lower it per role).
-    #[arg(long, env = "GRAFTON_REQUEST_TIMEOUT", default_value_t = 60.0)]
-    request_timeout: f64,
-}
-
-/// Options for listening.
-#[derive(Args, Clone)]
-struct ListenOptions {
-    /// Address to listen on.
-    #[arg(long, env = "GRAFTON_HOST", default_value = "127.0.0.1")]
-    host: String,
-    /// Port to listen on.
-    #[arg(long, env = "GRAFTON_PORT", default_value_t = 8080)]
-    port: u16,
-    /// Database connections in the pool.
-    #[arg(long, env = "GRAFTON_POOL_SIZE", default_value_t = 10)]
-    pool_size: usize,
-    /// Largest accepted request body in bytes.
-    #[arg(long, env = "GRAFTON_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
-    max_body_bytes: usize,
-    /// Seconds a client has to send a request's headers; an idle keep-alive
-    /// connection is closed after as long.
-    #[arg(long, env = "GRAFTON_HEADER_TIMEOUT", default_value_t = 10)]
-    header_timeout: u64,
-    /// Seconds a client has to send a request's body.
-    #[arg(long, env = "GRAFTON_BODY_TIMEOUT", default_value_t = 10)]
-    body_timeout: u64,
-    /// Most connections open at once; one past it is closed at once.
-    #[arg(long, env = "GRAFTON_MAX_CONNECTIONS", default_value_t = 1024)]
-    max_connections: usize,
-    /// Requests carrying it in `x-hasura-admin-secret` (or `x-grafton-admin-secret`)
-    /// are admin. Without it and without --jwt-secret every request is admin.
-    #[arg(long, env = "GRAFTON_ADMIN_SECRET", hide_env_values = true)]
-    admin_secret: Option<String>,
-    /// Hasura's JWT config as JSON: {"type": "HS256", "key": "…"} or {"jwk_url": "…"},
-    /// with claims_namespace, claims_namespace_path, claims_format, audience, issuer,
-    /// allowed_skew, header.
-    #[arg(long, env = "GRAFTON_JWT_SECRET", hide_env_values = true)]
-    jwt_secret: Option<String>,
-    /// The role of requests without credentials (else they get 401).
-    #[arg(long, env = "GRAFTON_UNAUTHORIZED_ROLE")]
-    unauthorized_role: Option<String>,
-    /// Threads that serve HTTP and plan requests [default: half the cores, at least
-    /// one]. SQLite's queries run on threads of their own and PostgreSQL's in its
-    /// processes, so a machine shared with its database is best served by fewer;
-    /// see docs/performance.md.
-    #[arg(long, env = "GRAFTON_THREADS", value_parser = clap::value_parser!(u16).range(1..))]
-    threads: Option<u16>,
 }
 
 /// The async runtime's worker threads: `--threads`, else half the cores (at least
@@ -230,67 +143,6 @@ fn statement_json(
         "sql": st.sql,
         "params": params,
     })
-}
-
-fn options(
-    database_url: String,
-    schema: &SchemaOptions,
-    listen: Option<&ListenOptions>,
-) -> Result<ServeOptions, StartError> {
-    let mut o = ServeOptions {
-        database_url,
-        naming: schema.naming.parse::<Convention>().unwrap_or_default(),
-        schemas: schema.schemas.clone(),
-        strict_graphql: schema.strict_graphql,
-        limits: grafton_engine::ServerLimits {
-            max_response_bytes: schema.max_response_bytes,
-            request_timeout: std::time::Duration::try_from_secs_f64(schema.request_timeout)
-                .ok()
-                .filter(|d| !d.is_zero())
-                .ok_or_else(|| StartError::Config {
-                    path: "--request-timeout".into(),
-                    message: format!(
-                        "{} is not a positive number of seconds",
-                        schema.request_timeout
-                    ),
-                })?,
-            default_limit: schema.default_limit,
-        },
-        ..ServeOptions::default()
-    };
-    if let Some(path) = &schema.config {
-        o.config = load_config(path)?;
-    }
-    if let Some(path) = &schema.hasura_metadata {
-        let imported =
-            grafton_schema::hasura::load(path).map_err(|message| StartError::Config {
-                path: path.display().to_string(),
-                message,
-            })?;
-        grafton_schema::hasura::merge(&mut o.config, imported);
-    }
-    if let Some(path) = &schema.allow_list {
-        o.config
-            .allow_list
-            .push(grafton_server::load_allow_list(path)?);
-    }
-    if let Some(l) = listen {
-        o.host = l.host.clone();
-        o.port = l.port;
-        o.pool_size = l.pool_size;
-        o.http.max_body_bytes = l.max_body_bytes;
-        o.http.body_timeout = std::time::Duration::from_secs(l.body_timeout.max(1));
-        o.http.connections = grafton_server::ConnectionLimits {
-            max_connections: l.max_connections.max(1),
-            header_timeout: std::time::Duration::from_secs(l.header_timeout.max(1)),
-        };
-        o.auth = grafton_auth::AuthConfig {
-            admin_secret: l.admin_secret.clone(),
-            jwt: l.jwt_secret.clone(),
-            unauthorized_role: l.unauthorized_role.clone(),
-        };
-    }
-    Ok(o)
 }
 
 const EXAMPLE: &str = r#"{ venues(limit: 3, where: {id: {_gt: 10}}) { id name meetups(limit: 2, order_by: {start_at: desc}) { title start_at } } }"#;

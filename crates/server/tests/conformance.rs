@@ -1,6 +1,7 @@
-//! GraphQL-over-HTTP conformance: runs the official server audit from the npm
-//! package `graphql-http` (pinned in `tests/conformance/package.json`) against a
-//! real Grafton server on a small SQLite demo database.
+//! Conformance with real clients: the official GraphQL-over-HTTP server audit
+//! (npm `graphql-http`), and subscriptions through `graphql-ws` and Apollo's
+//! `subscriptions-transport-ws` (all pinned in `tests/conformance/package.json`),
+//! against a real Grafton server on a small SQLite demo database.
 //!
 //! Needs `node` and `npm` on the PATH; installs the audit's dependencies with
 //! `npm ci` in `tests/conformance/` the first time. Fails (never skips) when
@@ -41,9 +42,18 @@ fn require_tool(tool: &str) {
     );
 }
 
-/// Installs `graphql-http` into `tests/conformance/node_modules` when missing.
+/// The npm packages the scripts import.
+const PACKAGES: [&str; 4] = [
+    "graphql-http",
+    "graphql-ws",
+    "subscriptions-transport-ws",
+    "ws",
+];
+
+/// Installs the packages into `tests/conformance/node_modules` when one is missing.
 fn ensure_installed(dir: &Path) {
-    if dir.join("node_modules/graphql-http").is_dir() {
+    let missing = |p: &&str| !dir.join("node_modules").join(p).is_dir();
+    if !PACKAGES.iter().any(missing) {
         return;
     }
     let sub = if dir.join("package-lock.json").is_file() {
@@ -65,10 +75,66 @@ fn ensure_installed(dir: &Path) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    if let Some(p) = PACKAGES.iter().find(|p| missing(p)) {
+        panic!(
+            "`npm {sub}` succeeded but node_modules/{p} is still missing in {}",
+            dir.display()
+        );
+    }
+}
+
+/// A demo database of 50 rows per table, and a server on it (`secret`: its admin
+/// secret, if any).
+async fn demo_server(name: &str, secret: Option<&str>) -> grafton_server::Running {
+    let db = grafton_testkit::sqlite_path(name);
+    grafton_demo::create_sqlite(
+        &db,
+        &DemoOptions {
+            rows: 50,
+            progress: false,
+        },
+    )
+    .expect("demo database");
+    let mut options = ServeOptions {
+        database_url: format!("sqlite://{}", db.display()),
+        port: 0,
+        ..ServeOptions::default()
+    };
+    options.auth.admin_secret = secret.map(str::to_owned);
+    start(&options).await.expect("server starts")
+}
+
+/// Runs `node <script> <args>` off the runtime (the script talks to this process's
+/// server, so it must not block a worker).
+async fn node(script: PathBuf, args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        run(
+            Command::new("node").arg(&script).args(&args),
+            "node is needed to run the conformance scripts",
+        )
+    })
+    .await
+    .expect("node task")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriptions_work_with_graphql_ws_and_subscriptions_transport_ws() {
+    let dir = conformance_dir();
+    require_tool("node");
+    require_tool("npm");
+    ensure_installed(&dir);
+    let secret = "conformance-secret";
+    let server = demo_server("conf-ws", Some(secret)).await;
+    let url = format!("ws://{}/v1/graphql", server.addr);
+    let out = node(dir.join("ws.mjs"), vec![url, secret.to_owned()]).await;
+    server.stop().await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
     assert!(
-        dir.join("node_modules/graphql-http").is_dir(),
-        "`npm {sub}` succeeded but node_modules/graphql-http is still missing in {}",
-        dir.display()
+        out.status.success(),
+        "the WebSocket clients failed ({}):\n{stdout}\n{stderr}",
+        out.status
     );
 }
 
@@ -79,34 +145,8 @@ async fn graphql_over_http_audit_passes_every_must() {
     require_tool("npm");
     ensure_installed(&dir);
 
-    let db = grafton_testkit::sqlite_path("conf");
-    grafton_demo::create_sqlite(
-        &db,
-        &DemoOptions {
-            rows: 50,
-            progress: false,
-        },
-    )
-    .expect("demo database");
-    let server = start(&ServeOptions {
-        database_url: format!("sqlite://{}", db.display()),
-        port: 0,
-        ..ServeOptions::default()
-    })
-    .await
-    .expect("server starts");
-    let url = server.url();
-
-    // The audit talks to this process's server, so it must not block a runtime worker.
-    let script = dir.join("audit.mjs");
-    let out = tokio::task::spawn_blocking(move || {
-        run(
-            Command::new("node").arg(&script).arg(&url),
-            "node is needed to run the GraphQL-over-HTTP audit",
-        )
-    })
-    .await
-    .expect("audit task");
+    let server = demo_server("conf", None).await;
+    let out = node(dir.join("audit.mjs"), vec![server.url()]).await;
     server.stop().await;
 
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -8,4 +8,4 @@ pub mod ast;
 pub mod render;
 
 pub use ast::*;
-pub use render::{render, render_write, Dialect, Statement};
+pub use render::{render, render_multiplexed, render_write, Dialect, Multiplexed, Statement};

@@ -6,8 +6,10 @@ use std::fmt::Write as _;
 
 mod json_ops;
 mod key_ids;
+mod multiplex;
 mod size_guard;
 
+pub use multiplex::{render_multiplexed, Multiplexed};
 pub use size_guard::size_guard_postgres;
 
 /// Which SQL dialect to render.
@@ -42,6 +44,7 @@ pub fn render(select: &Select, dialect: Dialect) -> Statement {
         sql: String::with_capacity(512),
         params: Vec::new(),
         bare_params: false,
+        read: None,
     };
     r.select(select);
     Statement {
@@ -57,6 +60,7 @@ pub fn render_write(write: &Write, dialect: Dialect) -> Statement {
         sql: String::with_capacity(256),
         params: Vec::new(),
         bare_params: false,
+        read: None,
     };
     match write {
         Write::Insert(i) => r.insert(i),
@@ -75,6 +79,9 @@ struct Renderer {
     params: Vec<Param>,
     /// SQLite: render parameters as plain `?n` (see [`Renderer::param`]).
     bare_params: bool,
+    /// `Some` when parameters are read from each subscriber's values
+    /// ([`render_multiplexed`]), collecting the tables the statement reads.
+    read: Option<std::collections::BTreeSet<(Option<String>, String)>>,
 }
 
 impl Renderer {
@@ -113,6 +120,9 @@ impl Renderer {
                 self.params.len()
             }
         };
+        if self.read.is_some() {
+            return self.subscriber_value(index - 1, p);
+        }
         match self.dialect {
             Dialect::Postgres => {
                 let _ = write!(self.sql, "${index}::");
@@ -512,6 +522,9 @@ impl Renderer {
                 name,
                 alias,
             } => {
+                if let Some(read) = &mut self.read {
+                    read.insert((schema.clone(), name.clone()));
+                }
                 if let Some(schema) = schema {
                     self.ident(schema);
                     self.push(".");

@@ -33,6 +33,7 @@ pub(super) fn table_access(
                     columns: all.clone(),
                     aggregations: true,
                     root_fields: RootFieldSet::default(),
+                    subscription_fields: RootFieldSet::default(),
                 }),
                 insert: writes.insert.then(|| all.clone()),
                 update: writes.update.then(|| all.clone()),
@@ -75,23 +76,25 @@ pub(super) fn table_access(
                 cols.retain(|&c| !presets.contains_key(&t.columns[c].name));
                 cols
             };
+        let invalid = |e: String| {
+            SchemaError::Config(format!(
+                "{} select permission of role '{role}': {e}",
+                qualified(t)
+            ))
+        };
         out.push(TableAccess {
             select: match &perms.select {
                 Some(p) => Some(SelectAccess {
                     columns: columns(&p.columns, "select")?,
                     aggregations: p.allow_aggregations,
                     root_fields: root_fields(p.query_root_fields.as_deref(), "query", false)
-                        .and_then(|set| {
-                            // Checked now; subscriptions come later.
-                            root_fields(p.subscription_root_fields.as_deref(), "subscription", true)
-                                .map(|_| set)
-                        })
-                        .map_err(|e| {
-                            SchemaError::Config(format!(
-                                "{} select permission of role '{role}': {e}",
-                                qualified(t)
-                            ))
-                        })?,
+                        .map_err(invalid)?,
+                    subscription_fields: root_fields(
+                        p.subscription_root_fields.as_deref(),
+                        "subscription",
+                        true,
+                    )
+                    .map_err(invalid)?,
                 }),
                 None => None,
             },

@@ -119,6 +119,40 @@ pub const TEXTS: [&str; 9] = [
     "it's 100% _true_",
 ];
 
+/// A backend, for the test binaries with databases of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Db {
+    Sqlite,
+    Postgres,
+}
+
+/// Both backends.
+pub const BOTH: [Db; 2] = [Db::Sqlite, Db::Postgres];
+
+/// A test binary's own SQLite file and PostgreSQL database, loaded with
+/// `sqlite_sql` (in one transaction, the file in WAL mode already so servers
+/// starting at once do not race to switch it) and `postgres_sql`.
+pub fn own_databases(
+    name: &'static str,
+    sqlite_sql: String,
+    postgres_sql: String,
+) -> (PathBuf, String) {
+    // On a plain thread: the testkit and psql block.
+    std::thread::spawn(move || {
+        let sqlite = grafton_testkit::sqlite_path(name);
+        let conn = rusqlite::Connection::open(&sqlite).expect("create SQLite file");
+        conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+            .expect("WAL");
+        conn.execute_batch(&format!("BEGIN; {sqlite_sql} COMMIT;"))
+            .expect("SQLite fixture");
+        let postgres = grafton_testkit::fresh_database(name);
+        grafton_testkit::psql(&postgres, postgres_sql.as_bytes());
+        (sqlite, postgres)
+    })
+    .join()
+    .unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
 /// A running server the tests can talk to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Server {

@@ -15,19 +15,11 @@ mod time;
 mod trusted;
 
 use common::{on_server_runtime, start_server};
+pub use common::{Db, BOTH};
 use grafton_server::ServeOptions;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::OnceLock;
-
-/// A backend under test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Db {
-    Sqlite,
-    Postgres,
-}
-
-pub const BOTH: [Db; 2] = [Db::Sqlite, Db::Postgres];
 
 pub const ADMIN_SECRET: &str = "limits-secret";
 

@@ -20,20 +20,12 @@ mod validation;
 mod views;
 
 use common::{on_server_runtime, start_server};
+pub use common::{Db, BOTH};
 use grafton_server::ServeOptions;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::OnceLock;
-
-/// A backend under test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Db {
-    Sqlite,
-    Postgres,
-}
-
-pub const BOTH: [Db; 2] = [Db::Sqlite, Db::Postgres];
 
 fn ddl(postgres: bool) -> String {
     let (pk, int, bigint, text, uuid, jsonb) = if postgres {
@@ -319,20 +311,12 @@ struct Setup {
 fn setup() -> &'static Setup {
     static SETUP: OnceLock<Setup> = OnceLock::new();
     SETUP.get_or_init(|| {
-        std::thread::spawn(|| {
-            let sqlite = grafton_testkit::sqlite_path("mut");
-            let conn = rusqlite::Connection::open(&sqlite).expect("create SQLite file");
-            conn.execute_batch(&format!("BEGIN; {} {SQLITE_ONLY} COMMIT;", ddl(false)))
-                .expect("SQLite fixture");
-            let postgres = grafton_testkit::fresh_database("mut");
-            grafton_testkit::psql(
-                &postgres,
-                format!("{}{POSTGRES_ONLY}", ddl(true)).as_bytes(),
-            );
-            Setup { sqlite, postgres }
-        })
-        .join()
-        .unwrap_or_else(|p| std::panic::resume_unwind(p))
+        let (sqlite, postgres) = common::own_databases(
+            "mut",
+            format!("{} {SQLITE_ONLY}", ddl(false)),
+            format!("{}{POSTGRES_ONLY}", ddl(true)),
+        );
+        Setup { sqlite, postgres }
     })
 }
 

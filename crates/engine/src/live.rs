@@ -1,0 +1,168 @@
+//! Live queries. Subscribers of the same plan (document, operation, role and
+//! variable shape) form a cohort; one task per cohort polls the database with one
+//! multiplexed statement per batch of subscribers and sends each subscriber its
+//! answer only when it changed. Polls run on an interval and at once after a write
+//! through Grafton to a table the cohort reads.
+
+mod cohort;
+
+use crate::error::EngineError;
+use crate::planner::Plan;
+use cohort::Cohort;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+/// How live queries run.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveOptions {
+    /// How often every cohort polls (`--live-query-interval`).
+    pub interval: Duration,
+    /// Subscribers answered by one statement (`--live-query-batch-size`).
+    pub batch_size: usize,
+    /// Poll statements running at once, over all cohorts: the rest of the pool is
+    /// left to queries and mutations.
+    pub concurrency: usize,
+    /// After a write, the shortest time between two polls of one cohort.
+    pub debounce: Duration,
+}
+
+impl Default for LiveOptions {
+    fn default() -> Self {
+        Self {
+            interval: Duration::from_secs(1),
+            batch_size: 100,
+            concurrency: 2,
+            debounce: Duration::from_millis(20),
+        }
+    }
+}
+
+/// What a subscriber receives: its key (chosen by the transport) and a response
+/// body's JSON text, or the error a poll met.
+#[derive(Debug)]
+pub struct Delivery {
+    /// The key the subscriber was registered with.
+    pub key: u64,
+    /// `{"data": …}` text, or what went wrong.
+    pub result: Result<String, Arc<EngineError>>,
+}
+
+/// Where a subscriber's deliveries go: one channel per connection, shared by its
+/// subscriptions. A full channel skips the delivery; the changed answer is sent
+/// again at the next poll.
+pub type Sink = tokio::sync::mpsc::Sender<Delivery>;
+
+/// Identifies a cohort: the role's planner, the document and the plan's key (its
+/// operation and variable shape).
+type CohortKey = (usize, String);
+
+/// Every cohort of one engine.
+pub(crate) struct Live {
+    options: LiveOptions,
+    cohorts: Arc<Mutex<HashMap<CohortKey, Arc<Cohort>>>>,
+    /// Poll statements running at once, over all cohorts.
+    polls: Arc<tokio::sync::Semaphore>,
+}
+
+/// A live subscription; dropping it unsubscribes.
+pub struct Subscription {
+    cohort: Weak<Cohort>,
+    slot: cohort::SlotId,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        if let Some(cohort) = self.cohort.upgrade() {
+            cohort.leave(self.slot);
+        }
+    }
+}
+
+/// What a new subscriber brings: its plan, its values and where answers go.
+pub(crate) struct Joining<'a> {
+    pub planner: &'a crate::Planner,
+    /// The document's text.
+    pub document: &'a str,
+    pub plan: Arc<Plan>,
+    pub values: String,
+    pub sink: Sink,
+    pub key: u64,
+}
+
+impl Live {
+    pub(crate) fn new(options: LiveOptions) -> Self {
+        Self {
+            polls: Arc::new(tokio::sync::Semaphore::new(options.concurrency.max(1))),
+            options,
+            cohorts: Default::default(),
+        }
+    }
+
+    /// Adds a subscriber to its plan's cohort (starting the cohort's poller if it is
+    /// the first); its first answer comes with the next poll, which it triggers.
+    pub(crate) fn join(
+        &self,
+        db: &grafton_execute::Database,
+        joining: Joining<'_>,
+    ) -> Result<Subscription, EngineError> {
+        let Some(multiplexed) = joining.plan.multiplexed.as_ref() else {
+            return Err(EngineError::validation(
+                "a subscription must select a field of a table",
+            ));
+        };
+        let key = (
+            joining.planner as *const crate::Planner as usize,
+            format!("{}\u{0}{}", joining.document, joining.plan.key),
+        );
+        let mut cohorts = lock(&self.cohorts);
+        let cohort = match cohorts.get(&key) {
+            Some(c) => c.clone(),
+            None => {
+                let c = Arc::new(Cohort::new(
+                    joining.plan.clone(),
+                    multiplexed,
+                    joining.planner.budget(),
+                    self.options,
+                ));
+                cohorts.insert(key.clone(), c.clone());
+                let poller = cohort::Poller {
+                    cohort: c.clone(),
+                    db: db.clone(),
+                    polls: self.polls.clone(),
+                    cohorts: Arc::downgrade(&self.cohorts),
+                    key: key.clone(),
+                };
+                tokio::spawn(poller.run());
+                c
+            }
+        };
+        let slot = cohort.join(joining.values, joining.sink, joining.key);
+        Ok(Subscription {
+            cohort: Arc::downgrade(&cohort),
+            slot,
+        })
+    }
+
+    /// A write through Grafton changed these tables (by name): cohorts that read
+    /// one of them poll now.
+    pub(crate) fn changed<'t>(&self, tables: impl IntoIterator<Item = &'t str> + Clone) {
+        for cohort in lock(&self.cohorts).values() {
+            if tables.clone().into_iter().any(|t| cohort.reads(t)) {
+                cohort.wake_for_change();
+            }
+        }
+    }
+
+    /// Cohorts and subscribers, for tests and metrics.
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        let cohorts = lock(&self.cohorts);
+        let subscribers = cohorts.values().map(|c| c.len()).sum();
+        (cohorts.len(), subscribers)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Every critical section leaves the data consistent; a panic cannot break it.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

@@ -1,0 +1,302 @@
+//! One cohort: its subscribers (slots, each with the hash of the last answer it was
+//! sent) and the task that polls for them.
+
+use super::{lock, CohortKey, Delivery, LiveOptions, Sink};
+use crate::error::EngineError;
+use crate::planner::Plan;
+use grafton_execute::{Budget, Database};
+use grafton_sql::{Multiplexed, Statement};
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use tokio::sync::{Notify, Semaphore};
+use tokio::time::Instant;
+
+/// A slot's index and generation (a freed index is reused with a new generation,
+/// so a late answer never reaches the next occupant).
+pub(crate) type SlotId = (usize, u64);
+
+struct Slot {
+    generation: u64,
+    /// The subscriber's row of values (JSON text), bound by every poll.
+    values: String,
+    sink: Sink,
+    key: u64,
+    /// Hash of the last answer delivered; `None` until the first.
+    last: Option<u64>,
+}
+
+#[derive(Default)]
+struct Slots {
+    entries: Vec<Option<Slot>>,
+    free: Vec<usize>,
+    generation: u64,
+    count: usize,
+}
+
+pub(crate) struct Cohort {
+    /// Kept so the plan (and the cohort's key) outlive every subscriber.
+    _plan: Arc<Plan>,
+    statement: Statement,
+    /// Names of the tables the statement reads.
+    tables: HashSet<String>,
+    budget: Budget,
+    options: LiveOptions,
+    slots: Mutex<Slots>,
+    wake: Notify,
+    /// A write touched a table the cohort reads: poll everyone.
+    changed: AtomicBool,
+    /// Someone joined: poll the subscribers without an answer yet.
+    fresh: AtomicBool,
+}
+
+impl Cohort {
+    pub(crate) fn new(
+        plan: Arc<Plan>,
+        multiplexed: &Multiplexed,
+        budget: Budget,
+        options: LiveOptions,
+    ) -> Self {
+        Self {
+            _plan: plan.clone(),
+            statement: multiplexed.statement.clone(),
+            tables: multiplexed.tables.iter().map(|(_, t)| t.clone()).collect(),
+            budget,
+            options,
+            slots: Mutex::default(),
+            wake: Notify::new(),
+            changed: AtomicBool::new(false),
+            fresh: AtomicBool::new(false),
+        }
+    }
+
+    pub(crate) fn join(&self, values: String, sink: Sink, key: u64) -> SlotId {
+        let mut slots = lock(&self.slots);
+        slots.generation += 1;
+        let generation = slots.generation;
+        let slot = Slot {
+            generation,
+            values,
+            sink,
+            key,
+            last: None,
+        };
+        let index = match slots.free.pop() {
+            Some(i) => {
+                slots.entries[i] = Some(slot);
+                i
+            }
+            None => {
+                slots.entries.push(Some(slot));
+                slots.entries.len() - 1
+            }
+        };
+        slots.count += 1;
+        drop(slots);
+        self.fresh.store(true, Ordering::Release);
+        self.wake.notify_one();
+        (index, generation)
+    }
+
+    pub(crate) fn leave(&self, (index, generation): SlotId) {
+        let mut slots = lock(&self.slots);
+        if let Some(entry) = slots.entries.get_mut(index) {
+            if entry.as_ref().is_some_and(|s| s.generation == generation) {
+                *entry = None;
+                slots.free.push(index);
+                slots.count -= 1;
+            }
+        }
+        let empty = slots.count == 0;
+        drop(slots);
+        if empty {
+            // The poller ends the cohort.
+            self.wake.notify_one();
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        lock(&self.slots).count
+    }
+
+    pub(crate) fn reads(&self, table: &str) -> bool {
+        self.tables.contains(table)
+    }
+
+    pub(crate) fn wake_for_change(&self) {
+        self.changed.store(true, Ordering::Release);
+        self.wake.notify_one();
+    }
+
+    /// The subscribers to poll (all, or only those without an answer yet), in
+    /// batches: their slots and the JSON array of their values.
+    fn batches(&self, fresh_only: bool) -> Vec<(Vec<SlotId>, String)> {
+        let slots = lock(&self.slots);
+        let mut out = Vec::new();
+        let mut ids = Vec::new();
+        let mut json = String::from("[");
+        for (i, slot) in slots.entries.iter().enumerate() {
+            let Some(slot) = slot.as_ref().filter(|s| !fresh_only || s.last.is_none()) else {
+                continue;
+            };
+            if !ids.is_empty() {
+                json.push(',');
+            }
+            json.push_str(&slot.values);
+            ids.push((i, slot.generation));
+            if ids.len() >= self.options.batch_size.max(1) {
+                json.push(']');
+                out.push((
+                    std::mem::take(&mut ids),
+                    std::mem::replace(&mut json, "[".into()),
+                ));
+            }
+        }
+        if !ids.is_empty() {
+            json.push(']');
+            out.push((ids, json));
+        }
+        out
+    }
+
+    /// Sends each subscriber of a batch its answer, when it differs from the last
+    /// one it was sent.
+    fn deliver(&self, ids: &[SlotId], answers: Result<Vec<grafton_execute::Answer>, EngineError>) {
+        let mut slots = lock(&self.slots);
+        let mut send =
+            |(index, generation): SlotId,
+             hash: u64,
+             body: &dyn Fn() -> Result<String, Arc<EngineError>>| {
+                let Some(Some(slot)) = slots.entries.get_mut(index) else {
+                    return;
+                };
+                if slot.generation != generation || slot.last == Some(hash) {
+                    return;
+                }
+                let delivery = Delivery {
+                    key: slot.key,
+                    result: body(),
+                };
+                // Full or closed: not delivered, so not recorded; the next poll retries.
+                if slot.sink.try_send(delivery).is_ok() {
+                    slot.last = Some(hash);
+                }
+            };
+        match answers {
+            Ok(answers) => {
+                for (i, answer) in answers {
+                    let Some(&id) = ids.get(i) else { continue };
+                    match answer {
+                        Ok(text) => {
+                            send(id, hash_of(&text), &|| Ok(format!("{{\"data\":{text}}}")))
+                        }
+                        Err(bytes) => {
+                            let error = Arc::new(EngineError::from(crate::LimitExceeded {
+                                kind: crate::LimitKind::ResponseBytes,
+                                limit: self.budget.max_bytes,
+                                actual: bytes,
+                            }));
+                            send(id, hash_of(&bytes), &|| Err(error.clone()))
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                let hash = hash_of(&e.to_string());
+                let error = Arc::new(e);
+                for &id in ids {
+                    send(id, hash, &|| Err(error.clone()));
+                }
+            }
+        }
+    }
+}
+
+fn hash_of(value: &impl Hash) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    value.hash(&mut h);
+    h.finish()
+}
+
+/// The task that polls one cohort until its last subscriber leaves.
+pub(crate) struct Poller {
+    pub(crate) cohort: Arc<Cohort>,
+    pub(crate) db: Database,
+    pub(crate) polls: Arc<Semaphore>,
+    pub(crate) cohorts: Weak<Mutex<HashMap<CohortKey, Arc<Cohort>>>>,
+    pub(crate) key: CohortKey,
+}
+
+impl Poller {
+    pub(crate) async fn run(self) {
+        let options = self.cohort.options;
+        let mut next_full = Instant::now() + options.interval;
+        let mut last_poll = Instant::now() - options.debounce;
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep_until(next_full) => {}
+                () = self.cohort.wake.notified() => {}
+            }
+            if self.cohort.len() == 0 && self.end() {
+                return;
+            }
+            let changed = self.cohort.changed.swap(false, Ordering::AcqRel);
+            let full = changed || Instant::now() >= next_full;
+            if !full && !self.cohort.fresh.swap(false, Ordering::AcqRel) {
+                continue;
+            }
+            if changed {
+                // Many writes in a row cost one poll per `debounce`, not one each.
+                tokio::time::sleep_until(last_poll + options.debounce).await;
+            }
+            if full {
+                self.cohort.fresh.store(false, Ordering::Release);
+                next_full = Instant::now() + options.interval;
+            }
+            last_poll = Instant::now();
+            self.poll(!full).await;
+        }
+    }
+
+    /// Removes the cohort if it is still empty (under the cohorts' lock, which a
+    /// joiner holds too, so none can slip in); false if someone joined meanwhile.
+    fn end(&self) -> bool {
+        let Some(cohorts) = self.cohorts.upgrade() else {
+            return true;
+        };
+        let mut cohorts = lock(&cohorts);
+        if self.cohort.len() > 0 {
+            return false;
+        }
+        if cohorts
+            .get(&self.key)
+            .is_some_and(|c| Arc::ptr_eq(c, &self.cohort))
+        {
+            cohorts.remove(&self.key);
+        }
+        true
+    }
+
+    /// One poll: every batch's statement, at most `concurrency` at once over all
+    /// cohorts, each batch delivered as it completes.
+    async fn poll(&self, fresh_only: bool) {
+        let mut running = tokio::task::JoinSet::new();
+        for (ids, json) in self.cohort.batches(fresh_only) {
+            let cohort = self.cohort.clone();
+            let db = self.db.clone();
+            let polls = self.polls.clone();
+            running.spawn(async move {
+                let Ok(_permit) = polls.acquire_owned().await else {
+                    return;
+                };
+                let answers = db
+                    .poll(&cohort.statement, json, cohort.budget)
+                    .await
+                    .map_err(EngineError::from);
+                cohort.deliver(&ids, answers);
+            });
+        }
+        while running.join_next().await.is_some() {}
+    }
+}

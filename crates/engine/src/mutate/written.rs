@@ -1,0 +1,37 @@
+//! Which tables a mutation writes, so live queries reading them poll at once.
+
+use grafton_ir::{Action, InsertRow, Mutation, MutationRoot, Write};
+use grafton_schema::{SchemaModel, TableId};
+use std::collections::BTreeSet;
+
+/// The tables `mutation` writes: each root write's table and those its nested
+/// inserts reach. (Cascades and triggers are not seen; live queries catch them at
+/// their next interval.)
+pub(crate) fn tables_written(model: &SchemaModel, mutation: &Mutation) -> BTreeSet<TableId> {
+    let mut out = BTreeSet::new();
+    let writes = mutation.root.iter().flat_map(|(_, root)| match root {
+        MutationRoot::Write(w) => std::slice::from_ref(w),
+        MutationRoot::Many(ws) => ws.as_slice(),
+        MutationRoot::Typename(_) => &[],
+    });
+    for w in writes {
+        write(model, w, &mut out);
+    }
+    out
+}
+
+fn write(model: &SchemaModel, w: &Write, out: &mut BTreeSet<TableId>) {
+    out.insert(w.table);
+    if let Action::Insert { rows, .. } = &w.action {
+        rows.iter().for_each(|r| nested(model, r, out));
+    }
+}
+
+fn nested(model: &SchemaModel, row: &InsertRow, out: &mut BTreeSet<TableId>) {
+    for n in row.objects.iter().chain(&row.arrays) {
+        if let Some(rel) = model.relationships.get(n.rel) {
+            out.insert(rel.target);
+        }
+        n.rows.iter().for_each(|r| nested(model, r, out));
+    }
+}

@@ -1,0 +1,112 @@
+//! Subscription polls: one multiplexed statement (`grafton_sql::render_multiplexed`)
+//! answers a whole batch of subscribers, each with its own values.
+
+use crate::error::ExecuteError;
+use crate::params::{postgres_text, sqlite_value, value_of};
+use crate::{Budget, Database};
+use grafton_sql::{Dialect, Param, Statement};
+use serde_json::{Map, Value};
+
+/// One subscriber's row of a multiplexed statement's values, as JSON text: each
+/// parameter's value for these `variables` (session variables included), in the
+/// form the backend reads it (PostgreSQL: the parameter's text; SQLite: its native
+/// value). Computed once, when the subscriber arrives.
+pub fn subscriber_values(
+    dialect: Dialect,
+    params: &[Param],
+    variables: &Map<String, Value>,
+) -> String {
+    let values: Vec<Value> = params
+        .iter()
+        .map(|p| {
+            let v = value_of(p, variables);
+            match dialect {
+                Dialect::Postgres => postgres_text(p, v).map_or(Value::Null, Value::String),
+                Dialect::Sqlite => sqlite_json(sqlite_value(p, v)),
+            }
+        })
+        .collect();
+    Value::Array(values).to_string()
+}
+
+fn sqlite_json(v: rusqlite::types::Value) -> Value {
+    use rusqlite::types::Value as V;
+    match v {
+        V::Null => Value::Null,
+        V::Integer(i) => Value::from(i),
+        V::Real(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
+        V::Text(t) => Value::String(t),
+        V::Blob(b) => Value::String(String::from_utf8_lossy(&b).into_owned()),
+    }
+}
+
+/// One subscriber's answer: its index in the batch and the operation's JSON text
+/// (`None` past `budget.max_bytes`, with the size it had).
+pub type Answer = (usize, Result<String, u64>);
+
+impl Database {
+    /// Runs a multiplexed statement for a batch: `batch` is the JSON array of the
+    /// subscribers' [`subscriber_values`]. Bounded like a query by `budget`: stopped
+    /// in the database past its time, each answer checked against its size.
+    pub async fn poll(
+        &self,
+        statement: &Statement,
+        batch: String,
+        budget: Budget,
+    ) -> Result<Vec<Answer>, ExecuteError> {
+        match self {
+            Database::Postgres(db) => db.poll(statement, batch, budget).await,
+            Database::Sqlite(db) => {
+                let conn = db.connection().await?;
+                let sql = statement.sql.clone();
+                let max = budget.max_bytes;
+                let work = crate::sqlite::interact(&conn, move |c| {
+                    let mut stmt = c.prepare_cached(&sql)?;
+                    let mut rows = stmt.query([batch])?;
+                    let mut out = Vec::new();
+                    while let Some(row) = rows.next()? {
+                        let i: i64 = row.get(0)?;
+                        let json = match row.get_ref(1)? {
+                            rusqlite::types::ValueRef::Text(t) if t.len() as u64 > max => {
+                                Err(t.len() as u64)
+                            }
+                            rusqlite::types::ValueRef::Null => Ok("null".to_owned()),
+                            _ => Ok(row.get::<_, String>(1)?),
+                        };
+                        out.push((usize::try_from(i).unwrap_or(usize::MAX), json));
+                    }
+                    Ok(out)
+                });
+                crate::sqlite::within(&conn, budget.timeout, work).await
+            }
+        }
+    }
+}
+
+impl crate::postgres::PgDatabase {
+    async fn poll(
+        &self,
+        statement: &Statement,
+        batch: String,
+        budget: Budget,
+    ) -> Result<Vec<Answer>, ExecuteError> {
+        let max = budget.max_bytes;
+        self.with_deadline(budget.timeout, async |client: &crate::pg_pool::Object| {
+            let prepared = crate::pg_pool::prepare(client, &statement.sql, 1).await?;
+            let rows = client.query(&prepared, &[&batch.as_str()]).await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                let i: i64 = row.try_get(0)?;
+                let json: Option<crate::postgres::RawJson> = row.try_get(1)?;
+                let json = match json {
+                    Some(j) if j.0.len() as u64 > max => Err(j.0.len() as u64),
+                    Some(j) => Ok(crate::compact::compact_json(&j.0)),
+                    None => Ok("null".to_owned()),
+                };
+                out.push((usize::try_from(i).unwrap_or(usize::MAX), json));
+            }
+            Ok(out)
+        })
+        .await
+    }
+}

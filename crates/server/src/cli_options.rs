@@ -1,0 +1,174 @@
+//! The binary's shared flags (schema and listening) and how they become
+//! [`ServeOptions`].
+
+use clap::Args;
+use grafton_schema::Convention;
+use grafton_server::{load_config, ServeOptions, StartError};
+use std::path::PathBuf;
+
+/// Options shared by every command that builds a schema.
+#[derive(Args, Clone)]
+pub(crate) struct SchemaOptions {
+    /// YAML config file (relationships, permissions, column JSON Schemas, view keys).
+    #[arg(long, env = "GRAFTON_CONFIG")]
+    pub(crate) config: Option<PathBuf>,
+    /// Hasura metadata to import (relationships and permissions): a tables.yaml file
+    /// or a metadata directory. The config file wins where both say something.
+    #[arg(long, env = "GRAFTON_HASURA_METADATA")]
+    pub(crate) hasura_metadata: Option<PathBuf>,
+    /// Naming convention of the generated schema.
+    #[arg(long, env = "GRAFTON_NAMING", default_value = "hasura-default",
+          value_parser = ["hasura-default", "graphql-default", "phrag"])]
+    pub(crate) naming: String,
+    /// PostgreSQL schemas to expose (comma-separated).
+    #[arg(
+        long = "schema",
+        env = "GRAFTON_SCHEMA",
+        default_value = "public",
+        value_delimiter = ','
+    )]
+    pub(crate) schemas: Vec<String>,
+    /// Refuse documents that declare variables they do not use, as the GraphQL spec
+    /// says (Hasura, and so Grafton by default, accepts them).
+    #[arg(long, env = "GRAFTON_STRICT_GRAPHQL")]
+    pub(crate) strict_graphql: bool,
+    /// Only the documents in this file run, for every role but admin: GraphQL
+    /// (`.graphql`) or an Apollo persisted-query manifest (`.json`).
+    #[arg(long, env = "GRAFTON_ALLOW_LIST")]
+    pub(crate) allow_list: Option<PathBuf>,
+    /// Rows a list without `limit` returns (off by default, as in Hasura). A
+    /// safety net against `{ table { … } }` on a big table; see docs/limits.md.
+    #[arg(long, env = "GRAFTON_DEFAULT_LIMIT")]
+    pub(crate) default_limit: Option<u64>,
+    /// Largest response in bytes, for every role (api_limits may set it per role).
+    #[arg(long, env = "GRAFTON_MAX_RESPONSE_BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub(crate) max_response_bytes: u64,
+    /// Seconds a request's database work may take, for every role; the statement
+    /// is cancelled in the database when it passes (api_limits' time_limit may
+    /// lower it per role).
+    #[arg(long, env = "GRAFTON_REQUEST_TIMEOUT", default_value_t = 60.0)]
+    pub(crate) request_timeout: f64,
+}
+
+/// Options for listening.
+#[derive(Args, Clone)]
+pub(crate) struct ListenOptions {
+    /// Address to listen on.
+    #[arg(long, env = "GRAFTON_HOST", default_value = "127.0.0.1")]
+    pub(crate) host: String,
+    /// Port to listen on.
+    #[arg(long, env = "GRAFTON_PORT", default_value_t = 8080)]
+    pub(crate) port: u16,
+    /// Database connections in the pool.
+    #[arg(long, env = "GRAFTON_POOL_SIZE", default_value_t = 10)]
+    pub(crate) pool_size: usize,
+    /// Largest accepted request body in bytes.
+    #[arg(long, env = "GRAFTON_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
+    pub(crate) max_body_bytes: usize,
+    /// Seconds a client has to send a request's headers; an idle keep-alive
+    /// connection is closed after as long.
+    #[arg(long, env = "GRAFTON_HEADER_TIMEOUT", default_value_t = 10)]
+    pub(crate) header_timeout: u64,
+    /// Seconds a client has to send a request's body.
+    #[arg(long, env = "GRAFTON_BODY_TIMEOUT", default_value_t = 10)]
+    pub(crate) body_timeout: u64,
+    /// Most connections open at once; one past it is closed at once.
+    #[arg(long, env = "GRAFTON_MAX_CONNECTIONS", default_value_t = 1024)]
+    pub(crate) max_connections: usize,
+    /// Requests carrying it in `x-hasura-admin-secret` (or `x-grafton-admin-secret`)
+    /// are admin. Without it and without --jwt-secret every request is admin.
+    #[arg(long, env = "GRAFTON_ADMIN_SECRET", hide_env_values = true)]
+    pub(crate) admin_secret: Option<String>,
+    /// Hasura's JWT config as JSON: {"type": "HS256", "key": "…"} or {"jwk_url": "…"},
+    /// with claims_namespace, claims_namespace_path, claims_format, audience, issuer,
+    /// allowed_skew, header.
+    #[arg(long, env = "GRAFTON_JWT_SECRET", hide_env_values = true)]
+    pub(crate) jwt_secret: Option<String>,
+    /// The role of requests without credentials (else they get 401).
+    #[arg(long, env = "GRAFTON_UNAUTHORIZED_ROLE")]
+    pub(crate) unauthorized_role: Option<String>,
+    /// Threads that serve HTTP and plan requests [default: half the cores, at least
+    /// one]. SQLite's queries run on threads of their own and PostgreSQL's in its
+    /// processes, so a machine shared with its database is best served by fewer;
+    /// see docs/performance.md.
+    #[arg(long, env = "GRAFTON_THREADS", value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) threads: Option<u16>,
+    /// Seconds between two polls of a live query (a write through Grafton to a
+    /// table it reads makes it poll at once).
+    #[arg(long, env = "GRAFTON_LIVE_QUERY_INTERVAL", default_value_t = 1.0)]
+    pub(crate) live_query_interval: f64,
+    /// Live-query subscribers answered by one SQL statement.
+    #[arg(long, env = "GRAFTON_LIVE_QUERY_BATCH_SIZE", default_value_t = 100,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) live_query_batch_size: u16,
+    /// Operations (subscriptions, and queries still running) one WebSocket may hold.
+    #[arg(long, env = "GRAFTON_WS_MAX_OPERATIONS", default_value_t = 100)]
+    pub(crate) ws_max_operations: usize,
+}
+
+/// A flag's positive number of seconds.
+fn seconds(value: f64, flag: &str) -> Result<std::time::Duration, StartError> {
+    std::time::Duration::try_from_secs_f64(value)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| StartError::Config {
+            path: flag.into(),
+            message: format!("{value} is not a positive number of seconds"),
+        })
+}
+
+pub(crate) fn options(
+    database_url: String,
+    schema: &SchemaOptions,
+    listen: Option<&ListenOptions>,
+) -> Result<ServeOptions, StartError> {
+    let mut o = ServeOptions {
+        database_url,
+        naming: schema.naming.parse::<Convention>().unwrap_or_default(),
+        schemas: schema.schemas.clone(),
+        strict_graphql: schema.strict_graphql,
+        limits: grafton_engine::ServerLimits {
+            max_response_bytes: schema.max_response_bytes,
+            request_timeout: seconds(schema.request_timeout, "--request-timeout")?,
+            default_limit: schema.default_limit,
+        },
+        ..ServeOptions::default()
+    };
+    if let Some(path) = &schema.config {
+        o.config = load_config(path)?;
+    }
+    if let Some(path) = &schema.hasura_metadata {
+        let imported =
+            grafton_schema::hasura::load(path).map_err(|message| StartError::Config {
+                path: path.display().to_string(),
+                message,
+            })?;
+        grafton_schema::hasura::merge(&mut o.config, imported);
+    }
+    if let Some(path) = &schema.allow_list {
+        o.config
+            .allow_list
+            .push(grafton_server::load_allow_list(path)?);
+    }
+    if let Some(l) = listen {
+        o.host = l.host.clone();
+        o.port = l.port;
+        o.pool_size = l.pool_size;
+        o.http.max_body_bytes = l.max_body_bytes;
+        o.http.body_timeout = std::time::Duration::from_secs(l.body_timeout.max(1));
+        o.http.connections = grafton_server::ConnectionLimits {
+            max_connections: l.max_connections.max(1),
+            header_timeout: std::time::Duration::from_secs(l.header_timeout.max(1)),
+        };
+        o.live.interval = seconds(l.live_query_interval, "--live-query-interval")?;
+        o.live.batch_size = usize::from(l.live_query_batch_size);
+        o.live.concurrency = (l.pool_size / 2).max(1);
+        o.http.ws.max_operations = l.ws_max_operations.max(1);
+        o.auth = grafton_auth::AuthConfig {
+            admin_secret: l.admin_secret.clone(),
+            jwt: l.jwt_secret.clone(),
+            unauthorized_role: l.unauthorized_role.clone(),
+        };
+    }
+    Ok(o)
+}

@@ -1,0 +1,386 @@
+//! GraphQL over WebSocket on `/v1/graphql` and `/graphql`: both protocols
+//! ([`protocol`]), credentials from `connection_init`, live queries from the engine,
+//! and queries and mutations answered once. One task per connection; live answers
+//! reach it through one bounded channel shared by its subscriptions.
+
+pub(crate) mod protocol;
+
+use crate::engine::{Caller, Delivery, GraphqlRequest, Subscription, Transport};
+use crate::error::RequestError;
+use crate::http::{AppState, Peer};
+use crate::listen::Slot;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue};
+use axum::response::Response;
+use protocol::{close, ClientMessage, Protocol};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::task::{AbortHandle, JoinSet};
+use tokio::time::Instant;
+
+/// WebSocket settings.
+#[derive(Debug, Clone, Copy)]
+pub struct WsOptions {
+    /// Time a client has to send `connection_init`.
+    pub init_timeout: Duration,
+    /// How often the server sends a keep-alive; a client silent for three of these
+    /// is disconnected.
+    pub keep_alive: Duration,
+    /// Operations (subscriptions, and queries still running) one connection may hold.
+    pub max_operations: usize,
+}
+
+impl Default for WsOptions {
+    fn default() -> Self {
+        Self {
+            init_timeout: Duration::from_secs(10),
+            keep_alive: Duration::from_secs(10),
+            max_operations: 100,
+        }
+    }
+}
+
+/// Live answers waiting to be written, per connection: a slow reader skips
+/// intermediate answers instead of growing a queue (the latest is sent again).
+const DELIVERY_QUEUE: usize = 32;
+
+/// Accepts the upgrade, choosing the protocol: the client's first that Grafton
+/// speaks; none asked for means the legacy one (as Hasura does).
+pub(crate) fn upgrade(
+    state: AppState,
+    ws: WebSocketUpgrade,
+    headers: HeaderMap,
+    peer: Option<Peer>,
+    slot: Option<Slot>,
+) -> Response {
+    let asked = headers.contains_key(header::SEC_WEBSOCKET_PROTOCOL);
+    let ws = ws
+        .protocols(protocol::SUBPROTOCOLS)
+        .max_message_size(state.limit)
+        .max_frame_size(state.limit)
+        // Small buffers: thousands of idle subscribers must stay cheap.
+        .read_buffer_size(4096)
+        .write_buffer_size(0);
+    let chosen = ws
+        .selected_protocol()
+        .and_then(|p| p.to_str().ok())
+        .and_then(Protocol::from_name);
+    let protocol = match (chosen, asked) {
+        (Some(p), _) => Some(p),
+        (None, false) => Some(Protocol::Legacy),
+        (None, true) => None,
+    };
+    ws.on_upgrade(move |socket| async move {
+        let Some(protocol) = protocol else {
+            let mut socket = socket;
+            let _ = close_with(
+                &mut socket,
+                close::SUBPROTOCOL,
+                "Subprotocol not acceptable",
+            )
+            .await;
+            return;
+        };
+        let connection = Connection {
+            state,
+            protocol,
+            headers,
+            peer,
+            caller: None,
+            ops: HashMap::new(),
+            ids: HashMap::new(),
+            next_key: 0,
+        };
+        connection.run(socket, slot).await;
+    })
+}
+
+enum Op {
+    Live(u64, Subscription),
+    Once(AbortHandle),
+}
+
+struct Connection {
+    state: AppState,
+    protocol: Protocol,
+    /// The upgrade request's headers; `connection_init`'s override them.
+    headers: HeaderMap,
+    peer: Option<Peer>,
+    caller: Option<Caller>,
+    ops: HashMap<String, Op>,
+    /// A live subscription's delivery key → its operation id.
+    ids: HashMap<u64, String>,
+    next_key: u64,
+}
+
+/// What to do after a client message.
+enum Flow {
+    Continue,
+    Close(u16, String),
+}
+
+type Done = (String, Result<String, RequestError>);
+
+impl Connection {
+    async fn run(mut self, mut socket: WebSocket, slot: Option<Slot>) {
+        let options = self.state.ws;
+        let (sink, mut deliveries) = mpsc::channel::<Delivery>(DELIVERY_QUEUE);
+        let mut running: JoinSet<Done> = JoinSet::new();
+        let init_deadline = tokio::time::sleep(options.init_timeout);
+        tokio::pin!(init_deadline);
+        let mut keep_alive = tokio::time::interval(options.keep_alive);
+        keep_alive.tick().await;
+        let mut heard = Instant::now();
+        let mut stopping = slot.map(|s| s.stopping);
+        let stop = async move {
+            match &mut stopping {
+                Some(s) => drop(s.wait_for(|stop| *stop).await),
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(stop);
+        let (code, reason) = loop {
+            let out = tokio::select! {
+                message = socket.recv() => {
+                    heard = Instant::now();
+                    match message {
+                        Some(Ok(Message::Text(text))) => match self.on_text(&text, &sink, &mut running).await {
+                            (Flow::Continue, out) => out,
+                            (Flow::Close(code, reason), out) => {
+                                for o in out {
+                                    let _ = socket.send(Message::Text(o.into())).await;
+                                }
+                                break (code, reason);
+                            }
+                        },
+                        Some(Ok(Message::Binary(_))) => {
+                            break (close::BAD_REQUEST, "binary messages are not part of the protocol".into())
+                        }
+                        Some(Ok(Message::Close(_))) => {
+                            // Reading on sends the close reply tungstenite queued.
+                            let _ = tokio::time::timeout(Duration::from_secs(1), socket.recv()).await;
+                            return;
+                        }
+                        None | Some(Err(_)) => return,
+                        Some(Ok(_)) => Vec::new(),
+                    }
+                }
+                Some(d) = deliveries.recv() => match self.ids.get(&d.key) {
+                    Some(id) => vec![match d.result {
+                        Ok(body) => protocol::next(self.protocol, id, &body),
+                        Err(e) => protocol::next(self.protocol, id, &crate::error::execution_error_body(&e).to_string()),
+                    }],
+                    None => Vec::new(),
+                },
+                Some(done) = running.join_next(), if !running.is_empty() => match done {
+                    Ok((id, result)) => self.finished(id, result),
+                    Err(_) => Vec::new(),
+                },
+                () = &mut init_deadline, if self.caller.is_none() => {
+                    break (close::INIT_TIMEOUT, "Connection initialisation timeout".into())
+                }
+                _ = keep_alive.tick() => {
+                    if heard.elapsed() > options.keep_alive * 3 {
+                        return;
+                    }
+                    match self.caller {
+                        Some(_) => vec![protocol::keep_alive(self.protocol)],
+                        None => Vec::new(),
+                    }
+                }
+                () = &mut stop => break (1001, "the server is shutting down".into()),
+            };
+            for message in out {
+                if socket.send(Message::Text(message.into())).await.is_err() {
+                    return;
+                }
+            }
+        };
+        let _ = close_with(&mut socket, code, &reason).await;
+    }
+
+    /// Handles one client message: the flow, and the messages to send back.
+    async fn on_text(
+        &mut self,
+        text: &str,
+        sink: &mpsc::Sender<Delivery>,
+        running: &mut JoinSet<Done>,
+    ) -> (Flow, Vec<String>) {
+        let message = match protocol::parse(self.protocol, text) {
+            Ok(m) => m,
+            Err(reason) => return (Flow::Close(close::BAD_REQUEST, reason), Vec::new()),
+        };
+        let ok = |out: Vec<String>| (Flow::Continue, out);
+        match message {
+            ClientMessage::Init(payload) => {
+                if self.caller.is_some() {
+                    let reason = "Too many initialisation requests".to_owned();
+                    return (Flow::Close(close::TOO_MANY_INITS, reason), Vec::new());
+                }
+                let headers = init_headers(&self.headers, &payload);
+                match crate::http::caller(&self.state.auth, &headers, self.peer).await {
+                    Ok(caller) => {
+                        self.caller = Some(caller);
+                        ok(vec![protocol::ack()])
+                    }
+                    Err(e) => {
+                        let reason = format!("Forbidden: {e}");
+                        let out = match self.protocol {
+                            Protocol::Legacy => vec![protocol::connection_error(&e.to_string())],
+                            Protocol::TransportWs => Vec::new(),
+                        };
+                        (Flow::Close(close::FORBIDDEN, reason), out)
+                    }
+                }
+            }
+            ClientMessage::Start(id, payload) => {
+                let Some(caller) = self.caller.clone() else {
+                    return (
+                        Flow::Close(close::UNAUTHORIZED, "Unauthorized".into()),
+                        Vec::new(),
+                    );
+                };
+                if self.ops.contains_key(&id) {
+                    if self.protocol == Protocol::TransportWs {
+                        let reason = format!("Subscriber for {id} already exists");
+                        return (Flow::Close(close::DUPLICATE_ID, reason), Vec::new());
+                    }
+                    // The legacy protocol restarts an operation under a reused id.
+                    self.stop(&id);
+                }
+                ok(self.start(id, payload, caller, sink, running))
+            }
+            ClientMessage::Stop(id) => {
+                self.stop(&id);
+                ok(Vec::new())
+            }
+            ClientMessage::Ping(payload) => ok(vec![protocol::pong(payload)]),
+            ClientMessage::Pong => ok(Vec::new()),
+            ClientMessage::Terminate => (Flow::Close(1000, "terminated".into()), Vec::new()),
+        }
+    }
+
+    /// Starts an operation: a subscription joins its cohort; anything else runs once.
+    fn start(
+        &mut self,
+        id: String,
+        payload: Value,
+        caller: Caller,
+        sink: &mpsc::Sender<Delivery>,
+        running: &mut JoinSet<Done>,
+    ) -> Vec<String> {
+        let max = self.state.ws.max_operations;
+        if self.ops.len() >= max {
+            let e = json_error(
+                &format!("this connection already runs {max} operations, the most it may"),
+                "subscription-limit-exceeded",
+            );
+            return vec![protocol::error(&id, &e)];
+        }
+        let request = match crate::http::parse_request(payload) {
+            Ok(r) => r,
+            Err(e) => return vec![protocol::error(&id, &e.body()["errors"])],
+        };
+        let engine = self.state.engine.clone();
+        if engine.is_subscription(&request, &caller) {
+            let key = self.next_key;
+            self.next_key += 1;
+            return match engine.subscribe(&request, &caller, sink.clone(), key) {
+                Ok(subscription) => {
+                    self.ops.insert(id.clone(), Op::Live(key, subscription));
+                    self.ids.insert(key, id);
+                    Vec::new()
+                }
+                Err(e) => vec![protocol::error(
+                    &id,
+                    &RequestError::from(e).body()["errors"],
+                )],
+            };
+        }
+        let task_id = id.clone();
+        let handle = running.spawn(async move {
+            let result = run_once(&engine, &request, &caller).await;
+            (task_id, result)
+        });
+        self.ops.insert(id, Op::Once(handle));
+        Vec::new()
+    }
+
+    /// A query or mutation finished: its result then `complete`, or its `error`.
+    fn finished(&mut self, id: String, result: Result<String, RequestError>) -> Vec<String> {
+        if !matches!(self.ops.remove(&id), Some(Op::Once(_))) {
+            return Vec::new();
+        }
+        match result {
+            Ok(body) => vec![
+                protocol::next(self.protocol, &id, &body),
+                protocol::complete(&id),
+            ],
+            Err(e) if e.is_request_error() => vec![protocol::error(&id, &e.body()["errors"])],
+            Err(e) => vec![
+                protocol::next(self.protocol, &id, &e.body().to_string()),
+                protocol::complete(&id),
+            ],
+        }
+    }
+
+    fn stop(&mut self, id: &str) {
+        match self.ops.remove(id) {
+            Some(Op::Live(key, _subscription)) => {
+                self.ids.remove(&key);
+            }
+            Some(Op::Once(handle)) => handle.abort(),
+            None => {}
+        }
+    }
+}
+
+async fn run_once(
+    engine: &crate::Engine,
+    request: &GraphqlRequest,
+    caller: &Caller,
+) -> Result<String, RequestError> {
+    Ok(engine
+        .execute(request, Transport::WebSocket, caller)
+        .await?)
+}
+
+/// The headers a connection authenticates with: the upgrade request's, overridden
+/// by `connection_init`'s `payload.headers`, or its top-level string keys (Hasura
+/// takes both shapes).
+fn init_headers(upgrade: &HeaderMap, payload: &Map<String, Value>) -> HeaderMap {
+    let mut headers = upgrade.clone();
+    let given = match payload.get("headers") {
+        Some(Value::Object(h)) => h,
+        _ => payload,
+    };
+    for (name, value) in given {
+        let (Ok(name), Some(Ok(value))) = (
+            HeaderName::try_from(name.to_ascii_lowercase()),
+            value.as_str().map(HeaderValue::from_str),
+        ) else {
+            continue;
+        };
+        headers.insert(name, value);
+    }
+    headers
+}
+
+fn json_error(message: &str, code: &str) -> Value {
+    serde_json::json!([{ "message": message, "extensions": { "code": code } }])
+}
+
+async fn close_with(socket: &mut WebSocket, code: u16, reason: &str) -> Result<(), axum::Error> {
+    // A close reason is at most 123 bytes.
+    let mut end = reason.len().min(123);
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    let frame = CloseFrame {
+        code,
+        reason: reason[..end].into(),
+    };
+    socket.send(Message::Close(Some(frame))).await
+}

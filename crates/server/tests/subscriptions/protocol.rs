@@ -1,0 +1,126 @@
+//! Protocol hygiene: each fault gets the protocol's answer (a close code, an
+//! `error` message or `connection_error`), and the server stays up.
+
+use crate::client::{Client, Event, LEGACY, TRANSPORT_WS};
+use crate::*;
+use std::time::Duration;
+
+fn server() -> &'static Running {
+    static SERVER: OnceLock<&'static Running> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        let mut o = options(Db::Sqlite, Duration::from_secs(1));
+        o.http.ws.init_timeout = Duration::from_millis(300);
+        o.http.ws.max_operations = 2;
+        start(o)
+    })
+}
+
+/// The close code (and reason) the server ends with.
+async fn closed(c: &mut Client) -> (u16, String) {
+    match c.next(Duration::from_secs(5)).await {
+        Event::Closed(code, reason) => (code, reason),
+        other => panic!("expected a close, got {other:?}"),
+    }
+}
+
+/// The `error` message for `id`: its first error's code.
+async fn error_code(c: &mut Client, id: &str) -> String {
+    match c.next(Duration::from_secs(5)).await {
+        Event::Message(m) if m["type"] == "error" && m["id"] == id => m["payload"][0]["extensions"]
+            ["code"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned(),
+        other => panic!("expected an error for {id}, got {other:?}"),
+    }
+}
+
+#[test]
+fn faults_before_and_during_init_close_with_the_protocols_codes() {
+    run(async {
+        let s = server();
+        // An operation before connection_init.
+        let mut c = Client::open(s, Some(TRANSPORT_WS)).await;
+        c.start("1", "subscription { items { id } }", json!({}))
+            .await;
+        assert_eq!(closed(&mut c).await.0, 4401);
+        // No connection_init in time.
+        let mut c = Client::open(s, Some(TRANSPORT_WS)).await;
+        assert_eq!(
+            closed(&mut c).await,
+            (4408, "Connection initialisation timeout".into())
+        );
+        // A second connection_init.
+        let mut c = Client::admin(s, TRANSPORT_WS).await;
+        c.send(json!({"type": "connection_init"})).await;
+        assert_eq!(closed(&mut c).await.0, 4429);
+        // Not JSON, and an unknown message type.
+        let mut c = Client::admin(s, TRANSPORT_WS).await;
+        c.send_text("{not json").await;
+        assert_eq!(closed(&mut c).await.0, 4400);
+        let mut c = Client::admin(s, TRANSPORT_WS).await;
+        c.send(json!({"type": "start", "id": "1"})).await;
+        assert_eq!(closed(&mut c).await.0, 4400);
+        // Wrong credentials.
+        let mut c = Client::open(s, Some(TRANSPORT_WS)).await;
+        c.send(json!({"type": "connection_init", "payload": {"x-hasura-admin-secret": "wrong"}}))
+            .await;
+        assert_eq!(closed(&mut c).await.0, 4403);
+        let mut c = Client::open(s, Some(LEGACY)).await;
+        c.send(json!({"type": "connection_init", "payload": {"headers": {"x-hasura-admin-secret": "wrong"}}}))
+            .await;
+        match c.next(Duration::from_secs(5)).await {
+            Event::Message(m) => assert_eq!(m["type"], "connection_error", "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(closed(&mut c).await.0, 4403);
+        // A subprotocol Grafton does not speak: the handshake names none, so the
+        // client gives up; none asked for means the legacy protocol.
+        assert!(Client::try_open(s, Some("something-else")).await.is_err());
+        let c = Client::open(s, None).await;
+        assert_eq!(c.protocol, "");
+        // The server still answers.
+        let mut c = Client::admin(s, TRANSPORT_WS).await;
+        c.start(
+            "ok",
+            "subscription { items_by_pk(id: 4) { label } }",
+            json!({}),
+        )
+        .await;
+        assert_eq!(c.result("ok").await["data"]["items_by_pk"]["label"], "four");
+    })
+}
+
+#[test]
+fn bad_operations_get_an_error_and_the_connection_lives_on() {
+    run(async {
+        let s = server();
+        let mut c = Client::admin(s, TRANSPORT_WS).await;
+        c.start("a", "subscription { items { nope } }", json!({}))
+            .await;
+        assert_eq!(error_code(&mut c, "a").await, "validation-failed");
+        c.start("b", "subscription {", json!({})).await;
+        assert_eq!(error_code(&mut c, "b").await, "parse-failed");
+        c.start("c", BY_ID, json!({"id": "x"})).await;
+        assert_eq!(error_code(&mut c, "c").await, "validation-failed");
+        c.send(json!({"type": "subscribe", "id": "d", "payload": {"query": BY_ID, "variables": {"id": 1}, "operationName": "Nope"}}))
+            .await;
+        assert_eq!(error_code(&mut c, "d").await, "validation-failed");
+        // Two operations at most on this server's connections.
+        c.start("e", BY_ID, json!({"id": 1})).await;
+        c.result("e").await;
+        c.start("f", BY_ID, json!({"id": 2})).await;
+        c.result("f").await;
+        c.start("g", BY_ID, json!({"id": 3})).await;
+        assert_eq!(error_code(&mut c, "g").await, "subscription-limit-exceeded");
+        // Completing one makes room.
+        c.stop("e").await;
+        c.start("g", BY_ID, json!({"id": 3})).await;
+        assert_eq!(c.result("g").await["data"]["items_by_pk"]["id"], 3);
+        // An id in use closes a graphql-transport-ws connection.
+        c.start("g", BY_ID, json!({"id": 4})).await;
+        assert_eq!(closed(&mut c).await.0, 4409);
+    })
+}
+
+const BY_ID: &str = "subscription ($id: Int!) { items_by_pk(id: $id) { id } }";
