@@ -10,7 +10,7 @@ from typing import Callable
 SEED = ["venues", "venue_meetups", "meetups_members"]
 ALL_QUERIES = SEED + ["simple_list", "complex_filter", "aggregate", "by_pk", "roots_1", "roots_4", "roots_9"]
 SYSTEMS = ["grafton", "postgraphile", "sqlite"]  # Grafton on PostgreSQL, the peer, Grafton on SQLite
-SCENARIOS = ["fixed", "capacity", "memory", "ceiling", "writes", "auth", "qos"]
+SCENARIOS = ["fixed", "capacity", "memory", "ceiling", "writes", "auth", "qos", "subscriptions"]
 NOT_YET: dict[str, str] = {}  # scenario -> why it is a placeholder (none left)
 WRITES = ["insert_one", "insert_batch_100", "update_by_pk"]  # bench/lib/writes.py, bench/k6/mutations.js
 
@@ -74,6 +74,9 @@ class Config:
     qos_wso2_s: int = 8
     qos_reject_rate: int = 1000  # requests/s
     qos_reject_s: int = 10
+    # subscriptions (bench/lib/subs.py): N subscribers, one update a second
+    subs_levels: list[int] = field(default_factory=lambda: [1000, 5000, 20000])
+    subs_rounds: int = 30
 
     def trial_cost_s(self, vus: int) -> float:
         """Expected wall time of one capacity trial: ramp + hold + VU initialisation + the last sleeps."""
@@ -97,6 +100,7 @@ def quick(rows: int = 100_000) -> Config:
         auth_levels=[10], auth_s=2, auth_warmup_s=1, auth_idle_window_s=1.0, auth_idle_max_s=5.0,
         qos_attack_s=8, qos_overhead_vus=10, qos_overhead_s=3, qos_overhead_reps=3, qos_warmup_s=1, qos_wso2_levels=[50, 200],
         qos_wso2_s=3, qos_reject_rate=500, qos_reject_s=4,
+        subs_levels=[1000], subs_rounds=10,
     )
 
 

@@ -27,6 +27,7 @@ import pgbench
 import plan
 import procs
 import qos
+import subs
 import report
 import writes as wr
 
@@ -291,6 +292,8 @@ class Bench:
             st += self.auth_steps()
         if "qos" in sc:
             st += self.qos_steps()
+        if "subscriptions" in sc:
+            st += self.subs_steps()
         st.append(S("report", "results.json, summary.md, charts", 1, self.write_report))
         return st
 
@@ -946,6 +949,56 @@ class Bench:
                 entry["delta_kb"] = entry["roles"]["idle_kb"] - entry["none"]["idle_kb"]
             self.progress.say("auth", f"{report.label(system)} with {n} roles: idle {report.mb(entry[key]['idle_kb'])}"
                                       f"{'' if idle else ' (not settled)'}, ready in {ready_s:.1f} s")
+        finally:
+            self.procs.stop(p)
+
+    # ------------------------------------------------------------- subscriptions
+    def subs_steps(self) -> list[plan.Step]:
+        cfg, S = self.cfg, plan.Step
+        st = [S("subscriptions", "build the load client (cargo build --release -p grafton-bench-subscribers)",
+                60, self.subs_build)]
+        for n in cfg.subs_levels:
+            st.append(S("subscriptions", f"{n:,} subscribers ({subs.per_socket(n)} per socket), {cfg.subs_rounds} "
+                                         "updates one a second (a fresh Grafton PG and live_items table)",
+                        15 + n / 1000 + cfg.subs_rounds + 5, lambda n=n: self.subs_run(n),
+                        when=lambda: os.path.exists(self.subs_client())))
+        return st
+
+    def subs_client(self) -> str:
+        return os.path.join(self.env.target_dir, "release", "subscribers")
+
+    def subs_build(self):
+        self.check_call([self.env.cargo or "cargo", "build", "--release", "-p", "grafton-bench-subscribers"],
+                        "build-subscribers.log", "cargo build (subscribers)", cwd=ROOT,
+                        env={**os.environ, "CARGO_TARGET_DIR": self.env.target_dir})
+
+    def subs_run(self, n: int):
+        cfg = self.cfg
+        r = self.results.setdefault("subscriptions", {
+            "status": "ok", "query": subs.QUERY, "rounds": cfg.subs_rounds, "levels": [],
+            "targets": {"n": subs.TARGET_N, "p95_ms": subs.TARGET_P95_MS, "rss_mb": subs.TARGET_RSS_MB}})
+        per = subs.per_socket(n)
+        self.check_call([self.env.pg("psql"), "-q", "-v", "ON_ERROR_STOP=1", self.db_url, "-c",
+                         subs.table_sql(n, per)], "subs-table.log", "create live_items")
+        path = self.write_config("subscriptions.yaml", subs.config(), see="bench/lib/subs.py")
+        port = procs.free_port()
+        log_name = f"subs-server-{n}.log"
+        p = self.procs.start(self.grafton_argv("grafton", port, path, subs.server_extra(n, self.qos_secret)),
+                             log_path=self.log(log_name))
+        try:
+            procs.wait_graphql(f"http://127.0.0.1:{port}/v1/graphql", "{ live_items(limit: 1) { id } }", p, 60,
+                               headers={"x-hasura-admin-secret": self.qos_secret})
+            argv = subs.client_argv(self.subs_client(), f"ws://127.0.0.1:{port}/v1/graphql", self.db_url,
+                                    self.qos_secret, n, cfg.subs_rounds, p.pid)
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=300 + n / 100)
+            with open(self.log(f"subs-{n}.json"), "w") as f:
+                f.write(out.stdout)
+            if out.returncode != 0:
+                raise RuntimeError(f"subscribers exited {out.returncode}: {out.stderr.strip()[-400:]}")
+            run = json.loads(out.stdout)
+            run["verdict"] = subs.verdict(run)
+            run["raw"] = f"raw/subs-{n}.json"
+            r["levels"].append(run)
         finally:
             self.procs.stop(p)
 

@@ -71,7 +71,8 @@ class PlanTest(unittest.TestCase):
         kinds = [s.scenario for s in st]
         first_write = kinds.index("writes")
         self.assertFalse({"fixed", "capacity", "memory", "ceiling"} & set(kinds[first_write:]))
-        self.assertEqual(list(dict.fromkeys(kinds))[-3:], ["auth", "qos", "report"])  # auth, then qos, last
+        # auth, then qos, then subscriptions (its own table, created last), last
+        self.assertEqual(list(dict.fromkeys(kinds))[-4:], ["auth", "qos", "subscriptions", "report"])
         self.assertLess(first_write, kinds.index("auth"))  # auth after the writes
         self.assertIn("start PostGraphile with its default mutations", st[first_write].label)
 

@@ -1,0 +1,109 @@
+//! One socket: `connection_init` as role `user` (its own `x-hasura-user-id`), one
+//! subscription per row the user owns, and every result timed against the update's
+//! commit.
+
+use crate::stats::Shared;
+use crate::Args;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::ops::RangeInclusive;
+use std::sync::Arc;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::Message;
+
+const QUERY: &str = "subscription ($id: Int!) { live_items_by_pk(id: $id) { id v } }";
+
+/// Runs user `user`'s socket, subscribed to `rows`, until `done`; returns the last
+/// `v` each subscription received (-1: none).
+pub async fn run(
+    user: usize,
+    rows: RangeInclusive<usize>,
+    args: Args,
+    shared: Arc<Shared>,
+    mut done: tokio::sync::watch::Receiver<bool>,
+) -> Vec<i64> {
+    let mut last = vec![-1; rows.clone().count()];
+    if let Err(e) = subscribe(user, &rows, &args, &shared, &mut done, &mut last).await {
+        shared.error(format!("user {user}: {e}"));
+    }
+    last
+}
+
+async fn subscribe(
+    user: usize,
+    rows: &RangeInclusive<usize>,
+    args: &Args,
+    shared: &Shared,
+    done: &mut tokio::sync::watch::Receiver<bool>,
+    last: &mut [i64],
+) -> Result<(), String> {
+    let mut request = args
+        .url
+        .as_str()
+        .into_client_request()
+        .map_err(|e| e.to_string())?;
+    let protocol = HeaderValue::from_str(&args.protocol).map_err(|e| e.to_string())?;
+    request
+        .headers_mut()
+        .insert("sec-websocket-protocol", protocol);
+    let (mut socket, _) = tokio_tungstenite::connect_async(request)
+        .await
+        .map_err(|e| format!("connect: {e}"))?;
+    let init = json!({"type": "connection_init", "payload": {"headers": {
+        "x-hasura-admin-secret": args.admin_secret,
+        "x-hasura-role": "user",
+        "x-hasura-user-id": user.to_string(),
+    }}});
+    let start = if args.protocol == "graphql-ws" {
+        "start"
+    } else {
+        "subscribe"
+    };
+    let mut messages = vec![init];
+    for (k, row) in rows.clone().enumerate() {
+        messages.push(json!({"type": start, "id": k.to_string(),
+            "payload": {"query": QUERY, "variables": {"id": row}}}));
+    }
+    for message in messages {
+        socket
+            .send(Message::Text(message.to_string().into()))
+            .await
+            .map_err(|e| format!("send: {e}"))?;
+    }
+    loop {
+        let frame = tokio::select! {
+            frame = socket.next() => frame,
+            _ = done.wait_for(|d| *d) => break,
+        };
+        let text = match frame {
+            Some(Ok(Message::Text(text))) => text,
+            Some(Ok(Message::Close(frame))) => return Err(format!("closed: {frame:?}")),
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => return Err(format!("read: {e}")),
+            None => return Err("closed".into()),
+        };
+        let message: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+        match message["type"].as_str() {
+            Some("next" | "data") => {
+                let v = message["payload"]["data"]["live_items_by_pk"]["v"].as_i64();
+                let k = message["id"]
+                    .as_str()
+                    .and_then(|id| id.parse::<usize>().ok());
+                let (Some(v), Some(slot)) = (v, k.and_then(|k| last.get_mut(k))) else {
+                    return Err(format!("unexpected result: {text}"));
+                };
+                shared.received(*slot, v);
+                *slot = v;
+            }
+            Some("ping") => {
+                let pong = json!({"type": "pong"}).to_string();
+                let _ = socket.send(Message::Text(pong.into())).await;
+            }
+            Some("connection_ack" | "ka" | "pong") => {}
+            _ => return Err(format!("unexpected message: {text}")),
+        }
+    }
+    let _ = socket.close(None).await;
+    Ok(())
+}
