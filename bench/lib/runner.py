@@ -958,10 +958,12 @@ class Bench:
         st = [S("subscriptions", "build the load client (cargo build --release -p grafton-bench-subscribers)",
                 60, self.subs_build)]
         for n in cfg.subs_levels:
-            st.append(S("subscriptions", f"{n:,} subscribers ({subs.per_socket(n)} per socket), {cfg.subs_rounds} "
-                                         "updates one a second (a fresh Grafton PG and live_items table)",
-                        15 + n / 1000 + cfg.subs_rounds + 5, lambda n=n: self.subs_run(n),
-                        when=lambda: os.path.exists(self.subs_client())))
+            for variant in subs.VARIANTS:
+                st.append(S("subscriptions", f"{n:,} subscribers ({subs.per_socket(n)} per socket), {variant}: "
+                                             f"{cfg.subs_rounds} updates one a second (a fresh Grafton PG and "
+                                             "live_items table)",
+                            15 + n / 1000 + cfg.subs_rounds + 5, lambda n=n, v=variant: self.subs_run(n, v),
+                            when=lambda: os.path.exists(self.subs_client())))
         return st
 
     def subs_client(self) -> str:
@@ -972,7 +974,7 @@ class Bench:
                         "build-subscribers.log", "cargo build (subscribers)", cwd=ROOT,
                         env={**os.environ, "CARGO_TARGET_DIR": self.env.target_dir})
 
-    def subs_run(self, n: int):
+    def subs_run(self, n: int, variant: str):
         cfg = self.cfg
         r = self.results.setdefault("subscriptions", {
             "status": "ok", "query": subs.QUERY, "rounds": cfg.subs_rounds, "levels": [],
@@ -980,9 +982,14 @@ class Bench:
         per = subs.per_socket(n)
         self.check_call([self.env.pg("psql"), "-q", "-v", "ON_ERROR_STOP=1", self.db_url, "-c",
                          subs.table_sql(n, per)], "subs-table.log", "create live_items")
+        if variant == "triggers":
+            sql = subprocess.run([self.env.grafton, "live-triggers", "--database-url", self.db_url],
+                                 capture_output=True, text=True, check=True, timeout=60).stdout
+            self.check_call([self.env.pg("psql"), "-q", "-v", "ON_ERROR_STOP=1", self.db_url, "-c", sql],
+                            "subs-table.log", "install the live triggers")
         path = self.write_config("subscriptions.yaml", subs.config(), see="bench/lib/subs.py")
         port = procs.free_port()
-        log_name = f"subs-server-{n}.log"
+        log_name = f"subs-server-{n}-{variant}.log"
         p = self.procs.start(self.grafton_argv("grafton", port, path, subs.server_extra(n, self.qos_secret)),
                              log_path=self.log(log_name))
         try:
@@ -991,13 +998,14 @@ class Bench:
             argv = subs.client_argv(self.subs_client(), f"ws://127.0.0.1:{port}/v1/graphql", self.db_url,
                                     self.qos_secret, n, cfg.subs_rounds, p.pid)
             out = subprocess.run(argv, capture_output=True, text=True, timeout=300 + n / 100)
-            with open(self.log(f"subs-{n}.json"), "w") as f:
+            with open(self.log(f"subs-{n}-{variant}.json"), "w") as f:
                 f.write(out.stdout)
             if out.returncode != 0:
                 raise RuntimeError(f"subscribers exited {out.returncode}: {out.stderr.strip()[-400:]}")
             run = json.loads(out.stdout)
+            run["variant"] = variant
             run["verdict"] = subs.verdict(run)
-            run["raw"] = f"raw/subs-{n}.json"
+            run["raw"] = f"raw/subs-{n}-{variant}.json"
             r["levels"].append(run)
         finally:
             self.procs.stop(p)

@@ -275,8 +275,8 @@ impl Engine {
             .await?;
             let model = planner.model();
             let written = crate::mutate::tables_written(model, mutation);
-            self.live
-                .changed(written.iter().map(|&t| model.table(t).name.as_str()));
+            let names = written.iter().map(|&t| model.table(t).name.clone());
+            self.live.changed(&self.db, names.collect());
             return Ok(format!("{{\"data\":{data}}}"));
         }
         let db_json = match &prepared.plan.statement {

@@ -57,12 +57,16 @@ pub type Sink = tokio::sync::mpsc::Sender<Delivery>;
 /// operation and variable shape).
 type CohortKey = (usize, String);
 
+type Cohorts = Arc<Mutex<HashMap<CohortKey, Arc<Cohort>>>>;
+
 /// Every cohort of one engine.
 pub(crate) struct Live {
     options: LiveOptions,
-    cohorts: Arc<Mutex<HashMap<CohortKey, Arc<Cohort>>>>,
+    cohorts: Cohorts,
     /// Poll statements running at once, over all cohorts.
     polls: Arc<tokio::sync::Semaphore>,
+    /// PostgreSQL's change feed (other instances, triggers), opened on first use.
+    feed: std::sync::OnceLock<Option<grafton_execute::changes::ChangeFeed>>,
 }
 
 /// A live subscription; dropping it unsubscribes.
@@ -96,7 +100,25 @@ impl Live {
             polls: Arc::new(tokio::sync::Semaphore::new(options.concurrency.max(1))),
             options,
             cohorts: Default::default(),
+            feed: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The change feed, started on first use (PostgreSQL only): what it hears
+    /// wakes the cohorts reading the tables named.
+    fn feed(
+        &self,
+        db: &grafton_execute::Database,
+    ) -> Option<&grafton_execute::changes::ChangeFeed> {
+        self.feed
+            .get_or_init(|| {
+                let cohorts = self.cohorts.clone();
+                db.change_feed(Arc::new(move |changed| match changed {
+                    Some(tables) => wake(&cohorts, tables.iter().map(String::as_str)),
+                    None => lock(&cohorts).values().for_each(|c| c.wake_for_change()),
+                }))
+            })
+            .as_ref()
     }
 
     /// Adds a subscriber to its plan's cohort (starting the cohort's poller if it is
@@ -115,6 +137,7 @@ impl Live {
             joining.planner as *const crate::Planner as usize,
             format!("{}\u{0}{}", joining.document, joining.plan.key),
         );
+        self.feed(db);
         let mut cohorts = lock(&self.cohorts);
         let cohort = match cohorts.get(&key) {
             Some(c) => c.clone(),
@@ -144,13 +167,12 @@ impl Live {
         })
     }
 
-    /// A write through Grafton changed these tables (by name): cohorts that read
-    /// one of them poll now.
-    pub(crate) fn changed<'t>(&self, tables: impl IntoIterator<Item = &'t str> + Clone) {
-        for cohort in lock(&self.cohorts).values() {
-            if tables.clone().into_iter().any(|t| cohort.reads(t)) {
-                cohort.wake_for_change();
-            }
+    /// A write through this instance changed these tables (by name): cohorts that
+    /// read one of them poll now, and other instances are told.
+    pub(crate) fn changed(&self, db: &grafton_execute::Database, tables: Vec<String>) {
+        wake(&self.cohorts, tables.iter().map(String::as_str));
+        if let Some(feed) = self.feed(db) {
+            feed.publish(tables);
         }
     }
 
@@ -159,6 +181,15 @@ impl Live {
         let cohorts = lock(&self.cohorts);
         let subscribers = cohorts.values().map(|c| c.len()).sum();
         (cohorts.len(), subscribers)
+    }
+}
+
+/// Wakes the cohorts that read one of `tables`.
+fn wake<'t>(cohorts: &Cohorts, tables: impl Iterator<Item = &'t str> + Clone) {
+    for cohort in lock(cohorts).values() {
+        if tables.clone().any(|t| cohort.reads(t)) {
+            cohort.wake_for_change();
+        }
     }
 }
 

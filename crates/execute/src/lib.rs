@@ -1,6 +1,7 @@
 //! Executing rendered statements: one pool per backend, values bound as parameters,
 //! and the single JSON value the database built returned as text, unparsed.
 
+pub mod changes;
 mod compact;
 
 pub use compact::compact_json;

@@ -15,6 +15,8 @@ use tokio_postgres::NoTls;
 #[derive(Clone)]
 pub struct PgDatabase {
     pool: Pool,
+    /// How the pool connects, for connections of its own (the change feed).
+    config: std::sync::Arc<tokio_postgres::Config>,
 }
 
 /// The text of a `json` (or `text`) result, taken without parsing.
@@ -69,7 +71,7 @@ impl PgDatabase {
         let invalid = |e: String| ExecuteError::Config(format!("invalid PostgreSQL URL: {e}"));
         let pg_config = cfg.get_pg_config().map_err(|e| invalid(e.to_string()))?;
         let manager = deadpool_postgres::Manager::from_config(
-            pg_config,
+            pg_config.clone(),
             NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
@@ -81,7 +83,10 @@ impl PgDatabase {
             .build()
             .map_err(|e| invalid(e.to_string()))?;
         match pool.get().await {
-            Ok(_) => Ok(Self { pool }),
+            Ok(_) => Ok(Self {
+                pool,
+                config: std::sync::Arc::new(pg_config),
+            }),
             Err(deadpool_postgres::PoolError::Backend(e)) => {
                 Err(ExecuteError::Connect(postgres_cause(&e)))
             }
@@ -140,6 +145,11 @@ impl PgDatabase {
 
     pub(crate) fn max_connections(&self) -> usize {
         self.pool.status().max_size
+    }
+
+    /// How the pool's connections are made.
+    pub(crate) fn config(&self) -> &tokio_postgres::Config {
+        &self.config
     }
 
     /// A pooled connection.

@@ -36,6 +36,18 @@ enum Command {
     Schema(SchemaArgs),
     /// Print the SQL a GraphQL request compiles to, as JSON {dialect, sql, params}, and exit.
     Sql(SqlArgs),
+    /// Print SQL (PostgreSQL) that makes writes from outside Grafton wake live
+    /// queries at once: a trigger on every table served. Run it with psql.
+    LiveTriggers(TriggerArgs),
+}
+
+#[derive(Args)]
+struct TriggerArgs {
+    /// postgres://user:pass@host/db.
+    #[arg(long, env = "GRAFTON_DATABASE_URL")]
+    database_url: String,
+    #[command(flatten)]
+    schema: SchemaOptions,
 }
 
 /// The async runtime's worker threads: `--threads`, else half the cores (at least
@@ -46,7 +58,7 @@ fn worker_threads(cli: &Cli) -> usize {
     let chosen = match &cli.command {
         Command::Serve(a) => a.listen.threads,
         Command::Demo(a) => a.listen.threads,
-        Command::Schema(_) | Command::Sql(_) => Some(1),
+        Command::Schema(_) | Command::Sql(_) | Command::LiveTriggers(_) => Some(1),
     };
     chosen.map(usize::from).unwrap_or_else(|| {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -225,6 +237,22 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 prepared.plan.statement.as_ref(),
             );
             println!("{json}");
+        }
+        Command::LiveTriggers(args) => {
+            let o = options(args.database_url, &args.schema, None)?;
+            let engine = grafton_server::build_engine(&o).await?;
+            if engine.database().backend() != grafton_catalog::Backend::Postgres {
+                return Err("live-triggers is for PostgreSQL: on SQLite every write goes through Grafton, which wakes live queries itself".into());
+            }
+            let model = engine.model();
+            // Views take no such triggers; writes to their tables notify under the
+            // tables' names, and live queries on views see them at the interval.
+            let tables: Vec<(String, String)> = (0..model.tables.len())
+                .map(|t| model.table(t))
+                .filter(|t| t.kind == grafton_catalog::TableKind::Table)
+                .map(|t| (t.schema.clone(), t.name.clone()))
+                .collect();
+            print!("{}", grafton_execute::changes::trigger_sql(&tables));
         }
         Command::Schema(args) => {
             let o = options(args.database_url, &args.schema, None)?;

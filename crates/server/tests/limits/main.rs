@@ -122,22 +122,13 @@ struct Setup {
 fn setup() -> &'static Setup {
     static SETUP: OnceLock<Setup> = OnceLock::new();
     SETUP.get_or_init(|| {
-        std::thread::spawn(|| {
-            let sqlite = grafton_testkit::sqlite_path("limits");
-            let conn = rusqlite::Connection::open(&sqlite).expect("create SQLite file");
-            conn.execute_batch(&format!("BEGIN; {} COMMIT;", ddl(false)))
-                .expect("SQLite fixture");
-            let postgres = grafton_testkit::fresh_database("limits");
-            grafton_testkit::psql(&postgres, ddl(true).as_bytes());
-            let config = serde_norway::from_str(CONFIG).expect("config");
-            Setup {
-                sqlite,
-                postgres,
-                config,
-            }
-        })
-        .join()
-        .unwrap_or_else(|p| std::panic::resume_unwind(p))
+        let (sqlite, postgres) = common::own_databases("limits", ddl(false), ddl(true));
+        let config = serde_norway::from_str(CONFIG).expect("config");
+        Setup {
+            sqlite,
+            postgres,
+            config,
+        }
     })
 }
 

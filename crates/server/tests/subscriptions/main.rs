@@ -8,6 +8,7 @@ mod common;
 
 mod client;
 mod live;
+mod notify;
 mod protocol;
 
 use common::on_server_runtime;
@@ -56,10 +57,7 @@ fn setup() -> &'static Setup {
 /// interval.
 pub fn options(db: Db, interval: Duration) -> ServeOptions {
     let mut o = ServeOptions {
-        database_url: match db {
-            Db::Sqlite => setup().sqlite.display().to_string(),
-            Db::Postgres => setup().postgres.clone(),
-        },
+        database_url: database_url(db),
         port: 0,
         config: serde_norway::from_str(CONFIG).expect("config"),
         ..ServeOptions::default()
@@ -67,6 +65,14 @@ pub fn options(db: Db, interval: Duration) -> ServeOptions {
     o.auth.admin_secret = Some(ADMIN_SECRET.into());
     o.live.interval = interval;
     o
+}
+
+/// The database behind `db`'s servers.
+pub fn database_url(db: Db) -> String {
+    match db {
+        Db::Sqlite => setup().sqlite.display().to_string(),
+        Db::Postgres => setup().postgres.clone(),
+    }
 }
 
 /// Starts a server that lives for the whole process.
