@@ -123,7 +123,14 @@ impl JwtAuth {
     pub async fn session(&self, token: &str, headers: &HeaderMap) -> Result<Session, AuthError> {
         let payload = self.verify(token).await?;
         let claims = self.hasura_claims(&payload)?;
-        session_from_claims(claims, session::requested_role(headers))
+        let mut session = session_from_claims(claims, session::requested_role(headers))?;
+        // A long-lived connection (a WebSocket) ends when its token does.
+        session.expires = payload
+            .get("exp")
+            .and_then(Value::as_f64)
+            .filter(|exp| exp.is_finite() && *exp >= 0.0)
+            .map(|exp| UNIX_EPOCH + std::time::Duration::from_secs_f64(exp));
+        Ok(session)
     }
 
     /// Checks the signature and the registered claims; returns the payload.

@@ -25,6 +25,8 @@ pub struct Session {
     /// A trusted backend's request (admin secret, `x-hasura-use-backend-only-permissions:
     /// true`): the role's `backend_only` permissions apply. Never from a JWT.
     pub backend_only: bool,
+    /// When the credentials stop being valid (a JWT's `exp`), if ever.
+    pub expires: Option<std::time::SystemTime>,
 }
 
 /// The header with which an admin-secret request asks for `backend_only` permissions.
@@ -72,6 +74,7 @@ impl Session {
             role,
             vars,
             backend_only: false,
+            expires: None,
         }
     }
 

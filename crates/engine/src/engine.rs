@@ -21,6 +21,8 @@ pub struct Caller {
     pub backend_only: bool,
     /// The client's address, for rate limits keyed by IP.
     pub ip: Option<std::net::IpAddr>,
+    /// When the credentials expire (a JWT's `exp`): a WebSocket ends then.
+    pub expires: Option<std::time::SystemTime>,
 }
 
 /// How the request arrived, for the rules that depend on it.

@@ -53,6 +53,8 @@ pub struct RoleLimits {
     pub max_concurrent: Option<u64>,
     /// Requests per minute per client.
     pub rate: Option<RateLimit>,
+    /// Live subscriptions at once.
+    pub subscriptions: Option<u64>,
 }
 
 /// No `api_limits`, and the server's default rails: what an engine built without
@@ -88,6 +90,7 @@ impl RoleLimits {
             max_response_bytes: pick(&limits.max_response_bytes)
                 .unwrap_or(server.max_response_bytes),
             max_concurrent: pick(&limits.max_concurrent),
+            subscriptions: pick(&limits.subscription_limit),
             rate: limits
                 .rate_limit
                 .as_ref()
@@ -126,6 +129,7 @@ pub fn validate(limits: &ApiLimits) -> Result<(), String> {
     };
     zero("batch_limit", &limits.batch_limit)?;
     zero("max_concurrent", &limits.max_concurrent)?;
+    zero("subscription_limit", &limits.subscription_limit)?;
     if let Some(rate) = &limits.rate_limit {
         let values = rate.global.iter().chain(rate.per_role.values());
         if values.into_iter().any(|r| r.max_reqs_per_min == 0) {
@@ -164,6 +168,8 @@ pub enum LimitKind {
     ResponseBytes,
     /// `max_response_bytes`, estimated for introspection before it runs.
     Introspection,
+    /// `subscription_limit`.
+    Subscriptions,
 }
 
 /// A request over one of its role's limits.
@@ -200,6 +206,10 @@ impl LimitExceeded {
             LimitKind::Introspection => (
                 "response size",
                 format!("the introspection fields could answer {actual} bytes"),
+            ),
+            LimitKind::Subscriptions => (
+                "subscription",
+                format!("the role would have {actual} live subscriptions"),
             ),
         };
         format!("{name} limit exceeded: {measured}; the limit is {limit}")

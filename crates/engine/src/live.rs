@@ -73,10 +73,13 @@ pub(crate) struct Live {
 pub struct Subscription {
     cohort: Weak<Cohort>,
     slot: cohort::SlotId,
+    /// The role's count of live subscriptions, taken back on drop.
+    role: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Drop for Subscription {
     fn drop(&mut self) {
+        self.role.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
         if let Some(cohort) = self.cohort.upgrade() {
             cohort.leave(self.slot);
         }
@@ -133,6 +136,17 @@ impl Live {
                 "a subscription must select a field of a table",
             ));
         };
+        // Counted before joining, so racing subscribers cannot pass the limit.
+        let role = joining.planner.live.clone();
+        let now = role.fetch_add(1, std::sync::atomic::Ordering::AcqRel) + 1;
+        if let Err(e) = crate::limits::check(
+            crate::LimitKind::Subscriptions,
+            joining.planner.limits().subscriptions,
+            now,
+        ) {
+            role.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+            return Err(e.into());
+        }
         let key = (
             joining.planner as *const crate::Planner as usize,
             format!("{}\u{0}{}", joining.document, joining.plan.key),
@@ -164,6 +178,7 @@ impl Live {
         Ok(Subscription {
             cohort: Arc::downgrade(&cohort),
             slot,
+            role,
         })
     }
 

@@ -129,6 +129,8 @@ pub struct Planner {
     pub(crate) gate: Option<crate::admission::Gate>,
     /// The size of this schema's full introspection, measured on first use.
     introspection_size: std::sync::OnceLock<u64>,
+    /// The role's live subscriptions now (for its `subscription_limit`).
+    pub(crate) live: Arc<std::sync::atomic::AtomicU64>,
 }
 
 const DOCUMENT_CACHE_SIZE: usize = 1024;
@@ -156,6 +158,7 @@ impl Planner {
             allowed: None,
             introspection_disabled: false,
             introspection_size: std::sync::OnceLock::new(),
+            live: Arc::default(),
         }
     }
 

@@ -41,6 +41,9 @@ pub struct ApiLimits {
     /// are refused as `overloaded`).
     #[serde(default)]
     pub max_concurrent: Option<Limit<u64>>,
+    /// Grafton: live subscriptions of a role at once, over every connection.
+    #[serde(default)]
+    pub subscription_limit: Option<Limit<u64>>,
 }
 
 /// One limit: a value for every role, and overrides by role. The admin role is

@@ -222,5 +222,6 @@ fn limit_code(kind: LimitKind) -> &'static str {
         LimitKind::Cost => "cost-limit-exceeded",
         LimitKind::Batch => "batch-limit-exceeded",
         LimitKind::ResponseBytes | LimitKind::Introspection => "response-too-large",
+        LimitKind::Subscriptions => "subscription-limit-exceeded",
     }
 }

@@ -289,6 +289,7 @@ pub(crate) async fn caller(
             .collect(),
         backend_only: session.backend_only,
         ip: peer.map(|Peer(addr)| addr.ip()),
+        expires: session.expires,
     })
 }
 

@@ -133,6 +133,9 @@ impl Connection {
         let mut keep_alive = tokio::time::interval(options.keep_alive);
         keep_alive.tick().await;
         let mut heard = Instant::now();
+        // Far enough to never come until connection_init sets the credentials' end.
+        let expiry = tokio::time::sleep(Duration::from_secs(86_400 * 365));
+        tokio::pin!(expiry);
         let mut stopping = slot.map(|s| s.stopping);
         let stop = async move {
             match &mut stopping {
@@ -147,7 +150,13 @@ impl Connection {
                     heard = Instant::now();
                     match message {
                         Some(Ok(Message::Text(text))) => match self.on_text(&text, &sink, &mut running).await {
-                            (Flow::Continue, out) => out,
+                            (Flow::Continue, out) => {
+                                if let Some(at) = self.caller.as_ref().and_then(|c| c.expires) {
+                                    let left = at.duration_since(std::time::SystemTime::now()).unwrap_or_default();
+                                    expiry.as_mut().reset(Instant::now() + left);
+                                }
+                                out
+                            }
                             (Flow::Close(code, reason), out) => {
                                 for o in out {
                                     let _ = socket.send(Message::Text(o.into())).await;
@@ -191,6 +200,13 @@ impl Connection {
                     }
                 }
                 () = &mut stop => break (1001, "the server is shutting down".into()),
+                () = &mut expiry, if self.caller.is_some() => {
+                    // Every operation ends with an error, then the connection.
+                    for message in self.expired() {
+                        let _ = socket.send(Message::Text(message.into())).await;
+                    }
+                    break (close::FORBIDDEN, "Forbidden: the JWT expired".into())
+                }
             };
             for message in out {
                 if socket.send(Message::Text(message.into())).await.is_err() {
@@ -324,6 +340,19 @@ impl Connection {
                 protocol::complete(&id),
             ],
         }
+    }
+
+    /// The credentials expired: an `invalid-jwt` error for every operation, which
+    /// all end.
+    fn expired(&mut self) -> Vec<String> {
+        let errors = json_error("the JWT expired (exp)", "invalid-jwt");
+        let ids: Vec<String> = self.ops.keys().cloned().collect();
+        ids.iter()
+            .map(|id| {
+                self.stop(id);
+                protocol::error(id, &errors)
+            })
+            .collect()
     }
 
     fn stop(&mut self, id: &str) {

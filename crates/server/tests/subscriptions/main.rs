@@ -10,6 +10,7 @@ mod client;
 mod live;
 mod notify;
 mod protocol;
+mod sessions;
 
 use common::on_server_runtime;
 pub use common::{Db, BOTH};

@@ -1,0 +1,107 @@
+//! What a connection's session bounds: a JWT's expiry ends its subscriptions, and
+//! a role's `subscription_limit` counts its live subscriptions over every
+//! connection.
+
+use crate::client::{Client, Event, LEGACY, TRANSPORT_WS};
+use crate::*;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+const KEY: &str = "a-subscriptions-secret-of-32-bytes-or-more";
+const BY_PK: &str = "subscription ($id: Int!) { items_by_pk(id: $id) { id } }";
+
+fn token(expires_in: Duration) -> String {
+    let exp = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock") + expires_in;
+    let claims = json!({
+        "exp": exp.as_secs(),
+        "https://hasura.io/jwt/claims": {
+            "x-hasura-allowed-roles": ["user"],
+            "x-hasura-default-role": "user",
+            "x-hasura-user-id": "a",
+        }
+    });
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &claims,
+        &jsonwebtoken::EncodingKey::from_secret(KEY.as_bytes()),
+    )
+    .expect("token")
+}
+
+#[test]
+fn an_expiring_jwt_ends_the_subscriptions_then_the_connection() {
+    run(async {
+        let mut o = options(Db::Sqlite, Duration::from_secs(1));
+        o.auth.jwt = Some(json!({"type": "HS256", "key": KEY}).to_string());
+        let server = start(o);
+        for protocol in [TRANSPORT_WS, LEGACY] {
+            let bearer = format!("Bearer {}", token(Duration::from_secs(2)));
+            let payload = json!({"headers": {"Authorization": bearer}});
+            let mut c = Client::connect(server, protocol, payload).await;
+            c.start("mine", BY_PK, json!({"id": 1})).await;
+            assert_eq!(c.result("mine").await["data"]["items_by_pk"]["id"], 1);
+            // Until the token's end the subscription stays; then an error, then the close.
+            match c.next(Duration::from_secs(6)).await {
+                Event::Message(m) => {
+                    assert_eq!(
+                        (m["type"].as_str(), m["id"].as_str()),
+                        (Some("error"), Some("mine")),
+                        "{m}"
+                    );
+                    assert_eq!(m["payload"][0]["extensions"]["code"], "invalid-jwt");
+                }
+                other => panic!("{protocol}: {other:?}"),
+            }
+            match c.next(Duration::from_secs(5)).await {
+                Event::Closed(code, _) => assert_eq!(code, 4403, "{protocol}"),
+                other => panic!("{protocol}: {other:?}"),
+            }
+        }
+        // A token that has expired already is refused at connection_init.
+        let mut c = Client::open(server, Some(TRANSPORT_WS)).await;
+        let bearer = format!("Bearer {}", token(Duration::ZERO));
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        c.send(
+            json!({"type": "connection_init", "payload": {"headers": {"Authorization": bearer}}}),
+        )
+        .await;
+        assert!(matches!(
+            c.next(Duration::from_secs(5)).await,
+            Event::Closed(4403, _)
+        ));
+    })
+}
+
+#[test]
+fn a_roles_subscription_limit_counts_every_connection() {
+    run(async {
+        let mut o = options(Db::Sqlite, Duration::from_secs(1));
+        o.config.api_limits = serde_norway::from_str("subscription_limit: {per_role: {user: 2}}")
+            .expect("api_limits");
+        let server = start(o);
+        let mut one = Client::user(server, TRANSPORT_WS, "a").await;
+        let mut two = Client::user(server, TRANSPORT_WS, "a").await;
+        one.start("1", BY_PK, json!({"id": 1})).await;
+        one.result("1").await;
+        two.start("1", BY_PK, json!({"id": 2})).await;
+        two.result("1").await;
+        two.start("2", BY_PK, json!({"id": 3})).await;
+        match two.next(Duration::from_secs(5)).await {
+            Event::Message(m) => {
+                assert_eq!(m["type"], "error", "{m}");
+                assert_eq!(
+                    m["payload"][0]["extensions"]["code"],
+                    "subscription-limit-exceeded"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // Admin is not the role; and a place freed is a place taken.
+        let mut admin = Client::admin(server, TRANSPORT_WS).await;
+        admin.start("1", BY_PK, json!({"id": 4})).await;
+        admin.result("1").await;
+        one.stop("1").await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        two.start("3", BY_PK, json!({"id": 3})).await;
+        assert_eq!(two.result("3").await["data"]["items_by_pk"]["id"], 3);
+    })
+}
