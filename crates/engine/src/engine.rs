@@ -331,10 +331,21 @@ impl Engine {
                 "not a subscription, or a subscription that reads no table",
             ));
         };
+        let mut variables = prepared.variables.clone();
+        if let Some(stream) = &prepared.plan.stream {
+            // The cursor starts at its initial value, then moves with each batch.
+            let initial = match &stream.initial {
+                grafton_sql::ParamValue::Literal(v) => v.clone(),
+                grafton_sql::ParamValue::Variable(name) => {
+                    variables.get(name).cloned().unwrap_or(Value::Null)
+                }
+            };
+            variables.insert(grafton_ir::STREAM_CURSOR_VAR.to_owned(), initial);
+        }
         let values = grafton_execute::subscriber_values(
             self.db.dialect(),
             &multiplexed.statement.params,
-            &prepared.variables,
+            &variables,
         );
         self.live.join(
             &self.db,

@@ -5,6 +5,7 @@
 //! through Grafton to a table the cohort reads.
 
 mod cohort;
+mod stream;
 
 use crate::error::EngineError;
 use crate::planner::Plan;
@@ -161,6 +162,7 @@ impl Live {
                     multiplexed,
                     joining.planner.budget(),
                     self.options,
+                    db.dialect(),
                 ));
                 cohorts.insert(key.clone(), c.clone());
                 let poller = cohort::Poller {

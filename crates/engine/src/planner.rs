@@ -63,6 +63,8 @@ pub struct Plan {
     pub statement: Option<Statement>,
     /// A subscription's statement, for a whole cohort of subscribers.
     pub(crate) multiplexed: Option<grafton_sql::Multiplexed>,
+    /// A streaming subscription's cursor: where it starts.
+    pub(crate) stream: Option<grafton_ir::Stream>,
     /// The key the plan is cached under (operation, variable names, shaping values):
     /// equal keys of one document mean equal plans, even when built twice at once.
     pub(crate) key: String,
@@ -345,6 +347,7 @@ impl Planner {
                 plan: Arc::new(Plan {
                     statement: None,
                     multiplexed: None,
+                    stream: None,
                     key: String::new(),
                     non_negative_vars: Vec::new(),
                     roots: Vec::new(),
@@ -497,6 +500,7 @@ impl Planner {
             cost: Cost::of(&query, self.rules.as_deref(), introspection_nodes),
             statement,
             multiplexed,
+            stream: query.stream.clone(),
             key: key.clone(),
             non_negative_vars: query.non_negative_vars.iter().cloned().collect(),
             roots,

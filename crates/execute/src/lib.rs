@@ -16,7 +16,7 @@ mod sqlite_json_compare;
 mod tx;
 
 pub use error::{ConstraintViolation, DbErrorKind, ExecuteError};
-pub use poll::{subscriber_values, Answer};
+pub use poll::{subscriber_value, subscriber_values, Answer};
 pub use postgres::STATEMENT_CACHE_SIZE;
 pub use tx::Tx;
 

@@ -18,15 +18,33 @@ pub fn subscriber_values(
 ) -> String {
     let values: Vec<Value> = params
         .iter()
-        .map(|p| {
-            let v = value_of(p, variables);
-            match dialect {
-                Dialect::Postgres => postgres_text(p, v).map_or(Value::Null, Value::String),
-                Dialect::Sqlite => sqlite_json(sqlite_value(p, v)),
-            }
-        })
+        .map(|p| subscriber_value(dialect, p, value_of(p, variables)))
         .collect();
     Value::Array(values).to_string()
+}
+
+/// One value of a subscriber's row (see [`subscriber_values`]): `value` as
+/// parameter `param` reads it.
+pub fn subscriber_value(dialect: Dialect, param: &Param, value: &Value) -> Value {
+    match dialect {
+        Dialect::Postgres => postgres_text(param, value).map_or(Value::Null, Value::String),
+        Dialect::Sqlite => sqlite_json(sqlite_value(param, value)),
+    }
+}
+
+/// A subscriber's value back as SQLite's (the inverse of `sqlite_json`).
+fn sqlite_native(v: &Value) -> rusqlite::types::Value {
+    use rusqlite::types::Value as V;
+    match v {
+        Value::Null => V::Null,
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => V::Integer(i),
+            None => V::Real(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => V::Text(s.clone()),
+        Value::Bool(b) => V::Integer(i64::from(*b)),
+        other => V::Text(other.to_string()),
+    }
 }
 
 fn sqlite_json(v: rusqlite::types::Value) -> Value {
@@ -57,23 +75,28 @@ impl Database {
         match self {
             Database::Postgres(db) => db.poll(statement, batch, budget).await,
             Database::Sqlite(db) => {
+                // The operation's own statement, once per subscriber, in one call to
+                // the connection's thread (see `grafton_sql::render_multiplexed`).
+                let subscribers: Vec<Vec<Value>> = serde_json::from_str(&batch)
+                    .map_err(|e| ExecuteError::Config(e.to_string()))?;
                 let conn = db.connection().await?;
                 let sql = statement.sql.clone();
                 let max = budget.max_bytes;
                 let work = crate::sqlite::interact(&conn, move |c| {
                     let mut stmt = c.prepare_cached(&sql)?;
-                    let mut rows = stmt.query([batch])?;
-                    let mut out = Vec::new();
-                    while let Some(row) = rows.next()? {
-                        let i: i64 = row.get(0)?;
-                        let json = match row.get_ref(1)? {
-                            rusqlite::types::ValueRef::Text(t) if t.len() as u64 > max => {
-                                Err(t.len() as u64)
-                            }
-                            rusqlite::types::ValueRef::Null => Ok("null".to_owned()),
-                            _ => Ok(row.get::<_, String>(1)?),
-                        };
-                        out.push((usize::try_from(i).unwrap_or(usize::MAX), json));
+                    let mut out = Vec::with_capacity(subscribers.len());
+                    for (i, values) in subscribers.iter().enumerate() {
+                        let values = values.iter().map(sqlite_native);
+                        let json = stmt.query_row(rusqlite::params_from_iter(values), |row| {
+                            Ok(match row.get_ref(0)? {
+                                rusqlite::types::ValueRef::Text(t) if t.len() as u64 > max => {
+                                    Err(t.len() as u64)
+                                }
+                                rusqlite::types::ValueRef::Null => Ok("null".to_owned()),
+                                _ => Ok(row.get::<_, String>(0)?),
+                            })
+                        })?;
+                        out.push((i, json));
                     }
                     Ok(out)
                 });

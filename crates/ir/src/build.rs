@@ -10,6 +10,9 @@ use serde_json::{Map, Value as Json};
 use std::collections::BTreeSet;
 
 mod mutation;
+mod stream;
+
+pub use stream::{STREAM_CURSOR_FIELD, STREAM_CURSOR_VAR};
 
 pub use mutation::build_mutation;
 
@@ -61,6 +64,7 @@ pub fn build_query(
     };
     let mut b = Builder::new(model, Some(document), variables);
     let mut root = Vec::new();
+    let mut stream = None;
     let fields = b.collect(&[&operation.selection_set]);
     for (key, group) in &fields {
         let field = group[0];
@@ -76,6 +80,11 @@ pub fn build_query(
                 Some(RootField::List(t)) => Root::Rows(b.rows(*t, group, false)?),
                 Some(RootField::ByPk(t)) => Root::Rows(b.by_pk(*t, group)?),
                 Some(RootField::Aggregate(t)) => Root::Aggregate(b.aggregate(*t, group)?),
+                Some(RootField::Stream(t)) => {
+                    let (rows, cursor) = b.stream(*t, group)?;
+                    stream = Some(cursor);
+                    Root::Rows(rows)
+                }
                 None => {
                     return Err(IrError::Validation(format!(
                         "field '{name}' not found in type: 'query_root'"
@@ -89,6 +98,7 @@ pub fn build_query(
         root,
         shape_vars: b.vars.shape,
         non_negative_vars: b.non_negative,
+        stream,
     })
 }
 

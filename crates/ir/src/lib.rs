@@ -12,5 +12,5 @@ pub mod permissions;
 mod rules;
 mod types;
 
-pub use build::{build_mutation, build_query, IrError};
+pub use build::{build_mutation, build_query, IrError, STREAM_CURSOR_FIELD, STREAM_CURSOR_VAR};
 pub use types::*;

@@ -19,6 +19,16 @@ pub struct Query {
     pub shape_vars: BTreeSet<String>,
     /// Variables used as `limit`/`offset`: each request's value must be ≥ 0.
     pub non_negative_vars: BTreeSet<String>,
+    /// A streaming subscription's cursor (its root field is the stream's rows).
+    pub stream: Option<Stream>,
+}
+
+/// Where a stream's cursor starts; its current value is the variable
+/// `STREAM_CURSOR_VAR`, which the engine sets per subscriber.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stream {
+    /// The `initial_value` as written (a literal or a variable).
+    pub initial: Value,
 }
 
 /// A root field.

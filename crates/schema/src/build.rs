@@ -13,6 +13,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 mod access;
 mod mutations;
 mod names;
+mod stream;
 
 use access::{restrict, table_access};
 
@@ -111,6 +112,7 @@ pub fn build_for_role(
         relationships: &relationships,
         sdl: Sdl::default(),
         used_scalars: BTreeSet::new(),
+        streams: false,
         root_fields: HashMap::new(),
         mutation_fields: HashMap::new(),
         mutation_names: mutation_names(naming),
@@ -170,6 +172,10 @@ pub fn build_for_role(
             distinct_on: naming.arg(Arg::DistinctOn),
             columns: naming.arg(Arg::Columns),
             distinct: naming.arg(Arg::Distinct),
+            batch_size: naming.field("batch_size"),
+            cursor: naming.field("cursor"),
+            initial_value: naming.field("initial_value"),
+            ordering: naming.field("ordering"),
         },
         schema,
         sdl: sdl.text,
@@ -675,6 +681,8 @@ struct Builder<'a> {
     relationships: &'a [Relationship],
     sdl: Sdl,
     used_scalars: BTreeSet<ScalarKind>,
+    /// Some table has a `_stream` field (so `cursor_ordering` is written).
+    streams: bool,
     root_fields: HashMap<String, RootField>,
     mutation_fields: HashMap<String, MutationField>,
     mutation_names: MutationNames,
@@ -825,6 +833,7 @@ impl Builder<'_> {
             self.sdl
                 .object("type", "subscription_root", None, &subscription_root);
         }
+        self.write_cursor_ordering();
         let order_by = self.ty("order_by");
         let values: Vec<String> = ORDER_VALUES
             .iter()
@@ -1155,6 +1164,11 @@ impl Builder<'_> {
                         table.name
                     ))),
             );
+        }
+        if readable && subs.stream {
+            if let Some(def) = self.write_stream(id, &columns, &kinds) {
+                subscription_root.push(def);
+            }
         }
         if info.mutable {
             self.write_mutations(id, pk_visible, &kinds, mutation_root);

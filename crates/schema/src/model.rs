@@ -86,6 +86,8 @@ pub enum RootField {
     ByPk(TableId),
     /// `t_aggregate(…)`.
     Aggregate(TableId),
+    /// `t_stream(batch_size, cursor, where)`: subscriptions only.
+    Stream(TableId),
 }
 
 /// What the schema's role may do with a table (everything, for admin).
@@ -124,6 +126,8 @@ pub struct RootFieldSet {
     pub by_pk: bool,
     /// `t_aggregate`.
     pub aggregate: bool,
+    /// `t_stream` (subscriptions only).
+    pub stream: bool,
 }
 
 impl Default for RootFieldSet {
@@ -132,6 +136,7 @@ impl Default for RootFieldSet {
             list: true,
             by_pk: true,
             aggregate: true,
+            stream: true,
         }
     }
 }
@@ -293,6 +298,14 @@ pub struct ArgNames {
     pub columns: String,
     /// `distinct` of `count`
     pub distinct: String,
+    /// `batch_size` of `t_stream`
+    pub batch_size: String,
+    /// `cursor` of `t_stream`
+    pub cursor: String,
+    /// `initial_value` of a stream cursor
+    pub initial_value: String,
+    /// `ordering` of a stream cursor
+    pub ordering: String,
 }
 
 impl SchemaModel {

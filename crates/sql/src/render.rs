@@ -45,6 +45,7 @@ pub fn render(select: &Select, dialect: Dialect) -> Statement {
         params: Vec::new(),
         bare_params: false,
         read: None,
+        multiplexed: false,
     };
     r.select(select);
     Statement {
@@ -61,6 +62,7 @@ pub fn render_write(write: &Write, dialect: Dialect) -> Statement {
         params: Vec::new(),
         bare_params: false,
         read: None,
+        multiplexed: false,
     };
     match write {
         Write::Insert(i) => r.insert(i),
@@ -79,9 +81,10 @@ struct Renderer {
     params: Vec<Param>,
     /// SQLite: render parameters as plain `?n` (see [`Renderer::param`]).
     bare_params: bool,
-    /// `Some` when parameters are read from each subscriber's values
-    /// ([`render_multiplexed`]), collecting the tables the statement reads.
+    /// `Some` while collecting the tables the statement reads.
     read: Option<std::collections::BTreeSet<(Option<String>, String)>>,
+    /// Parameters are read from each subscriber's values ([`render_multiplexed`]).
+    multiplexed: bool,
 }
 
 impl Renderer {
@@ -120,7 +123,7 @@ impl Renderer {
                 self.params.len()
             }
         };
-        if self.read.is_some() {
+        if self.multiplexed {
             return self.subscriber_value(index - 1, p);
         }
         match self.dialect {

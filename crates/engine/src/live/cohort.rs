@@ -49,6 +49,9 @@ pub(crate) struct Cohort {
     changed: AtomicBool,
     /// Someone joined: poll the subscribers without an answer yet.
     fresh: AtomicBool,
+    /// A streaming subscription's cursor (else a live query).
+    cursor: Option<super::stream::Cursor>,
+    dialect: grafton_sql::Dialect,
 }
 
 impl Cohort {
@@ -57,8 +60,11 @@ impl Cohort {
         multiplexed: &Multiplexed,
         budget: Budget,
         options: LiveOptions,
+        dialect: grafton_sql::Dialect,
     ) -> Self {
         Self {
+            cursor: super::stream::Cursor::of(&multiplexed.statement),
+            dialect,
             _plan: plan.clone(),
             statement: multiplexed.statement.clone(),
             tables: multiplexed.tables.iter().map(|(_, t)| t.clone()).collect(),
@@ -163,6 +169,10 @@ impl Cohort {
     /// Sends each subscriber of a batch its answer, when it differs from the last
     /// one it was sent.
     fn deliver(&self, ids: &[SlotId], answers: Result<Vec<grafton_execute::Answer>, EngineError>) {
+        let answers = match (&self.cursor, answers) {
+            (Some(cursor), Ok(answers)) => return self.deliver_batches(ids, answers, cursor),
+            (_, answers) => answers,
+        };
         let mut slots = lock(&self.slots);
         let mut send =
             |(index, generation): SlotId,
@@ -209,6 +219,75 @@ impl Cohort {
                     send(id, hash, &|| Err(error.clone()));
                 }
             }
+        }
+    }
+}
+
+impl Cohort {
+    /// A stream's answers: each subscriber's new rows (if any), its cursor moved past
+    /// them once they are queued; while rows keep coming, the cohort polls again.
+    fn deliver_batches(
+        &self,
+        ids: &[SlotId],
+        answers: Vec<grafton_execute::Answer>,
+        cursor: &super::stream::Cursor,
+    ) {
+        let mut more = false;
+        let mut slots = lock(&self.slots);
+        for (i, answer) in answers {
+            let Some(&(index, generation)) = ids.get(i) else {
+                continue;
+            };
+            let Some(Some(slot)) = slots.entries.get_mut(index) else {
+                continue;
+            };
+            if slot.generation != generation {
+                continue;
+            }
+            let text = match answer {
+                Ok(text) => text,
+                Err(bytes) => {
+                    // Too large a batch: said once, and the cursor stays.
+                    let hash = hash_of(&bytes);
+                    if slot.last != Some(hash) {
+                        let error = EngineError::from(crate::LimitExceeded {
+                            kind: crate::LimitKind::ResponseBytes,
+                            limit: self.budget.max_bytes,
+                            actual: bytes,
+                        });
+                        let delivery = Delivery {
+                            key: slot.key,
+                            result: Err(Arc::new(error)),
+                        };
+                        if slot.sink.try_send(delivery).is_ok() {
+                            slot.last = Some(hash);
+                        }
+                    }
+                    continue;
+                }
+            };
+            // An empty batch still counts as an answer (the subscriber is not new).
+            slot.last.get_or_insert(0);
+            let Some((body, last)) = super::stream::batch(&text) else {
+                continue;
+            };
+            let value = grafton_execute::subscriber_value(self.dialect, &cursor.param, &last);
+            let Some(values) = super::stream::with_value(&slot.values, cursor.index, value) else {
+                continue;
+            };
+            let delivery = Delivery {
+                key: slot.key,
+                result: Ok(body),
+            };
+            // Not queued: the cursor stays, and the same rows come again.
+            if slot.sink.try_send(delivery).is_ok() {
+                slot.values = values;
+                more = true;
+            }
+        }
+        drop(slots);
+        if more {
+            self.wake_for_change();
         }
     }
 }

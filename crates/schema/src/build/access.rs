@@ -189,13 +189,14 @@ fn root_fields(
         list: false,
         by_pk: false,
         aggregate: false,
+        stream: false,
     };
     for name in names {
         match name.as_str() {
             "select" => set.list = true,
             "select_by_pk" => set.by_pk = true,
             "select_aggregate" => set.aggregate = true,
-            "select_stream" if subscription => {}
+            "select_stream" if subscription => set.stream = true,
             other => return Err(format!("unknown {kind}_root_fields value '{other}'")),
         }
     }

@@ -10,7 +10,7 @@ use grafton_catalog::Catalog;
 use std::collections::HashSet;
 
 /// The suffixes of the types generated for a table (`venues_bool_exp`, …).
-const TYPE_SUFFIXES: [&str; 18] = [
+const TYPE_SUFFIXES: [&str; 20] = [
     "",
     "_bool_exp",
     "_order_by",
@@ -29,6 +29,8 @@ const TYPE_SUFFIXES: [&str; 18] = [
     "_inc_input",
     "_pk_columns_input",
     "_updates",
+    "_stream_cursor_input",
+    "_stream_cursor_value_input",
 ];
 
 /// The jsonb operators' input types, per table.
@@ -41,7 +43,7 @@ const JSONB_SUFFIXES: [&str; 5] = [
 ];
 
 /// The root fields generated for a table, `{}` standing for its name.
-const FIELD_FORMS: [&str; 10] = [
+const FIELD_FORMS: [&str; 11] = [
     "{}",
     "{}_by_pk",
     "{}_aggregate",
@@ -52,6 +54,7 @@ const FIELD_FORMS: [&str; 10] = [
     "update_{}_many",
     "delete_{}",
     "delete_{}_by_pk",
+    "{}_stream",
 ];
 
 /// The scalars' base names (built-in ones keep their names under every naming).
@@ -91,6 +94,7 @@ impl Taken {
             .collect();
         types.insert(naming.type_name("order_by"));
         types.insert(naming.type_name("jsonb_cast_exp"));
+        types.insert(naming.type_name(super::stream::CURSOR_ORDERING));
         let enums = catalog.enums.iter().map(|e| {
             if e.schema == default_schema {
                 graphql_safe(&e.name)

@@ -166,6 +166,19 @@ impl Client {
         }
     }
 
+    /// The next message, which must be an `error` for `id` (within `wait`): its
+    /// first error's code.
+    pub async fn error_code(&mut self, id: &str, wait: Duration) -> String {
+        match self.next(wait).await {
+            Event::Message(m) if m["type"] == "error" && m["id"] == id => m["payload"][0]
+                ["extensions"]["code"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned(),
+            other => panic!("expected an error for {id}, got {other:?}"),
+        }
+    }
+
     /// Closes the socket.
     pub async fn close(mut self) {
         let _ = self.socket.close(None).await;

@@ -11,6 +11,7 @@ mod live;
 mod notify;
 mod protocol;
 mod sessions;
+mod stream;
 
 use common::on_server_runtime;
 pub use common::{Db, BOTH};

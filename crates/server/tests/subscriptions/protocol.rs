@@ -23,18 +23,6 @@ async fn closed(c: &mut Client) -> (u16, String) {
     }
 }
 
-/// The `error` message for `id`: its first error's code.
-async fn error_code(c: &mut Client, id: &str) -> String {
-    match c.next(Duration::from_secs(5)).await {
-        Event::Message(m) if m["type"] == "error" && m["id"] == id => m["payload"][0]["extensions"]
-            ["code"]
-            .as_str()
-            .unwrap_or("")
-            .to_owned(),
-        other => panic!("expected an error for {id}, got {other:?}"),
-    }
-}
-
 #[test]
 fn faults_before_and_during_init_close_with_the_protocols_codes() {
     run(async {
@@ -98,21 +86,36 @@ fn bad_operations_get_an_error_and_the_connection_lives_on() {
         let mut c = Client::admin(s, TRANSPORT_WS).await;
         c.start("a", "subscription { items { nope } }", json!({}))
             .await;
-        assert_eq!(error_code(&mut c, "a").await, "validation-failed");
+        assert_eq!(
+            c.error_code("a", Duration::from_secs(5)).await,
+            "validation-failed"
+        );
         c.start("b", "subscription {", json!({})).await;
-        assert_eq!(error_code(&mut c, "b").await, "parse-failed");
+        assert_eq!(
+            c.error_code("b", Duration::from_secs(5)).await,
+            "parse-failed"
+        );
         c.start("c", BY_ID, json!({"id": "x"})).await;
-        assert_eq!(error_code(&mut c, "c").await, "validation-failed");
+        assert_eq!(
+            c.error_code("c", Duration::from_secs(5)).await,
+            "validation-failed"
+        );
         c.send(json!({"type": "subscribe", "id": "d", "payload": {"query": BY_ID, "variables": {"id": 1}, "operationName": "Nope"}}))
             .await;
-        assert_eq!(error_code(&mut c, "d").await, "validation-failed");
+        assert_eq!(
+            c.error_code("d", Duration::from_secs(5)).await,
+            "validation-failed"
+        );
         // Two operations at most on this server's connections.
         c.start("e", BY_ID, json!({"id": 1})).await;
         c.result("e").await;
         c.start("f", BY_ID, json!({"id": 2})).await;
         c.result("f").await;
         c.start("g", BY_ID, json!({"id": 3})).await;
-        assert_eq!(error_code(&mut c, "g").await, "subscription-limit-exceeded");
+        assert_eq!(
+            c.error_code("g", Duration::from_secs(5)).await,
+            "subscription-limit-exceeded"
+        );
         // Completing one makes room.
         c.stop("e").await;
         c.start("g", BY_ID, json!({"id": 3})).await;

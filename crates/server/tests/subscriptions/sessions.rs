@@ -40,17 +40,8 @@ fn an_expiring_jwt_ends_the_subscriptions_then_the_connection() {
             c.start("mine", BY_PK, json!({"id": 1})).await;
             assert_eq!(c.result("mine").await["data"]["items_by_pk"]["id"], 1);
             // Until the token's end the subscription stays; then an error, then the close.
-            match c.next(Duration::from_secs(6)).await {
-                Event::Message(m) => {
-                    assert_eq!(
-                        (m["type"].as_str(), m["id"].as_str()),
-                        (Some("error"), Some("mine")),
-                        "{m}"
-                    );
-                    assert_eq!(m["payload"][0]["extensions"]["code"], "invalid-jwt");
-                }
-                other => panic!("{protocol}: {other:?}"),
-            }
+            let code = c.error_code("mine", Duration::from_secs(6)).await;
+            assert_eq!(code, "invalid-jwt", "{protocol}");
             match c.next(Duration::from_secs(5)).await {
                 Event::Closed(code, _) => assert_eq!(code, 4403, "{protocol}"),
                 other => panic!("{protocol}: {other:?}"),
@@ -85,16 +76,8 @@ fn a_roles_subscription_limit_counts_every_connection() {
         two.start("1", BY_PK, json!({"id": 2})).await;
         two.result("1").await;
         two.start("2", BY_PK, json!({"id": 3})).await;
-        match two.next(Duration::from_secs(5)).await {
-            Event::Message(m) => {
-                assert_eq!(m["type"], "error", "{m}");
-                assert_eq!(
-                    m["payload"][0]["extensions"]["code"],
-                    "subscription-limit-exceeded"
-                );
-            }
-            other => panic!("{other:?}"),
-        }
+        let code = two.error_code("2", Duration::from_secs(5)).await;
+        assert_eq!(code, "subscription-limit-exceeded");
         // Admin is not the role; and a place freed is a place taken.
         let mut admin = Client::admin(server, TRANSPORT_WS).await;
         admin.start("1", BY_PK, json!({"id": 4})).await;

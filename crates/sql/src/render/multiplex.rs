@@ -1,18 +1,24 @@
-//! One statement for many subscribers: the operation's `SELECT` becomes a scalar
-//! subquery evaluated once per subscriber, its parameters read from that
-//! subscriber's row of values instead of from bind parameters. The database parses
-//! and plans it once and answers every subscriber of a cohort in one round trip.
+//! One statement for many subscribers. On PostgreSQL the operation's `SELECT`
+//! becomes a scalar subquery evaluated once per subscriber, its parameters read
+//! from that subscriber's row of values instead of from bind parameters: the
+//! database parses and plans it once and answers a whole batch in one round trip.
 
 use super::{Dialect, Renderer, Statement};
 use crate::ast::{Param, Select};
 use std::fmt::Write as _;
 
-/// Renders `select` for many subscribers at once. The statement has one bind
-/// parameter (`$1` / `?1`): a JSON array with one element per subscriber, each an
-/// array of that subscriber's values in the order of the returned `params` (on
-/// PostgreSQL each value is the parameter's text, on SQLite its native value).
-/// Each result row is `(index, data)`: the subscriber's 0-based position in the
-/// array and the operation's JSON for it.
+/// Renders `select` for many subscribers at once.
+///
+/// On PostgreSQL the statement has one bind parameter (`$1`): a JSON array with one
+/// element per subscriber, each an array of that subscriber's values in the order
+/// of the returned `params` (each value the parameter's text); the operation's
+/// `SELECT` is a scalar subquery evaluated per element, and each result row is
+/// `(index, data)`: the subscriber's 0-based position and its JSON.
+///
+/// SQLite cannot read an outer row from inside a subquery in `FROM` (no `LATERAL`),
+/// which a paged list needs; there the statement is the operation's own, run once
+/// per subscriber with its values (native ones) on one connection, in one call to
+/// the database's thread.
 pub fn render_multiplexed(select: &Select, dialect: Dialect) -> Multiplexed {
     let mut r = Renderer {
         dialect,
@@ -20,19 +26,16 @@ pub fn render_multiplexed(select: &Select, dialect: Dialect) -> Multiplexed {
         params: Vec::new(),
         bare_params: false,
         read: Some(Default::default()),
+        multiplexed: dialect == Dialect::Postgres,
     };
-    r.push(match dialect {
-        Dialect::Postgres => "SELECT \"_subs\".\"i\" - 1, (",
-        Dialect::Sqlite => "SELECT \"_subs\".\"key\", (",
-    });
+    if dialect == Dialect::Postgres {
+        r.push("SELECT \"_subs\".\"i\" - 1, (");
+    }
     r.select(select);
-    r.push(match dialect {
+    if dialect == Dialect::Postgres {
         // jsonb: each `->>` reads the parsed value instead of parsing the text again.
-        Dialect::Postgres => {
-            ") FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS \"_subs\"(\"v\", \"i\")"
-        }
-        Dialect::Sqlite => ") FROM json_each(?1) AS \"_subs\"",
-    });
+        r.push(") FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS \"_subs\"(\"v\", \"i\")");
+    }
     Multiplexed {
         tables: r.read.take().unwrap_or_default().into_iter().collect(),
         statement: Statement {
@@ -53,20 +56,13 @@ pub struct Multiplexed {
 }
 
 impl Renderer {
-    /// Parameter `i` of the subscriber on the current row, typed as a bind parameter
-    /// would be.
+    /// Parameter `i` of the subscriber on the current row (PostgreSQL), typed as a
+    /// bind parameter would be.
     pub(super) fn subscriber_value(&mut self, i: usize, p: &Param) {
-        match self.dialect {
-            Dialect::Postgres => {
-                let _ = write!(self.sql, "(\"_subs\".\"v\"->>{i})::");
-                self.sql_type(&p.ty);
-                if p.list {
-                    self.push("[]");
-                }
-            }
-            Dialect::Sqlite => {
-                let _ = write!(self.sql, "json_extract(\"_subs\".\"value\", '$[{i}]')");
-            }
+        let _ = write!(self.sql, "(\"_subs\".\"v\"->>{i})::");
+        self.sql_type(&p.ty);
+        if p.list {
+            self.push("[]");
         }
     }
 }
