@@ -38,7 +38,9 @@ TOOLS = os.path.join(BENCH, ".tools")
 K6_DIR = os.path.join(BENCH, "k6")
 MAKE_SCRIPTS = os.environ.get("MAKE_SCRIPTS") or os.path.join(BENCH, "pgbench", "make_scripts.py")
 K6_VERSION = "v1.8.1"
-POSTGRAPHILE_PINS = ["postgraphile@4.14.1", "postgraphile-plugin-connection-filter@2.3.0"]
+# @graphile/subscriptions-lds: PostGraphile v4's live queries (the subscriptions scenario's peer).
+POSTGRAPHILE_PINS = ["postgraphile@4.14.1", "postgraphile-plugin-connection-filter@2.3.0",
+                     "@graphile/subscriptions-lds@4.13.0"]
 NODE_DIR = os.path.join(TOOLS, "node")
 POSTGRAPHILE_BIN = os.path.join(NODE_DIR, "node_modules", ".bin", "postgraphile")
 
@@ -79,8 +81,12 @@ class Env:
         self.has_k6 = os.access(self.k6, os.X_OK)
         self.node, self.npm = shutil.which("node"), shutil.which("npm")
         self.has_postgraphile = os.access(POSTGRAPHILE_BIN, os.X_OK) and _pkg_version(
-            "postgraphile-plugin-connection-filter") is not None
+            "postgraphile-plugin-connection-filter") is not None and os.path.isdir(
+            os.path.join(NODE_DIR, "node_modules", "@graphile", "subscriptions-lds"))
         self.pgbin = self._pgbin()
+        # PostgreSQL's wal2json plugin (PostGraphile's live queries decode the WAL with it).
+        self.has_wal2json = bool(self.pgbin) and os.path.exists(
+            os.path.join(os.path.dirname(self.pgbin), "lib", "wal2json.so"))
         self.cargo = shutil.which("cargo")
         self.target_dir = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
         self.grafton_given = bool(os.environ.get("GRAFTON"))
@@ -108,6 +114,8 @@ class Env:
 
     def pg(self, tool: str) -> str:
         return os.path.join(self.pgbin, tool)
+
+
 
     def grafton_has_sql(self) -> bool:
         return self.has_grafton and _out([self.grafton, "sql", "--help"], timeout=3) is not None
@@ -231,6 +239,9 @@ class Bench:
             st.append(S("setup", "build Grafton (cargo build --release -p grafton)",
                         30 if env.has_grafton else 600, self.build_grafton))
         per100k = cfg.rows / 100_000
+        if self.subs_peer() and not env.has_wal2json:
+            st.append(S("setup", "install wal2json for PostGraphile's live queries (apt-get, as root)", 30,
+                        self.install_wal2json))
         st += [
             S("setup", "start a throwaway PostgreSQL cluster", 4, self.start_postgres),
             S("setup", f"load {cfg.rows:,} rows per table into PostgreSQL", 4 + 12 * per100k, self.load_postgres),
@@ -356,6 +367,13 @@ class Bench:
         self.check_call([self.env.npm, "install", "--no-audit", "--no-fund", "--prefix", NODE_DIR]
                         + POSTGRAPHILE_PINS, "install-postgraphile.log", "npm install postgraphile")
 
+    def install_wal2json(self):
+        major = os.path.basename(os.path.dirname(self.env.pgbin or ""))
+        if not (self.env.root and major.isdigit()):
+            raise RuntimeError("wal2json is missing: install postgresql-<version>-wal2json (needs root)")
+        self.check_call(["apt-get", "install", "-y", "-qq", f"postgresql-{major}-wal2json"], "install-wal2json.log",
+                        "apt-get install wal2json", env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+
     def build_grafton(self):
         if not self.env.cargo:
             raise RuntimeError("cargo not found: install Rust, or set GRAFTON=<path to a grafton binary>")
@@ -373,6 +391,9 @@ class Bench:
         port = procs.free_port()
         opts = (f"-p {port} -k {self.tmp} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
                 f"-c full_page_writes=off -c max_connections={plan.MAX_CONNECTIONS} -c shared_buffers=256MB")
+        if self.subs_peer():
+            # PostGraphile's live queries read changes from a logical replication slot.
+            opts += " -c wal_level=logical -c max_replication_slots=10 -c max_wal_senders=10"
         # pg_ctl writes the server log itself (as postgres, into the temp dir); copied to raw/ at the end.
         self.check_call(self.as_pg([self.env.pg("pg_ctl"), "-D", self.pgdata, "-l",
                                     os.path.join(self.tmp, "postgres.log"), "-w", "-t", "60", "start", "-o", opts]),
@@ -958,6 +979,11 @@ class Bench:
         st = [S("subscriptions", "build the load client (cargo build --release -p grafton-bench-subscribers)",
                 60, self.subs_build)]
         for n in cfg.subs_levels:
+            if self.subs_peer():
+                st.append(S("subscriptions", f"{n:,} subscribers, PostGraphile v4 live queries (subscriptions-lds): "
+                                             f"{cfg.subs_rounds} updates one a second",
+                            20 + n / 500 + cfg.subs_rounds + 5, lambda n=n: self.subs_run_postgraphile(n),
+                            when=lambda: os.path.exists(self.subs_client())))
             for variant in subs.VARIANTS:
                 st.append(S("subscriptions", f"{n:,} subscribers ({subs.per_socket(n)} per socket), {variant}: "
                                              f"{cfg.subs_rounds} updates one a second (a fresh Grafton PG and "
@@ -965,6 +991,51 @@ class Bench:
                             15 + n / 1000 + cfg.subs_rounds + 5, lambda n=n, v=variant: self.subs_run(n, v),
                             when=lambda: os.path.exists(self.subs_client())))
         return st
+
+    def subs_peer(self) -> bool:
+        """PostGraphile's live queries run beside Grafton's when it is among the systems."""
+        return "subscriptions" in self.cfg.scenarios and "postgraphile" in self.cfg.systems
+
+    def subs_run_postgraphile(self, n: int):
+        """The same load against PostGraphile v4 with live queries (LDS: logical decoding
+        through wal2json); no roles: it runs as the database owner."""
+        cfg = self.cfg
+        r = self.subs_results()
+        per = subs.per_socket(n)
+        self.check_call([self.env.pg("psql"), "-q", "-v", "ON_ERROR_STOP=1", self.db_url, "-c",
+                         subs.table_sql(n, per)], "subs-table.log", "create live_items")
+        port = procs.free_port()
+        log_name = f"subs-postgraphile-{n}.log"
+        argv = [POSTGRAPHILE_BIN, "-c", self.db_url, "--schema", "public", "--host", "127.0.0.1",
+                "--port", str(port), "--disable-query-log", "--subscriptions", "--live",
+                "--owner-connection", self.db_url, "--append-plugins", "@graphile/subscriptions-lds",
+                "--max-pool-size", str(cfg.pool)]
+        p = self.procs.start(argv, log_path=self.log(log_name), cwd=NODE_DIR, env={**os.environ, "NODE_ENV": "production"})
+        try:
+            procs.wait_graphql(f"http://127.0.0.1:{port}/graphql", "{ liveItemById(id: 1) { id } }", p, 60)
+            argv = subs.client_argv(self.subs_client(), f"ws://127.0.0.1:{port}/graphql", self.db_url,
+                                    "none", n, cfg.subs_rounds, p.pid)
+            argv += ["--target", "postgraphile", "--protocol", "graphql-ws"]
+            self.subs_client_run(r, argv, n, "postgraphile")
+        finally:
+            self.procs.stop(p)
+
+    def subs_results(self) -> dict:
+        return self.results.setdefault("subscriptions", {
+            "status": "ok", "query": subs.QUERY, "rounds": self.cfg.subs_rounds, "levels": [],
+            "targets": {"n": subs.TARGET_N, "p95_ms": subs.TARGET_P95_MS, "rss_mb": subs.TARGET_RSS_MB}})
+
+    def subs_client_run(self, r: dict, argv: list[str], n: int, variant: str):
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=300 + n / 100)
+        with open(self.log(f"subs-{n}-{variant}.json"), "w") as f:
+            f.write(out.stdout)
+        if out.returncode != 0:
+            raise RuntimeError(f"subscribers exited {out.returncode}: {out.stderr.strip()[-400:]}")
+        run = json.loads(out.stdout)
+        run["variant"] = variant
+        run["verdict"] = subs.verdict(run)
+        run["raw"] = f"raw/subs-{n}-{variant}.json"
+        r["levels"].append(run)
 
     def subs_client(self) -> str:
         return os.path.join(self.env.target_dir, "release", "subscribers")
@@ -976,9 +1047,7 @@ class Bench:
 
     def subs_run(self, n: int, variant: str):
         cfg = self.cfg
-        r = self.results.setdefault("subscriptions", {
-            "status": "ok", "query": subs.QUERY, "rounds": cfg.subs_rounds, "levels": [],
-            "targets": {"n": subs.TARGET_N, "p95_ms": subs.TARGET_P95_MS, "rss_mb": subs.TARGET_RSS_MB}})
+        r = self.subs_results()
         per = subs.per_socket(n)
         self.check_call([self.env.pg("psql"), "-q", "-v", "ON_ERROR_STOP=1", self.db_url, "-c",
                          subs.table_sql(n, per)], "subs-table.log", "create live_items")
@@ -997,16 +1066,7 @@ class Bench:
                                headers={"x-hasura-admin-secret": self.qos_secret})
             argv = subs.client_argv(self.subs_client(), f"ws://127.0.0.1:{port}/v1/graphql", self.db_url,
                                     self.qos_secret, n, cfg.subs_rounds, p.pid)
-            out = subprocess.run(argv, capture_output=True, text=True, timeout=300 + n / 100)
-            with open(self.log(f"subs-{n}-{variant}.json"), "w") as f:
-                f.write(out.stdout)
-            if out.returncode != 0:
-                raise RuntimeError(f"subscribers exited {out.returncode}: {out.stderr.strip()[-400:]}")
-            run = json.loads(out.stdout)
-            run["variant"] = variant
-            run["verdict"] = subs.verdict(run)
-            run["raw"] = f"raw/subs-{n}-{variant}.json"
-            r["levels"].append(run)
+            self.subs_client_run(r, argv, n, variant)
         finally:
             self.procs.stop(p)
 

@@ -87,11 +87,14 @@ def section(results: dict) -> str:
            f"every subscribed row updated once a second straight in PostgreSQL, {r.get('rounds')} times; latency "
            "from each update's commit to each subscriber's receipt (bench/subscribers). Grafton polls every 1 s "
            "(the default): with `interval` the updates are seen at the next poll, as in Hasura's test; with "
-           "`triggers` (`grafton live-triggers` installed) each update wakes the live queries at once. Past "
+           "`triggers` (`grafton live-triggers` installed) each update wakes the live queries at once. "
+           "PostGraphile v4 (with `postgraphile` among the systems) serves the same subscriptions as live queries "
+           "through @graphile/subscriptions-lds (logical decoding, wal2json), without roles (it runs as the "
+           "database owner), over the legacy protocol. Past "
            f"{MAX_SOCKETS:,} subscribers they share sockets (this machine allows 20,000 open files per process)."]
     if r.get("status", "ok") != "ok":
         out.append(f"Not measured: {r['status']}")
-    head = ["subscribers", "sockets", "refresh", "p50 ms", "p95 ms", "p99 ms", "max ms", "messages/s", "skipped", "up to date",
+    head = ["subscribers", "sockets", "server, refresh", "p50 ms", "p95 ms", "p99 ms", "max ms", "messages/s", "skipped", "up to date",
             "errors", "Grafton CPU", "Grafton RSS max", "PG xacts/s", "met"]
     rows = []
     for run in r.get("levels", []):
@@ -99,7 +102,9 @@ def section(results: dict) -> str:
         v = run.get("verdict") or verdict(run)
         cpu = g.get("cpu_percent")
         tps = pg.get("transactions_per_s")
-        rows.append([f"{run.get('clients', 0):,}", f"{run.get('sockets', 0):,}", run.get("variant", "interval"),
+        variant = run.get("variant", "interval")
+        server = "PostGraphile v4, live (LDS)" if variant == "postgraphile" else f"Grafton PG, {variant}"
+        rows.append([f"{run.get('clients', 0):,}", f"{run.get('sockets', 0):,}", server,
                      f"{lat.get('p50', 0):.0f}",
                      f"{lat.get('p95', 0):.0f}", f"{lat.get('p99', 0):.0f}", f"{lat.get('max', 0):.0f}",
                      f"{run.get('messages_per_s', 0):,.0f}", str(run.get("skipped_updates")),

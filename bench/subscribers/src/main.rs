@@ -45,9 +45,14 @@ pub struct Args {
     /// `graphql-transport-ws` or `graphql-ws` (legacy).
     #[arg(long, default_value = "graphql-transport-ws")]
     pub protocol: String,
-    /// Grafton's process, for its CPU and RSS.
+    /// The server's process, for its CPU and RSS.
     #[arg(long)]
     pub grafton_pid: Option<u32>,
+    /// `grafton` (Hasura's names, each socket as role `user` with its user id) or
+    /// `postgraphile` (v4 with live queries: its names, no roles; it runs as the
+    /// database owner).
+    #[arg(long, default_value = "grafton")]
+    pub target: String,
 }
 
 fn main() -> std::process::ExitCode {
@@ -143,6 +148,7 @@ async fn run(args: Args) -> Result<serde_json::Value, String> {
         "clients": args.clients,
         "sockets": sockets,
         "protocol": args.protocol,
+        "target": args.target,
         "rounds": args.rounds,
         "join_s": joined.as_secs_f64(),
         "first_results": shared.first_results(),
@@ -150,6 +156,7 @@ async fn run(args: Args) -> Result<serde_json::Value, String> {
         "expected_messages": args.clients as u64 * u64::from(args.rounds),
         "messages_per_s": messages as f64 / f64::from(args.rounds.max(1)),
         "skipped_updates": shared.skipped(),
+        "repeated_results": shared.repeated(),
         "up_to_date_at_end": up_to_date,
         "errors": shared.errors(),
         "first_error": shared.first_error(),

@@ -15,6 +15,7 @@ pub struct Shared {
     first: AtomicUsize,
     messages: AtomicU64,
     skipped: AtomicU64,
+    repeated: AtomicU64,
     errors: AtomicU64,
     first_error: Mutex<Option<String>>,
 }
@@ -31,6 +32,7 @@ impl Shared {
             first: AtomicUsize::new(0),
             messages: AtomicU64::new(0),
             skipped: AtomicU64::new(0),
+            repeated: AtomicU64::new(0),
             errors: AtomicU64::new(0),
             first_error: Mutex::new(None),
         }
@@ -50,6 +52,11 @@ impl Shared {
             return;
         }
         self.messages.fetch_add(1, Ordering::Relaxed);
+        if v <= last {
+            // The same value again (or an older one): not a delivery of an update.
+            self.repeated.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
         if v > last + 1 {
             self.skipped
                 .fetch_add(u64::try_from(v - last - 1).unwrap_or(0), Ordering::Relaxed);
@@ -78,6 +85,10 @@ impl Shared {
 
     pub fn skipped(&self) -> u64 {
         self.skipped.load(Ordering::Relaxed)
+    }
+
+    pub fn repeated(&self) -> u64 {
+        self.repeated.load(Ordering::Relaxed)
     }
 
     pub fn errors(&self) -> u64 {

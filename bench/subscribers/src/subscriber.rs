@@ -12,7 +12,19 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::Message;
 
-const QUERY: &str = "subscription ($id: Int!) { live_items_by_pk(id: $id) { id v } }";
+/// The subscription and the field its result is under, per target.
+fn query(target: &str) -> (&'static str, &'static str) {
+    match target {
+        "postgraphile" => (
+            "subscription ($id: Int!) { liveItemById(id: $id) { id v } }",
+            "liveItemById",
+        ),
+        _ => (
+            "subscription ($id: Int!) { live_items_by_pk(id: $id) { id v } }",
+            "live_items_by_pk",
+        ),
+    }
+}
 
 /// Runs user `user`'s socket, subscribed to `rows`, until `done`; returns the last
 /// `v` each subscription received (-1: none).
@@ -50,11 +62,16 @@ async fn subscribe(
     let (mut socket, _) = tokio_tungstenite::connect_async(request)
         .await
         .map_err(|e| format!("connect: {e}"))?;
-    let init = json!({"type": "connection_init", "payload": {"headers": {
-        "x-hasura-admin-secret": args.admin_secret,
-        "x-hasura-role": "user",
-        "x-hasura-user-id": user.to_string(),
-    }}});
+    let (query, field) = query(&args.target);
+    let payload = match args.target.as_str() {
+        "postgraphile" => json!({}),
+        _ => json!({"headers": {
+            "x-hasura-admin-secret": args.admin_secret,
+            "x-hasura-role": "user",
+            "x-hasura-user-id": user.to_string(),
+        }}),
+    };
+    let init = json!({"type": "connection_init", "payload": payload});
     let start = if args.protocol == "graphql-ws" {
         "start"
     } else {
@@ -63,7 +80,7 @@ async fn subscribe(
     let mut messages = vec![init];
     for (k, row) in rows.clone().enumerate() {
         messages.push(json!({"type": start, "id": k.to_string(),
-            "payload": {"query": QUERY, "variables": {"id": row}}}));
+            "payload": {"query": query, "variables": {"id": row}}}));
     }
     for message in messages {
         socket
@@ -86,7 +103,7 @@ async fn subscribe(
         let message: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
         match message["type"].as_str() {
             Some("next" | "data") => {
-                let v = message["payload"]["data"]["live_items_by_pk"]["v"].as_i64();
+                let v = message["payload"]["data"][field]["v"].as_i64();
                 let k = message["id"]
                     .as_str()
                     .and_then(|id| id.parse::<usize>().ok());
