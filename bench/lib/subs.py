@@ -95,7 +95,7 @@ def section(results: dict) -> str:
     if r.get("status", "ok") != "ok":
         out.append(f"Not measured: {r['status']}")
     head = ["subscribers", "sockets", "server, refresh", "p50 ms", "p95 ms", "p99 ms", "max ms", "messages/s", "skipped", "up to date",
-            "errors", "Grafton CPU", "Grafton RSS max", "PG xacts/s", "met"]
+            "errors", "server CPU", "server RSS max", "PG xacts/s", "met"]
     rows = []
     for run in r.get("levels", []):
         lat, g, pg = run.get("latency_ms") or {}, run.get("grafton") or {}, run.get("postgres") or {}
