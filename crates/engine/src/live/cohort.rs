@@ -311,7 +311,9 @@ impl Poller {
     pub(crate) async fn run(self) {
         let options = self.cohort.options;
         let mut next_full = Instant::now() + options.interval;
-        let mut last_poll = Instant::now() - options.debounce;
+        let mut last_poll = Instant::now()
+            .checked_sub(options.debounce)
+            .unwrap_or_else(Instant::now);
         loop {
             tokio::select! {
                 () = tokio::time::sleep_until(next_full) => {}
