@@ -128,8 +128,8 @@ impl JwtAuth {
         session.expires = payload
             .get("exp")
             .and_then(Value::as_f64)
-            .filter(|exp| exp.is_finite() && *exp >= 0.0)
-            .map(|exp| UNIX_EPOCH + std::time::Duration::from_secs_f64(exp));
+            .and_then(|exp| std::time::Duration::try_from_secs_f64(exp).ok())
+            .and_then(|d| UNIX_EPOCH.checked_add(d));
         Ok(session)
     }
 

@@ -244,6 +244,11 @@ impl Engine {
             spend(rate, caller, n)?;
         }
         let prepared = planner.prepare_checked(checked, req, &caller.vars)?;
+        if prepared.plan.multiplexed.is_some() {
+            return Err(EngineError::validation(
+                "a subscription is answered by subscribing (Engine::subscribe), not once",
+            ));
+        }
         // Admitted only now, with the plan's cost known; held until the answer.
         let _role = match &planner.gate {
             Some(gate) => Some(gate.enter().await?),
@@ -366,7 +371,12 @@ impl Engine {
         let Ok(planner) = self.planner_for(caller.role.as_deref(), caller.backend_only) else {
             return false;
         };
-        planner.is_subscription(req)
+        // A persisted query is judged by the document its hash stands for.
+        match self.resolve_persisted(req) {
+            Ok(Some(stored)) => planner.is_subscription(&stored),
+            Ok(None) => planner.is_subscription(req),
+            Err(_) => false,
+        }
     }
 
     /// Live cohorts and subscribers now.

@@ -462,7 +462,17 @@ impl Planner {
         let multiplexed = select
             .as_ref()
             .filter(|_| live)
-            .map(|select| grafton_sql::render::render_multiplexed(select, self.dialect));
+            .map(|select| grafton_sql::render::render_multiplexed(select, self.dialect))
+            .map(|mut m| {
+                // Each subscriber's answer within the role's size, checked in PostgreSQL.
+                if self.dialect == Dialect::Postgres {
+                    m.statement = grafton_sql::render::size_guard_multiplexed(
+                        &m.statement,
+                        self.limits.max_response_bytes,
+                    );
+                }
+                m
+            });
         let statement = select
             .filter(|_| !live)
             .map(|select| grafton_sql::render(&select, self.dialect))

@@ -121,10 +121,13 @@ impl crate::postgres::PgDatabase {
             for row in rows {
                 let i: i64 = row.try_get(0)?;
                 let json: Option<crate::postgres::RawJson> = row.try_get(1)?;
-                let json = match json {
-                    Some(j) if j.0.len() as u64 > max => Err(j.0.len() as u64),
-                    Some(j) => Ok(crate::compact::compact_json(&j.0)),
-                    None => Ok("null".to_owned()),
+                // A guarded statement (`size_guard_multiplexed`) says the size too.
+                let size: Option<i32> = if row.len() > 2 { row.try_get(2)? } else { None };
+                let json = match (json, size) {
+                    (Some(j), _) if j.0.len() as u64 > max => Err(j.0.len() as u64),
+                    (Some(j), _) => Ok(crate::compact::compact_json(&j.0)),
+                    (None, Some(bytes)) => Err(bytes.max(0) as u64),
+                    (None, None) => Ok("null".to_owned()),
                 };
                 out.push((usize::try_from(i).unwrap_or(usize::MAX), json));
             }

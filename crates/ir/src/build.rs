@@ -94,6 +94,11 @@ pub fn build_query(
         };
         root.push(((*key).to_owned(), value));
     }
+    if stream.is_some() && root.len() > 1 {
+        return Err(IrError::NotSupported(
+            "a streaming subscription has exactly one root field".into(),
+        ));
+    }
     Ok(Query {
         root,
         shape_vars: b.vars.shape,

@@ -136,7 +136,8 @@ impl Connection {
         // Far enough to never come until connection_init sets the credentials' end.
         let expiry = tokio::time::sleep(Duration::from_secs(86_400 * 365));
         tokio::pin!(expiry);
-        let mut stopping = slot.map(|s| s.stopping);
+        // The slot holds this connection's place under --max-connections: kept to the end.
+        let mut stopping = slot.as_ref().map(|s| s.stopping.clone());
         let stop = async move {
             match &mut stopping {
                 Some(s) => drop(s.wait_for(|stop| *stop).await),
@@ -152,14 +153,19 @@ impl Connection {
                         Some(Ok(Message::Text(text))) => match self.on_text(&text, &sink, &mut running).await {
                             (Flow::Continue, out) => {
                                 if let Some(at) = self.caller.as_ref().and_then(|c| c.expires) {
-                                    let left = at.duration_since(std::time::SystemTime::now()).unwrap_or_default();
+                                    let left = at
+                                        .duration_since(std::time::SystemTime::now())
+                                        .unwrap_or_default()
+                                        .min(Duration::from_secs(86_400 * 365));
                                     expiry.as_mut().reset(Instant::now() + left);
                                 }
                                 out
                             }
                             (Flow::Close(code, reason), out) => {
                                 for o in out {
-                                    let _ = socket.send(Message::Text(o.into())).await;
+                                    if !send(&mut socket, Message::Text(o.into()), options.keep_alive).await {
+                                        return;
+                                    }
                                 }
                                 break (code, reason);
                             }
@@ -183,15 +189,21 @@ impl Connection {
                     }],
                     None => Vec::new(),
                 },
-                Some(done) = running.join_next(), if !running.is_empty() => match done {
-                    Ok((id, result)) => self.finished(id, result),
+                Some(done) = running.join_next_with_id(), if !running.is_empty() => match done {
+                    Ok((task, (id, result))) => self.finished(task, id, result),
                     Err(_) => Vec::new(),
                 },
                 () = &mut init_deadline, if self.caller.is_none() => {
                     break (close::INIT_TIMEOUT, "Connection initialisation timeout".into())
                 }
                 _ = keep_alive.tick() => {
+                    // Any frame counts as a sign of life, a WebSocket pong too: clients
+                    // of the legacy protocol never answer `ka`, but every WebSocket
+                    // client answers a ping frame.
                     if heard.elapsed() > options.keep_alive * 3 {
+                        return;
+                    }
+                    if !send(&mut socket, Message::Ping(Default::default()), options.keep_alive).await {
                         return;
                     }
                     match self.caller {
@@ -203,18 +215,28 @@ impl Connection {
                 () = &mut expiry, if self.caller.is_some() => {
                     // Every operation ends with an error, then the connection.
                     for message in self.expired() {
-                        let _ = socket.send(Message::Text(message.into())).await;
+                        if !send(&mut socket, Message::Text(message.into()), options.keep_alive).await {
+                            return;
+                        }
                     }
                     break (close::FORBIDDEN, "Forbidden: the JWT expired".into())
                 }
             };
             for message in out {
-                if socket.send(Message::Text(message.into())).await.is_err() {
+                if !send(
+                    &mut socket,
+                    Message::Text(message.into()),
+                    options.keep_alive,
+                )
+                .await
+                {
                     return;
                 }
             }
         };
-        let _ = close_with(&mut socket, code, &reason).await;
+        let _ =
+            tokio::time::timeout(options.keep_alive, close_with(&mut socket, code, &reason)).await;
+        drop(slot);
     }
 
     /// Handles one client message: the flow, and the messages to send back.
@@ -324,11 +346,18 @@ impl Connection {
         Vec::new()
     }
 
-    /// A query or mutation finished: its result then `complete`, or its `error`.
-    fn finished(&mut self, id: String, result: Result<String, RequestError>) -> Vec<String> {
-        if !matches!(self.ops.remove(&id), Some(Op::Once(_))) {
+    /// A query or mutation finished: its result then `complete`, or its `error`
+    /// (unless its id was completed, and perhaps reused, meanwhile).
+    fn finished(
+        &mut self,
+        task: tokio::task::Id,
+        id: String,
+        result: Result<String, RequestError>,
+    ) -> Vec<String> {
+        if !matches!(self.ops.get(&id), Some(Op::Once(handle)) if handle.id() == task) {
             return Vec::new();
         }
+        self.ops.remove(&id);
         match result {
             Ok(body) => vec![
                 protocol::next(self.protocol, &id, &body),
@@ -399,6 +428,15 @@ fn init_headers(upgrade: &HeaderMap, payload: &Map<String, Value>) -> HeaderMap 
 
 fn json_error(message: &str, code: &str) -> Value {
     serde_json::json!([{ "message": message, "extensions": { "code": code } }])
+}
+
+/// Sends one frame, giving up (false) when it fails or the client does not take
+/// it within `wait`: a client that stops reading cannot hold its connection.
+async fn send(socket: &mut WebSocket, message: Message, wait: Duration) -> bool {
+    matches!(
+        tokio::time::timeout(wait, socket.send(message)).await,
+        Ok(Ok(()))
+    )
 }
 
 async fn close_with(socket: &mut WebSocket, code: u16, reason: &str) -> Result<(), axum::Error> {

@@ -10,7 +10,7 @@ mod multiplex;
 mod size_guard;
 
 pub use multiplex::{render_multiplexed, Multiplexed};
-pub use size_guard::size_guard_postgres;
+pub use size_guard::{size_guard_multiplexed, size_guard_postgres};
 
 /// Which SQL dialect to render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -371,11 +371,27 @@ impl Poller {
                 let Ok(_permit) = polls.acquire_owned().await else {
                     return;
                 };
-                let answers = db
-                    .poll(&cohort.statement, json, cohort.budget)
+                match db
+                    .poll(&cohort.statement, json.clone(), cohort.budget)
                     .await
-                    .map_err(EngineError::from);
-                cohort.deliver(&ids, answers);
+                {
+                    // One subscriber's values can fail the whole statement (a value the
+                    // database cannot cast, say): then each runs alone, so the error
+                    // reaches only its own subscriber. A timeout is not split: it
+                    // would cost one time limit per subscriber.
+                    Err(e)
+                        if ids.len() > 1 && e.kind() != grafton_execute::DbErrorKind::Timeout =>
+                    {
+                        let rows: Vec<serde_json::Value> =
+                            serde_json::from_str(&json).unwrap_or_default();
+                        for (id, row) in ids.iter().zip(rows) {
+                            let one = format!("[{row}]");
+                            let answer = db.poll(&cohort.statement, one, cohort.budget).await;
+                            cohort.deliver(&[*id], answer.map_err(EngineError::from));
+                        }
+                    }
+                    answers => cohort.deliver(&ids, answers.map_err(EngineError::from)),
+                }
             });
         }
         while running.join_next().await.is_some() {}

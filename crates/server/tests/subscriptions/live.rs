@@ -179,3 +179,34 @@ async fn until(check: impl Fn() -> bool) -> bool {
     }
     false
 }
+
+#[test]
+fn a_subscriber_whose_values_fail_does_not_fail_its_batch() {
+    run(async {
+        // PostgreSQL checks a regular expression only when it runs it.
+        let server = start(options(Db::Postgres, Duration::from_millis(300)));
+        let query = "subscription ($re: String!) { items(where: {label: {_regex: $re}}, order_by: {id: asc}) { id } }";
+        let mut bad = Client::admin(server, TRANSPORT_WS).await;
+        let mut good = Client::admin(server, TRANSPORT_WS).await;
+        bad.start("1", query, json!({"re": "("})).await;
+        good.start("1", query, json!({"re": "^f"})).await;
+        let rows = good.result("1").await;
+        assert_eq!(
+            rows["data"]["items"],
+            json!([{"id": 4}, {"id": 5}]),
+            "{rows}"
+        );
+        let failed = bad.result("1").await;
+        assert_eq!(
+            failed["errors"][0]["extensions"]["code"], "data-exception",
+            "{failed}"
+        );
+        // A write makes the cohort poll both in one batch: the good subscriber
+        // still gets its change, not the bad one's error.
+        let rename = "mutation ($l: String!) { update_items_by_pk(pk_columns: {id: 4}, _set: {label: $l}) { id } }";
+        post(server, rename, json!({"l": "renamed"})).await;
+        let rows = good.result("1").await;
+        assert_eq!(rows["data"]["items"], json!([{"id": 5}]), "{rows}");
+        post(server, rename, json!({"l": "four"})).await;
+    })
+}

@@ -127,3 +127,47 @@ fn bad_operations_get_an_error_and_the_connection_lives_on() {
 }
 
 const BY_ID: &str = "subscription ($id: Int!) { items_by_pk(id: $id) { id } }";
+
+#[test]
+fn sockets_hold_their_place_under_the_connection_cap() {
+    run(async {
+        let mut o = options(Db::Sqlite, Duration::from_secs(1));
+        o.http.connections.max_connections = 2;
+        let s = start(o);
+        let one = Client::admin(s, TRANSPORT_WS).await;
+        let mut two = Client::admin(s, TRANSPORT_WS).await;
+        // Past the cap a connection is closed at once: no handshake.
+        assert!(Client::try_open(s, Some(TRANSPORT_WS)).await.is_err());
+        one.close().await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let mut three = Client::admin(s, TRANSPORT_WS).await;
+        three.start("1", BY_ID, json!({"id": 1})).await;
+        assert_eq!(three.result("1").await["data"]["items_by_pk"]["id"], 1);
+        two.start("1", BY_ID, json!({"id": 2})).await;
+        assert_eq!(two.result("1").await["data"]["items_by_pk"]["id"], 2);
+    })
+}
+
+#[test]
+fn a_quiet_legacy_client_stays_connected() {
+    run(async {
+        let mut o = options(Db::Sqlite, Duration::from_secs(3600));
+        o.http.ws.keep_alive = Duration::from_millis(100);
+        let s = start(o);
+        let mut c = Client::admin(s, LEGACY).await;
+        c.start("1", BY_ID, json!({"id": 6})).await;
+        c.result("1").await;
+        // It sends nothing for twenty keep-alive periods (a legacy client never
+        // answers `ka`); its WebSocket answers the server's pings, so it stays.
+        assert_eq!(c.next(Duration::from_secs(2)).await, Event::Silent);
+        post(
+            s,
+            "mutation { update_items_by_pk(pk_columns: {id: 6}, _set: {label: \"six\"}) { id } }",
+            json!({}),
+        )
+        .await;
+        // Unchanged label: nothing to send, but the socket is still open.
+        c.start("2", BY_ID, json!({"id": 5})).await;
+        assert_eq!(c.result("2").await["data"]["items_by_pk"]["id"], 5);
+    })
+}

@@ -29,12 +29,12 @@ pub fn render_multiplexed(select: &Select, dialect: Dialect) -> Multiplexed {
         multiplexed: dialect == Dialect::Postgres,
     };
     if dialect == Dialect::Postgres {
-        r.push("SELECT \"_subs\".\"i\" - 1, (");
+        r.push("SELECT \"_subs\".\"i\" - 1 AS \"i\", (");
     }
     r.select(select);
     if dialect == Dialect::Postgres {
         // jsonb: each `->>` reads the parsed value instead of parsing the text again.
-        r.push(") FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS \"_subs\"(\"v\", \"i\")");
+        r.push(") AS \"d\" FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS \"_subs\"(\"v\", \"i\")");
     }
     Multiplexed {
         tables: r.read.take().unwrap_or_default().into_iter().collect(),
