@@ -212,7 +212,7 @@ impl Connection {
                     }
                 }
                 () = &mut stop => break (1001, "the server is shutting down".into()),
-                () = &mut expiry, if self.caller.is_some() => {
+                () = &mut expiry, if self.caller.as_ref().is_some_and(|c| c.expires.is_some()) => {
                     // Every operation ends with an error, then the connection.
                     for message in self.expired() {
                         if !send(&mut socket, Message::Text(message.into()), options.keep_alive).await {
