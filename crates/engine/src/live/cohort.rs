@@ -35,6 +35,16 @@ struct Slots {
     count: usize,
 }
 
+impl Slots {
+    /// The subscriber in a slot, if it is still the one `id` names.
+    fn get(&mut self, (index, generation): SlotId) -> Option<&mut Slot> {
+        self.entries
+            .get_mut(index)?
+            .as_mut()
+            .filter(|s| s.generation == generation)
+    }
+}
+
 pub(crate) struct Cohort {
     /// Kept so the plan (and the cohort's key) outlive every subscriber.
     _plan: Arc<Plan>,
@@ -175,13 +185,11 @@ impl Cohort {
         };
         let mut slots = lock(&self.slots);
         let mut send =
-            |(index, generation): SlotId,
-             hash: u64,
-             body: &dyn Fn() -> Result<String, Arc<EngineError>>| {
-                let Some(Some(slot)) = slots.entries.get_mut(index) else {
+            |id: SlotId, hash: u64, body: &dyn Fn() -> Result<String, Arc<EngineError>>| {
+                let Some(slot) = slots.get(id) else {
                     return;
                 };
-                if slot.generation != generation || slot.last == Some(hash) {
+                if slot.last == Some(hash) {
                     return;
                 }
                 let delivery = Delivery {
@@ -235,15 +243,9 @@ impl Cohort {
         let mut more = false;
         let mut slots = lock(&self.slots);
         for (i, answer) in answers {
-            let Some(&(index, generation)) = ids.get(i) else {
+            let Some(slot) = ids.get(i).and_then(|&id| slots.get(id)) else {
                 continue;
             };
-            let Some(Some(slot)) = slots.entries.get_mut(index) else {
-                continue;
-            };
-            if slot.generation != generation {
-                continue;
-            }
             let text = match answer {
                 Ok(text) => text,
                 Err(bytes) => {
