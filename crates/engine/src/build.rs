@@ -1,6 +1,7 @@
 //! Building the engine at start-up: connect, introspect, and build every schema.
 
-use crate::engine::{Engine, RoleSchema, NO_PERMISSIONS};
+use crate::engine::Engine;
+use crate::schemas::{RoleSchema, Schemas, NO_PERMISSIONS};
 use grafton_execute::{Database, ExecuteError, Target};
 use grafton_schema::{Config, Convention, Naming, SchemaError};
 
@@ -43,13 +44,49 @@ pub enum BuildError {
 /// Connects, introspects and builds the engine: the admin schema, and one schema
 /// per role named in the config (two for roles with `backend_only` writes).
 pub async fn build(options: &EngineOptions) -> Result<Engine, BuildError> {
-    crate::limits::validate(&options.config.api_limits).map_err(BuildError::Limits)?;
     let target = Target::parse(&options.database_url)?;
     let pool = grafton_execute::PoolOptions {
         size: options.pool_size,
         statement_timeout: options.limits.request_timeout,
     };
     let db = Database::connect(&target, pool).await?;
+    let schemas = schemas(&db, options).await?;
+    Ok(Engine::with_schemas(schemas, db))
+}
+
+/// What a reload did.
+#[derive(Debug, Clone)]
+pub struct Reloaded {
+    /// Tables (and views) served now.
+    pub tables: usize,
+    /// Role schemas built (admin's not counted).
+    pub roles: usize,
+    /// How long introspection and the build took.
+    pub elapsed: std::time::Duration,
+}
+
+impl Engine {
+    /// Introspects the database again and rebuilds every schema from `options`
+    /// (its config re-read by the caller), then serves the new set; requests
+    /// already running finish on the old one. On any error the old set stays.
+    /// The database connection settings in `options` are not reapplied.
+    pub async fn reload(&self, options: &EngineOptions) -> Result<Reloaded, BuildError> {
+        let _one = self.reloading.lock().await;
+        let started = std::time::Instant::now();
+        let schemas = schemas(self.database(), options).await?;
+        let reloaded = Reloaded {
+            tables: schemas.admin.model().tables.len(),
+            roles: schemas.role_count(),
+            elapsed: started.elapsed(),
+        };
+        self.replace_schemas(schemas);
+        Ok(reloaded)
+    }
+}
+
+/// Introspects `db` and builds every schema `options` asks for.
+async fn schemas(db: &Database, options: &EngineOptions) -> Result<Schemas, BuildError> {
+    crate::limits::validate(&options.config.api_limits).map_err(BuildError::Limits)?;
     let introspected = db.introspect(&options.schemas).await?;
     for w in &introspected.warnings {
         tracing::warn!("{w}");
@@ -116,7 +153,7 @@ pub async fn build(options: &EngineOptions) -> Result<Engine, BuildError> {
             });
         }
     }
-    Engine::with_roles(model, role_models, db)
+    Schemas::new(model, role_models, db.dialect())
         .with_strict_graphql(options.strict_graphql)
         .with_limits(&options.config.api_limits, &options.limits)
         .with_trusted(&options.config)

@@ -4,10 +4,11 @@
 
 use crate::error::EngineError;
 use crate::planner::{missing_session, GraphqlRequest, Planner, Transport};
+use crate::schemas::{RoleSchema, Schemas};
 use grafton_execute::Database;
-use grafton_ir::permissions::RoleRules;
 use grafton_schema::SchemaModel;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// Who sends a request: admin (`role: None`) or a role, with session variables
 /// (lower-case `x-hasura-*` names) that permission rules may read.
@@ -25,14 +26,10 @@ pub struct Caller {
     pub expires: Option<std::time::SystemTime>,
 }
 
-/// How the request arrived, for the rules that depend on it.
-/// The schemas (admin's and each role's), the database and the caches: shared by
-/// every request.
+/// The schemas (admin's and each role's, swapped whole by a reload), the database
+/// and the caches: shared by every request.
 pub struct Engine {
-    planner: Planner,
-    roles: std::collections::HashMap<String, Planner>,
-    /// The roles with `backend_only` permissions, as trusted backends see them.
-    backend_roles: std::collections::HashMap<String, Planner>,
+    schemas: arc_swap::ArcSwap<Schemas>,
     db: Database,
     /// Where queries estimated heavy wait, so they never hold every connection.
     heavy: crate::admission::Gate,
@@ -40,20 +37,8 @@ pub struct Engine {
     persisted: Box<dyn crate::trusted::DocumentStore>,
     /// Live queries' cohorts.
     live: crate::live::Live,
-}
-
-/// The role name of the schema every role named by no permission shares (an empty
-/// one, with only `no_queries_available`: its requests fail validation, as in Hasura).
-pub const NO_PERMISSIONS: &str = "";
-
-/// A role's schema model and rules; `backend_only` for the view of trusted backends.
-pub struct RoleSchema {
-    /// The role's schema model.
-    pub model: SchemaModel,
-    /// Its row rules.
-    pub rules: RoleRules,
-    /// Whether this is the trusted-backend view (its `backend_only` permissions count).
-    pub backend_only: bool,
+    /// One reload at a time.
+    pub(crate) reloading: tokio::sync::Mutex<()>,
 }
 
 impl Engine {
@@ -64,27 +49,18 @@ impl Engine {
 
     /// An engine with the admin `model` and each role's model and rules.
     pub fn with_roles(model: SchemaModel, roles: Vec<RoleSchema>, db: Database) -> Self {
-        let dialect = db.dialect();
-        let (mut front, mut back) = (
-            std::collections::HashMap::new(),
-            std::collections::HashMap::new(),
-        );
-        for r in roles {
-            let name = r.rules.role.clone();
-            let planner = Planner::for_role(r.model, Some(r.rules), dialect);
-            if r.backend_only {
-                back.insert(name, planner);
-            } else {
-                front.insert(name, planner);
-            }
-        }
+        let schemas = Schemas::new(model, roles, db.dialect());
+        Self::with_schemas(schemas, db)
+    }
+
+    /// An engine serving `schemas` from `db`.
+    pub fn with_schemas(schemas: Schemas, db: Database) -> Self {
         Self {
-            planner: Planner::new(model, dialect),
-            roles: front,
-            backend_roles: back,
+            schemas: arc_swap::ArcSwap::from_pointee(schemas),
             heavy: crate::admission::heavy_lane(db.max_connections()),
             persisted: Box::<crate::trusted::LocalDocuments>::default(),
             live: crate::live::Live::new(crate::live::LiveOptions::default()),
+            reloading: tokio::sync::Mutex::new(()),
             db,
         }
     }
@@ -95,49 +71,16 @@ impl Engine {
         self
     }
 
-    /// Applies the GraphQL spec's rule on unused variables (`--strict-graphql`).
-    pub fn with_strict_graphql(mut self, strict: bool) -> Self {
-        let planners = std::iter::once(&mut self.planner)
-            .chain(self.roles.values_mut())
-            .chain(self.backend_roles.values_mut());
-        for p in planners {
-            p.strict = strict;
-        }
-        self
+    /// The schemas served now.
+    pub fn schemas(&self) -> Arc<Schemas> {
+        self.schemas.load_full()
     }
 
-    /// Applies `api_limits` (each role's own, admin exempt unless named) and the
-    /// server's safety rails to every planner.
-    pub fn with_limits(
-        mut self,
-        api: &grafton_schema::api_limits::ApiLimits,
-        server: &crate::ServerLimits,
-    ) -> Self {
-        use crate::limits::rate::RoleRate;
-        use crate::RoleLimits;
-        self.planner.limits = RoleLimits::resolve(api, server, None);
-        self.planner.default_limit = server.default_limit;
-        self.planner.gate = gate(&self.planner.limits);
-        self.planner.rate = self.planner.limits.rate.as_ref().map(RoleRate::local);
-        for (name, p) in self.roles.iter_mut().chain(self.backend_roles.iter_mut()) {
-            p.limits = RoleLimits::resolve(api, server, Some(name));
-            p.default_limit = server.default_limit;
-            p.gate = gate(&p.limits);
-            p.rate = p.limits.rate.as_ref().map(RoleRate::local);
-        }
-        self
-    }
-
-    /// Applies the allow list and the introspection switches to every role (admin
-    /// is never limited by either).
-    pub fn with_trusted(mut self, config: &grafton_schema::Config) -> Result<Self, String> {
-        let allow = crate::trusted::AllowList::from_config(config)?;
-        let off = &config.graphql_schema_introspection.disabled_for_roles;
-        for (name, p) in self.roles.iter_mut().chain(self.backend_roles.iter_mut()) {
-            p.allowed = allow.for_role(name);
-            p.introspection_disabled = off.contains(name);
-        }
-        Ok(self)
+    /// Serves `schemas` from now on, keeping what outlives a reload (see
+    /// [`Schemas::carry_over`]); requests already running finish on the old set.
+    pub fn replace_schemas(&self, schemas: Schemas) {
+        let old = self.schemas.load_full();
+        self.schemas.store(Arc::new(schemas.carry_over(&old)));
     }
 
     /// The request's document: its text, or for a persisted query (Apollo's APQ)
@@ -176,25 +119,13 @@ impl Engine {
         &self,
         role: Option<&str>,
         backend_only: bool,
-    ) -> Result<&Planner, EngineError> {
-        let Some(r) = role else {
-            return Ok(&self.planner);
-        };
-        let backend = backend_only.then(|| self.backend_roles.get(r)).flatten();
-        backend
-            .or_else(|| self.roles.get(r))
-            .or_else(|| self.roles.get(NO_PERMISSIONS))
-            .ok_or_else(|| EngineError::NoPermissions(r.to_owned()))
+    ) -> Result<Arc<Planner>, EngineError> {
+        self.schemas.load().planner_for(role, backend_only).cloned()
     }
 
-    /// The schema model.
-    pub fn model(&self) -> &SchemaModel {
-        self.planner.model()
-    }
-
-    /// The planner.
-    pub fn planner(&self) -> &Planner {
-        &self.planner
+    /// Admin's planner (and through it the schema model).
+    pub fn planner(&self) -> Arc<Planner> {
+        self.schemas.load().admin.clone()
     }
 
     /// The database.
@@ -291,7 +222,7 @@ impl Engine {
                 self.db
                     .query_json(statement, &prepared.variables, planner.budget())
                     .await
-                    .map_err(|e| response_limit(e, planner))?,
+                    .map_err(|e| response_limit(e, &planner))?,
             ),
             None => None,
         };
@@ -355,7 +286,7 @@ impl Engine {
         self.live.join(
             &self.db,
             crate::live::Joining {
-                planner,
+                planner: &planner,
                 document: &req.query,
                 plan: prepared.plan.clone(),
                 values,
@@ -396,16 +327,6 @@ fn response_limit(e: grafton_execute::ExecuteError, planner: &Planner) -> Engine
         .into(),
         other => other.into(),
     }
-}
-
-/// The `max_concurrent` gate of a role's limits.
-fn gate(limits: &crate::RoleLimits) -> Option<crate::admission::Gate> {
-    limits.max_concurrent.map(|n| {
-        crate::admission::Gate::new(
-            usize::try_from(n).unwrap_or(usize::MAX),
-            "the role's max_concurrent",
-        )
-    })
 }
 
 /// Takes `n` requests from the caller's allowance.

@@ -11,11 +11,13 @@ pub mod limits;
 pub mod live;
 mod mutate;
 pub mod planner;
+pub mod schemas;
 pub mod trusted;
 
-pub use build::{build, BuildError, EngineOptions};
-pub use engine::{Caller, Engine, RoleSchema, NO_PERMISSIONS};
+pub use build::{build, BuildError, EngineOptions, Reloaded};
+pub use engine::{Caller, Engine};
 pub use error::EngineError;
 pub use limits::{LimitExceeded, LimitKind, RoleLimits, ServerLimits};
 pub use live::{Delivery, LiveOptions, Sink, Subscription};
 pub use planner::{Checked, GraphqlRequest, Plan, Planner, Prepared, Transport};
+pub use schemas::{RoleSchema, Schemas, NO_PERMISSIONS};

@@ -56,7 +56,7 @@ pub type Sink = tokio::sync::mpsc::Sender<Delivery>;
 
 /// Identifies a cohort: the role's planner, the document and the plan's key (its
 /// operation and variable shape).
-type CohortKey = (usize, String);
+type CohortKey = (u64, String);
 
 type Cohorts = Arc<Mutex<HashMap<CohortKey, Arc<Cohort>>>>;
 
@@ -149,7 +149,7 @@ impl Live {
             return Err(e.into());
         }
         let key = (
-            joining.planner as *const crate::Planner as usize,
+            joining.planner.id,
             format!("{}\u{0}{}", joining.document, joining.plan.key),
         );
         self.feed(db);

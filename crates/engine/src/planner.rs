@@ -126,14 +126,20 @@ pub struct Planner {
     /// `__schema` and `__type` are refused.
     pub(crate) introspection_disabled: bool,
     /// The role's rate limit, if it has one.
-    pub(crate) rate: Option<crate::limits::rate::RoleRate>,
+    pub(crate) rate: Option<Arc<crate::limits::rate::RoleRate>>,
     /// The role's `max_concurrent` gate, if it has one.
-    pub(crate) gate: Option<crate::admission::Gate>,
+    pub(crate) gate: Option<Arc<crate::admission::Gate>>,
     /// The size of this schema's full introspection, measured on first use.
     introspection_size: std::sync::OnceLock<u64>,
     /// The role's live subscriptions now (for its `subscription_limit`).
     pub(crate) live: Arc<std::sync::atomic::AtomicU64>,
+    /// Unique for the process's life (an address may be reused after a reload):
+    /// live queries' cohorts are keyed by it.
+    pub(crate) id: u64,
 }
+
+/// The next [`Planner::id`].
+static NEXT_PLANNER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 const DOCUMENT_CACHE_SIZE: usize = 1024;
 const PLANS_PER_DOCUMENT: usize = 64;
@@ -161,6 +167,7 @@ impl Planner {
             introspection_disabled: false,
             introspection_size: std::sync::OnceLock::new(),
             live: Arc::default(),
+            id: NEXT_PLANNER.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 

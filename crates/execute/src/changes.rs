@@ -86,28 +86,7 @@ async fn listen(
     outgoing: &mut mpsc::Receiver<Vec<String>>,
     on_change: &Arc<dyn Fn(Changed) + Send + Sync>,
 ) -> Result<(), String> {
-    let (client, mut connection) = config
-        .connect(tokio_postgres::NoTls)
-        .await
-        .map_err(|e| e.to_string())?;
-    let (incoming_tx, mut incoming) = mpsc::channel::<String>(OUTGOING);
-    let driver = tokio::spawn(async move {
-        while let Some(message) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
-            match message {
-                Ok(AsyncMessage::Notification(n)) => {
-                    // A full queue: the interval will catch what was dropped.
-                    let _ = incoming_tx.try_send(n.payload().to_owned());
-                }
-                Ok(_) => {}
-                Err(_) => break,
-            }
-        }
-    });
-    let _abort = AbortOnDrop(driver);
-    client
-        .batch_execute(&format!("LISTEN {CHANNEL}"))
-        .await
-        .map_err(|e| e.to_string())?;
+    let (client, mut incoming, _driver) = listening(config, CHANNEL).await?;
     // Changes made while no connection listened went unheard.
     on_change(None);
     loop {
@@ -138,7 +117,39 @@ async fn listen(
     }
 }
 
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
+/// A connection of its own (outside the pool) that `LISTEN`s on `channel`, with
+/// the notifications' payloads; it closes when the returned guard is dropped.
+pub(crate) async fn listening(
+    config: &tokio_postgres::Config,
+    channel: &str,
+) -> Result<(tokio_postgres::Client, mpsc::Receiver<String>, AbortOnDrop), String> {
+    let (client, mut connection) = config
+        .connect(tokio_postgres::NoTls)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (incoming_tx, incoming) = mpsc::channel::<String>(OUTGOING);
+    let driver = tokio::spawn(async move {
+        while let Some(message) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+            match message {
+                Ok(AsyncMessage::Notification(n)) => {
+                    // A full queue: the interval will catch what was dropped.
+                    let _ = incoming_tx.try_send(n.payload().to_owned());
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+    });
+    let driver = AbortOnDrop(driver);
+    client
+        .batch_execute(&format!("LISTEN {channel}"))
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((client, incoming, driver))
+}
+
+/// Ends a connection's driver task when dropped.
+pub(crate) struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {

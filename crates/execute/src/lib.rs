@@ -3,6 +3,7 @@
 
 pub mod changes;
 mod compact;
+pub mod ddl_watch;
 
 pub use compact::compact_json;
 mod error;

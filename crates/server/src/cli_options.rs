@@ -3,7 +3,7 @@
 
 use clap::Args;
 use grafton_schema::Convention;
-use grafton_server::{load_config, ServeOptions, StartError};
+use grafton_server::{ServeOptions, StartError};
 use std::path::PathBuf;
 
 /// Options shared by every command that builds a schema.
@@ -104,6 +104,18 @@ pub(crate) struct ListenOptions {
     /// Operations (subscriptions, and queries still running) one WebSocket may hold.
     #[arg(long, env = "GRAFTON_WS_MAX_OPERATIONS", default_value_t = 100)]
     pub(crate) ws_max_operations: usize,
+    /// Reload the schema when the PostgreSQL schema changes: installs an event
+    /// trigger (needs a superuser once) that notifies Grafton of each DDL.
+    #[arg(long, env = "GRAFTON_WATCH")]
+    pub(crate) watch: bool,
+    /// Seconds a stopping server (SIGTERM, Ctrl-C) keeps accepting requests while
+    /// /readyz answers 503, so a load balancer moves traffic away first.
+    #[arg(long, env = "GRAFTON_SHUTDOWN_DELAY", default_value_t = 0.0)]
+    pub(crate) shutdown_delay: f64,
+    /// Seconds a stopping server (SIGTERM, Ctrl-C) waits for open requests and
+    /// WebSockets before closing them.
+    #[arg(long, env = "GRAFTON_SHUTDOWN_TIMEOUT", default_value_t = 30.0)]
+    pub(crate) shutdown_timeout: f64,
 }
 
 /// A flag's positive number of seconds.
@@ -134,22 +146,13 @@ pub(crate) fn options(
         },
         ..ServeOptions::default()
     };
-    if let Some(path) = &schema.config {
-        o.config = load_config(path)?;
-    }
-    if let Some(path) = &schema.hasura_metadata {
-        let imported =
-            grafton_schema::hasura::load(path).map_err(|message| StartError::Config {
-                path: path.display().to_string(),
-                message,
-            })?;
-        grafton_schema::hasura::merge(&mut o.config, imported);
-    }
-    if let Some(path) = &schema.allow_list {
-        o.config
-            .allow_list
-            .push(grafton_server::load_allow_list(path)?);
-    }
+    let sources = grafton_server::ConfigSources {
+        config: schema.config.clone(),
+        hasura_metadata: schema.hasura_metadata.clone(),
+        allow_list: schema.allow_list.clone(),
+    };
+    o.config = sources.load()?;
+    o.sources = Some(sources);
     if let Some(l) = listen {
         o.host = l.host.clone();
         o.port = l.port;
@@ -164,6 +167,13 @@ pub(crate) fn options(
         o.live.batch_size = usize::from(l.live_query_batch_size);
         o.live.concurrency = (l.pool_size / 2).max(1);
         o.http.ws.max_operations = l.ws_max_operations.max(1);
+        o.watch = l.watch;
+        o.signals = true;
+        o.shutdown_timeout = seconds(l.shutdown_timeout, "--shutdown-timeout")?;
+        o.shutdown_delay = match l.shutdown_delay {
+            0.0 => std::time::Duration::ZERO,
+            d => seconds(d, "--shutdown-delay")?,
+        };
         o.auth = grafton_auth::AuthConfig {
             admin_secret: l.admin_secret.clone(),
             jwt: l.jwt_secret.clone(),

@@ -1,4 +1,5 @@
-//! The HTTP edge: GraphQL over HTTP on `/v1/graphql` and `/graphql`, and `/healthz`.
+//! The HTTP edge: GraphQL over HTTP on `/v1/graphql` and `/graphql`; the
+//! operational endpoints are in [`crate::ops`].
 
 use crate::engine::{Caller, Engine, GraphqlRequest, Transport};
 use crate::error::RequestError;
@@ -41,12 +42,16 @@ impl Default for HttpOptions {
 }
 
 /// The router for an engine.
-pub fn router(engine: Arc<Engine>, auth: Arc<Authenticator>, options: &HttpOptions) -> Router {
+pub fn router(
+    engine: Arc<Engine>,
+    auth: Arc<Authenticator>,
+    ops: crate::ops::Ops,
+    options: &HttpOptions,
+) -> Router {
     let limit = options.max_body_bytes;
-    Router::new()
+    crate::ops::routes(Router::new())
         .route("/v1/graphql", get(graphql_get).post(graphql_post))
         .route("/graphql", get(graphql_get).post(graphql_post))
-        .route("/healthz", get(healthz))
         .layer(DefaultBodyLimit::max(limit))
         .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
             options.body_timeout,
@@ -56,6 +61,7 @@ pub fn router(engine: Arc<Engine>, auth: Arc<Authenticator>, options: &HttpOptio
             auth,
             limit,
             ws: options.ws,
+            ops,
         })
 }
 
@@ -66,6 +72,7 @@ pub(crate) struct AppState {
     /// The largest body (and WebSocket message).
     pub(crate) limit: usize,
     pub(crate) ws: crate::ws::WsOptions,
+    pub(crate) ops: crate::ops::Ops,
 }
 
 const GRAPHQL_RESPONSE: &str = "application/graphql-response+json";
@@ -88,7 +95,7 @@ fn wants_graphql_response(headers: &HeaderMap) -> bool {
     false
 }
 
-fn respond(result: Result<String, RequestError>, graphql_response: bool) -> Response {
+pub(crate) fn respond(result: Result<String, RequestError>, graphql_response: bool) -> Response {
     let content_type = if graphql_response {
         HeaderValue::from_static("application/graphql-response+json; charset=utf-8")
     } else {
@@ -179,9 +186,8 @@ async fn batch(
     if items.is_empty() {
         return Err(RequestError::BadRequest("the batch is empty".into()));
     }
-    let limits = engine
-        .planner_for(caller.role.as_deref(), caller.backend_only)?
-        .limits();
+    let planner = engine.planner_for(caller.role.as_deref(), caller.backend_only)?;
+    let limits = planner.limits();
     grafton_engine::limits::check(
         grafton_engine::LimitKind::Batch,
         limits.batch,
@@ -363,12 +369,5 @@ fn persisted_hash(extensions: Option<&Value>) -> Result<Option<String>, RequestE
         _ => Err(RequestError::BadRequest(
             "persistedQuery.sha256Hash must be a SHA-256 in hex".into(),
         )),
-    }
-}
-
-async fn healthz(State(state): State<AppState>) -> Response {
-    match state.engine.database().ping().await {
-        Ok(()) => (StatusCode::OK, "OK").into_response(),
-        Err(e) => (StatusCode::SERVICE_UNAVAILABLE, format!("ERROR: {e}")).into_response(),
     }
 }

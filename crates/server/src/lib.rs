@@ -4,9 +4,12 @@
 pub mod error;
 pub mod http;
 mod listen;
+pub mod ops;
+pub mod reload;
 pub mod ws;
 
 pub use listen::ConnectionLimits;
+pub use reload::{ConfigSources, Reloader};
 
 use grafton_execute::ExecuteError;
 use grafton_schema::{Config, Convention, SchemaError};
@@ -28,8 +31,19 @@ pub struct ServeOptions {
     pub host: String,
     /// Port to listen on (0 picks a free one).
     pub port: u16,
-    /// Parsed config file.
+    /// Parsed config file (when `sources` is `None`: a reload keeps it).
     pub config: Config,
+    /// The files `config` was read from, read again by a reload.
+    pub sources: Option<ConfigSources>,
+    /// Reload when the PostgreSQL schema changes (an event trigger NOTIFYs).
+    pub watch: bool,
+    /// SIGTERM and Ctrl-C stop the server, SIGHUP reloads it (the CLI's servers).
+    pub signals: bool,
+    /// How long a stopping server keeps accepting with `/readyz` at 503, so a load
+    /// balancer moves traffic away before the port closes.
+    pub shutdown_delay: std::time::Duration,
+    /// How long a stopping server waits for open requests and sockets.
+    pub shutdown_timeout: std::time::Duration,
     /// Naming convention.
     pub naming: Convention,
     /// Connections in the pool.
@@ -55,6 +69,11 @@ impl Default for ServeOptions {
             host: "127.0.0.1".into(),
             port: 8080,
             config: Config::default(),
+            sources: None,
+            watch: false,
+            signals: false,
+            shutdown_delay: std::time::Duration::ZERO,
+            shutdown_timeout: std::time::Duration::from_secs(30),
             naming: Convention::HasuraDefault,
             pool_size: 10,
             schemas: vec!["public".into()],
@@ -148,17 +167,25 @@ pub fn load_allow_list(
     })
 }
 
-/// Connects, introspects and builds the engine (see [`grafton_engine::build`]).
-pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> {
-    let engine_options = grafton_engine::EngineOptions {
+/// The engine's options from the server's, with `config`.
+pub(crate) fn engine_options(
+    options: &ServeOptions,
+    config: Config,
+) -> grafton_engine::EngineOptions {
+    grafton_engine::EngineOptions {
         database_url: options.database_url.clone(),
-        config: options.config.clone(),
+        config,
         naming: options.naming,
         pool_size: options.pool_size,
         schemas: options.schemas.clone(),
         strict_graphql: options.strict_graphql,
         limits: options.limits.clone(),
-    };
+    }
+}
+
+/// Connects, introspects and builds the engine (see [`grafton_engine::build`]).
+pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> {
+    let engine_options = engine_options(options, options.config.clone());
     Ok(grafton_engine::build(&engine_options)
         .await?
         .with_live(options.live))
@@ -170,8 +197,21 @@ pub struct Running {
     pub addr: SocketAddr,
     /// The engine behind it.
     pub engine: Arc<Engine>,
+    /// Reloads its schemas (as `reload_metadata` and SIGHUP do).
+    pub reloader: Arc<Reloader>,
     handle: tokio::task::JoinHandle<()>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    /// Tasks that live as long as the server (reloads on DDL or SIGHUP).
+    _background: Vec<AbortOnDrop>,
+}
+
+/// Ends a background task with the server.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl Running {
@@ -180,7 +220,12 @@ impl Running {
         format!("http://{}/v1/graphql", self.addr)
     }
 
-    /// Stops accepting connections and waits for the server task to end.
+    /// The console's URL.
+    pub fn console_url(&self) -> String {
+        format!("http://{}/console", self.addr)
+    }
+
+    /// Stops accepting connections and waits for open requests to finish.
     pub async fn stop(mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
@@ -188,7 +233,7 @@ impl Running {
         let _ = (&mut self.handle).await;
     }
 
-    /// Waits until the server stops (it stops on Ctrl-C when started by the CLI).
+    /// Waits until the server stops (on SIGTERM or Ctrl-C when started with `signals`).
     pub async fn wait(self) {
         let _ = self.handle.await;
     }
@@ -204,6 +249,20 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
         );
     }
     let engine = Arc::new(build_engine(options).await?);
+    let reloader = Arc::new(Reloader::new(engine.clone(), options.clone()));
+    let mut background = Vec::new();
+    if options.watch {
+        let changed = Arc::new(tokio::sync::Notify::new());
+        let watch = engine.database().watch_ddl(changed.clone()).await?;
+        let reloads = reload::on_notify(reloader.clone(), changed, "DDL in the database");
+        background.push(AbortOnDrop(tokio::spawn(async move {
+            let _watch = watch;
+            let _ = reloads.await;
+        })));
+    }
+    if options.signals {
+        background.push(AbortOnDrop(sighup(reloader.clone())?));
+    }
     let addr = format!("{}:{}", options.host, options.port);
     let listener = tokio::net::TcpListener::bind(&addr)
         .await
@@ -215,27 +274,86 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
         addr: addr.clone(),
         source,
     })?;
-    let app = http::router(engine.clone(), Arc::new(auth), &options.http);
+    let ops = ops::Ops {
+        reloader: reloader.clone(),
+        draining: Arc::default(),
+    };
+    let draining = ops.draining.clone();
+    let app = http::router(engine.clone(), Arc::new(auth), ops, &options.http);
     let connections = options.http.connections;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let signals = options.signals;
+    let (delay, drain) = (options.shutdown_delay, options.shutdown_timeout);
     let handle = tokio::spawn(async move {
         let shutdown = async move {
-            tokio::select! {
-                _ = rx => {}
-                _ = tokio::signal::ctrl_c() => {}
+            match signals {
+                true => tokio::select! {
+                    _ = rx => {}
+                    () = terminated() => {}
+                },
+                false => {
+                    let _ = rx.await;
+                }
             }
+            // Not ready from now on; still serving while load balancers notice.
+            draining.store(true, std::sync::atomic::Ordering::Relaxed);
+            if !delay.is_zero() {
+                tracing::info!("stopping: /readyz answers 503; closing the port in {delay:?}");
+                tokio::time::sleep(delay).await;
+            }
+            tracing::info!("stopping: port closed, finishing open requests");
         };
-        listen::serve(listener, app, connections, shutdown).await;
+        listen::serve(listener, app, connections, drain, shutdown).await;
     });
     tracing::info!(
-        tables = engine.model().tables.len(),
+        tables = engine.planner().model().tables.len(),
         elapsed_ms = started.elapsed().as_millis() as u64,
         "schema loaded; serving"
     );
     Ok(Running {
         addr,
         engine,
+        reloader,
         handle,
         shutdown: Some(tx),
+        _background: background,
     })
+}
+
+/// SIGTERM (what service managers send) or Ctrl-C.
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// Reloads the schemas on each SIGHUP.
+fn sighup(reloader: Arc<Reloader>) -> Result<tokio::task::JoinHandle<()>, StartError> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut hup = signal(SignalKind::hangup()).map_err(|e| StartError::Config {
+            path: "SIGHUP".into(),
+            message: e.to_string(),
+        })?;
+        Ok(tokio::spawn(async move {
+            while hup.recv().await.is_some() {
+                let _ = reloader.reload("SIGHUP").await;
+            }
+        }))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = reloader;
+        Ok(tokio::spawn(async {}))
+    }
 }

@@ -44,12 +44,13 @@ pub(crate) struct Slot {
     pub(crate) stopping: watch::Receiver<bool>,
 }
 
-/// Serves `app` on `listener` until `shutdown` completes, then lets open requests
-/// finish (up to 10 s).
+/// Serves `app` on `listener` until `shutdown` completes, then stops accepting
+/// and lets open requests finish (WebSockets close with 1001), for up to `drain`.
 pub(crate) async fn serve(
     listener: TcpListener,
     app: Router,
     limits: ConnectionLimits,
+    drain: Duration,
     shutdown: impl Future<Output = ()>,
 ) {
     let slots = Arc::new(Semaphore::new(limits.max_connections));
@@ -108,14 +109,18 @@ pub(crate) async fn serve(
             }
         });
     }
+    drop(listener);
     let _ = stop.send(true);
     // Every open connection (a WebSocket too) holds a place: all of them back means
     // all of them closed.
     let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
-    if tokio::time::timeout(Duration::from_secs(10), slots.acquire_many(all))
+    if tokio::time::timeout(drain, slots.acquire_many(all))
         .await
         .is_err()
     {
-        tracing::warn!("connections still open 10 s after shutdown; closing them");
+        tracing::warn!(
+            "connections still open {} s after shutdown; closing them",
+            drain.as_secs_f64()
+        );
     }
 }

@@ -244,7 +244,8 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             if engine.database().backend() != grafton_catalog::Backend::Postgres {
                 return Err("live-triggers is for PostgreSQL: on SQLite every write goes through Grafton, which wakes live queries itself".into());
             }
-            let model = engine.model();
+            let planner = engine.planner();
+            let model = planner.model();
             // Views take no such triggers; writes to their tables notify under the
             // tables' names, and live queries on views see them at the interval.
             let tables: Vec<(String, String)> = (0..model.tables.len())

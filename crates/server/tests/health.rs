@@ -1,9 +1,10 @@
-//! `/healthz` follows the database: 200 while it answers, 503 once it is gone.
+//! `/readyz` follows the database: 200 while it answers, 503 once it is gone;
+//! `/healthz` (the process is alive) stays 200.
 
 use grafton_server::{start, ServeOptions};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn healthz_turns_503_when_the_database_goes_away() {
+async fn readyz_turns_503_when_the_database_goes_away() {
     let url = grafton_testkit::fresh_database("health");
     grafton_testkit::psql(
         &url,
@@ -17,9 +18,10 @@ async fn healthz_turns_503_when_the_database_goes_away() {
     })
     .await
     .expect("server starts");
-    let health = format!("http://{}/healthz", server.addr);
+    let health = format!("http://{}/readyz", server.addr);
+    let alive = format!("http://{}/healthz", server.addr);
     let client = reqwest::Client::new();
-    let status = client.get(&health).send().await.expect("healthz").status();
+    let status = client.get(&health).send().await.expect("readyz").status();
     assert_eq!(status, 200);
 
     // Drop the database under the server (terminating its connections).
@@ -30,8 +32,10 @@ async fn healthz_turns_503_when_the_database_goes_away() {
         format!("DROP DATABASE \"{name}\" WITH (FORCE);").as_bytes(),
     );
 
-    let response = client.get(&health).send().await.expect("healthz");
+    let response = client.get(&health).send().await.expect("readyz");
     assert_eq!(response.status(), 503);
+    let response = client.get(&alive).send().await.expect("healthz");
+    assert_eq!(response.status(), 200);
     let response = client
         .post(server.url())
         .json(&serde_json::json!({"query": "{ t { id } }"}))

@@ -1,0 +1,171 @@
+//! The schemas an engine serves: admin's planner and each role's. A reload builds
+//! a new set and swaps it in whole; requests already running keep the set they
+//! started with.
+
+use crate::error::EngineError;
+use crate::planner::Planner;
+use crate::RoleLimits;
+use grafton_schema::SchemaModel;
+use grafton_sql::Dialect;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The role name of the schema every role named by no permission shares (an empty
+/// one, with only `no_queries_available`: its requests fail validation, as in Hasura).
+pub const NO_PERMISSIONS: &str = "";
+
+/// A role's schema model and rules; `backend_only` for the view of trusted backends.
+pub struct RoleSchema {
+    /// The role's schema model.
+    pub model: SchemaModel,
+    /// Its row rules.
+    pub rules: grafton_ir::permissions::RoleRules,
+    /// Whether this is the trusted-backend view (its `backend_only` permissions count).
+    pub backend_only: bool,
+}
+
+/// Admin's planner and each role's (two for roles with `backend_only` writes).
+pub struct Schemas {
+    pub(crate) admin: Arc<Planner>,
+    roles: HashMap<String, Arc<Planner>>,
+    /// The roles with `backend_only` permissions, as trusted backends see them.
+    backend_roles: HashMap<String, Arc<Planner>>,
+}
+
+impl Schemas {
+    /// The admin `model` and each role's model and rules, planned in `dialect`.
+    pub fn new(model: SchemaModel, roles: Vec<RoleSchema>, dialect: Dialect) -> Self {
+        let (mut front, mut back) = (HashMap::new(), HashMap::new());
+        for r in roles {
+            let name = r.rules.role.clone();
+            let planner = Arc::new(Planner::for_role(r.model, Some(r.rules), dialect));
+            if r.backend_only {
+                back.insert(name, planner);
+            } else {
+                front.insert(name, planner);
+            }
+        }
+        Self {
+            admin: Arc::new(Planner::new(model, dialect)),
+            roles: front,
+            backend_roles: back,
+        }
+    }
+
+    /// Every planner with its role (`None`: admin) and view, to configure them
+    /// before the set is shared. Only callable while this set is the sole owner
+    /// of its planners (that is, before it is served).
+    fn planners_mut(&mut self) -> impl Iterator<Item = (Option<&str>, bool, &mut Planner)> {
+        let admin = std::iter::once((None, false, &mut self.admin));
+        let front = self
+            .roles
+            .iter_mut()
+            .map(|(n, p)| (Some(n.as_str()), false, p));
+        let back = (self.backend_roles.iter_mut()).map(|(n, p)| (Some(n.as_str()), true, p));
+        admin
+            .chain(front)
+            .chain(back)
+            .filter_map(|(name, backend, p)| Arc::get_mut(p).map(|p| (name, backend, p)))
+    }
+
+    /// Applies the GraphQL spec's rule on unused variables (`--strict-graphql`).
+    pub fn with_strict_graphql(mut self, strict: bool) -> Self {
+        for (_, _, p) in self.planners_mut() {
+            p.strict = strict;
+        }
+        self
+    }
+
+    /// Applies `api_limits` (each role's own, admin exempt unless named) and the
+    /// server's safety rails to every planner.
+    pub fn with_limits(
+        mut self,
+        api: &grafton_schema::api_limits::ApiLimits,
+        server: &crate::ServerLimits,
+    ) -> Self {
+        use crate::limits::rate::RoleRate;
+        for (name, _, p) in self.planners_mut() {
+            p.limits = RoleLimits::resolve(api, server, name);
+            p.default_limit = server.default_limit;
+            p.gate = gate(&p.limits).map(Arc::new);
+            p.rate = p.limits.rate.as_ref().map(|r| Arc::new(RoleRate::local(r)));
+        }
+        self
+    }
+
+    /// Applies the allow list and the introspection switches to every role (admin
+    /// is never limited by either).
+    pub fn with_trusted(mut self, config: &grafton_schema::Config) -> Result<Self, String> {
+        let allow = crate::trusted::AllowList::from_config(config)?;
+        let off = &config.graphql_schema_introspection.disabled_for_roles;
+        for (name, _, p) in self.planners_mut() {
+            if let Some(name) = name {
+                p.allowed = allow.for_role(name);
+                p.introspection_disabled = off.iter().any(|r| r == name);
+            }
+        }
+        Ok(self)
+    }
+
+    /// Keeps what outlives a reload from the set being replaced: each role's count
+    /// of live subscriptions, and its rate-limit counts and `max_concurrent` gate
+    /// while those limits are unchanged, so a reload neither resets a client's
+    /// allowance nor lets a role past its limits.
+    pub(crate) fn carry_over(mut self, old: &Schemas) -> Self {
+        for (name, backend, p) in self.planners_mut() {
+            let Some(before) = old.lookup(name, backend) else {
+                continue;
+            };
+            p.live = before.live.clone();
+            if before.limits.rate == p.limits.rate {
+                p.rate = before.rate.clone();
+            }
+            if before.limits.max_concurrent == p.limits.max_concurrent {
+                p.gate = before.gate.clone();
+            }
+        }
+        self
+    }
+
+    /// The planner of exactly this role and view.
+    fn lookup(&self, role: Option<&str>, backend_only: bool) -> Option<&Arc<Planner>> {
+        match (role, backend_only) {
+            (None, _) => Some(&self.admin),
+            (Some(r), false) => self.roles.get(r),
+            (Some(r), true) => self.backend_roles.get(r),
+        }
+    }
+
+    /// The planner of a role (`None`: admin); `backend_only` picks the trusted
+    /// backends' view where the role has one. A role with no permissions anywhere
+    /// shares the empty schema; without one it is refused.
+    pub fn planner_for(
+        &self,
+        role: Option<&str>,
+        backend_only: bool,
+    ) -> Result<&Arc<Planner>, EngineError> {
+        let Some(r) = role else {
+            return Ok(&self.admin);
+        };
+        let backend = backend_only.then(|| self.backend_roles.get(r)).flatten();
+        backend
+            .or_else(|| self.roles.get(r))
+            .or_else(|| self.roles.get(NO_PERMISSIONS))
+            .ok_or_else(|| EngineError::NoPermissions(r.to_owned()))
+    }
+
+    /// The number of role schemas (admin's not counted).
+    pub fn role_count(&self) -> usize {
+        self.roles.len() + self.backend_roles.len()
+    }
+}
+
+/// The `max_concurrent` gate of a role's limits.
+fn gate(limits: &RoleLimits) -> Option<crate::admission::Gate> {
+    limits.max_concurrent.map(|n| {
+        crate::admission::Gate::new(
+            usize::try_from(n).unwrap_or(usize::MAX),
+            "the role's max_concurrent",
+        )
+    })
+}

@@ -1,0 +1,121 @@
+//! Operational endpoints: `/healthz` (the process answers), `/readyz` (schema
+//! loaded and database reachable), `GET /v1/version`, and Hasura's metadata API
+//! for `reload_metadata` (admin only).
+
+use crate::http::{AppState, Peer};
+use axum::extract::rejection::JsonRejection;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Extension, Json, Router};
+use serde_json::{json, Value};
+
+/// What the operational endpoints share with the server's lifecycle.
+#[derive(Clone)]
+pub struct Ops {
+    /// Reloads the schemas.
+    pub reloader: std::sync::Arc<crate::Reloader>,
+    /// True once the server is stopping: `/readyz` turns 503 so load balancers
+    /// move traffic away during `--shutdown-delay`, before the port closes.
+    pub draining: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Adds the operational routes.
+pub(crate) fn routes(router: Router<AppState>) -> Router<AppState> {
+    router
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/v1/version", get(version))
+        .route("/v1/metadata", post(metadata))
+}
+
+/// Alive: the process serves HTTP. Touches nothing else, so a slow database never
+/// gets a healthy process restarted.
+async fn healthz() -> &'static str {
+    "OK"
+}
+
+/// Ready: the schema is loaded (it is before the port opens) and the database
+/// answers; a load balancer sends traffic only while this is 200.
+async fn readyz(State(state): State<AppState>) -> Response {
+    if state
+        .ops
+        .draining
+        .load(std::sync::atomic::Ordering::Relaxed)
+    {
+        return (StatusCode::SERVICE_UNAVAILABLE, "STOPPING").into_response();
+    }
+    match state.engine.database().ping().await {
+        Ok(()) => (StatusCode::OK, "OK").into_response(),
+        Err(e) => (StatusCode::SERVICE_UNAVAILABLE, format!("ERROR: {e}")).into_response(),
+    }
+}
+
+async fn version() -> Json<Value> {
+    Json(json!({ "version": env!("CARGO_PKG_VERSION") }))
+}
+
+/// A metadata API error in Hasura's shape.
+fn refuse(status: StatusCode, code: &str, error: impl Into<String>, path: &str) -> Response {
+    let body = json!({ "code": code, "error": error.into(), "path": path });
+    (status, Json(body)).into_response()
+}
+
+/// `POST /v1/metadata`: `{"type": "reload_metadata", "args": {}}` re-reads the
+/// config, re-introspects the database and swaps the schema. Admin only.
+async fn metadata(
+    State(state): State<AppState>,
+    peer: Option<Extension<Peer>>,
+    headers: HeaderMap,
+    body: Result<Json<Value>, JsonRejection>,
+) -> Response {
+    let peer = peer.map(|Extension(p)| p);
+    let caller = match crate::http::caller(&state.auth, &headers, peer).await {
+        Ok(caller) => caller,
+        Err(e) => {
+            let status = e.status(false);
+            return refuse(status, e.code(), e.to_string(), "$");
+        }
+    };
+    if caller.role.is_some() {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "access-denied",
+            "restricted access: admin only",
+            "$",
+        );
+    }
+    let body = match body {
+        Ok(Json(body)) => body,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, "invalid-json", e.body_text(), "$"),
+    };
+    match body.get("type").and_then(Value::as_str) {
+        Some("reload_metadata") => {}
+        Some(other) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "not-supported",
+                format!("Grafton's metadata API serves 'reload_metadata' only, not '{other}'; the rest of the metadata lives in the config file"),
+                "$.type",
+            )
+        }
+        None => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "parse-failed",
+                "the body needs a 'type' string",
+                "$",
+            )
+        }
+    }
+    match state.ops.reloader.reload("reload_metadata").await {
+        Ok(_) => Json(json!({ "message": "success", "is_consistent": true })).into_response(),
+        Err(e) => refuse(
+            StatusCode::BAD_REQUEST,
+            "reload-failed",
+            format!("{e}; the previous schema is still served"),
+            "$",
+        ),
+    }
+}

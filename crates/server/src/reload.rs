@@ -1,0 +1,115 @@
+//! Schema reload without a restart: the config files are read again, the database
+//! introspected again, and the new schemas swapped in whole (requests already
+//! running finish on the old ones). Asked for by `POST /v1/metadata`
+//! (`reload_metadata`), SIGHUP, or, with `--watch`, DDL on PostgreSQL.
+
+use crate::{Engine, ServeOptions, StartError};
+use grafton_schema::Config;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The files the config comes from, read at start-up and at each reload.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigSources {
+    /// The YAML config file.
+    pub config: Option<PathBuf>,
+    /// Hasura metadata (tables.yaml or a metadata directory); the config file wins.
+    pub hasura_metadata: Option<PathBuf>,
+    /// An allow-list file for every role but admin.
+    pub allow_list: Option<PathBuf>,
+}
+
+impl ConfigSources {
+    /// Reads and merges the files.
+    pub fn load(&self) -> Result<Config, StartError> {
+        let mut config = match &self.config {
+            Some(path) => crate::load_config(path)?,
+            None => Config::default(),
+        };
+        if let Some(path) = &self.hasura_metadata {
+            let imported =
+                grafton_schema::hasura::load(path).map_err(|message| StartError::Config {
+                    path: path.display().to_string(),
+                    message,
+                })?;
+            grafton_schema::hasura::merge(&mut config, imported);
+        }
+        if let Some(path) = &self.allow_list {
+            config.allow_list.push(crate::load_allow_list(path)?);
+        }
+        Ok(config)
+    }
+}
+
+/// Reloads one engine's schemas the way it was started.
+pub struct Reloader {
+    engine: Arc<Engine>,
+    options: ServeOptions,
+}
+
+/// Why a reload failed; the old schemas keep serving.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ReloadError(String);
+
+impl Reloader {
+    pub(crate) fn new(engine: Arc<Engine>, options: ServeOptions) -> Self {
+        Self { engine, options }
+    }
+
+    /// Reads the config again (from its files, else the one started with),
+    /// introspects and swaps. Logs the outcome either way.
+    pub async fn reload(&self, why: &str) -> Result<grafton_engine::Reloaded, ReloadError> {
+        let result = async {
+            let config = match &self.options.sources {
+                Some(sources) => sources.load()?,
+                None => self.options.config.clone(),
+            };
+            let options = crate::engine_options(&self.options, config);
+            Ok::<_, StartError>(self.engine.reload(&options).await?)
+        }
+        .await;
+        match result {
+            Ok(done) => {
+                tracing::info!(
+                    why,
+                    tables = done.tables,
+                    roles = done.roles,
+                    elapsed_ms = done.elapsed.as_secs_f64() * 1000.0,
+                    "schema reloaded"
+                );
+                Ok(done)
+            }
+            Err(e) => {
+                tracing::error!(why, error = %e, "reload failed; still serving the previous schema");
+                Err(ReloadError(e.to_string()))
+            }
+        }
+    }
+}
+
+/// Reloads after each notification, once the burst is over: a migration is often
+/// several transactions in a row.
+pub(crate) fn on_notify(
+    reloader: Arc<Reloader>,
+    notify: Arc<tokio::sync::Notify>,
+    why: &'static str,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            notify.notified().await;
+            loop {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                // Another notification meanwhile: wait for quiet again.
+                if tokio::time::timeout(Duration::ZERO, notify.notified())
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            let _ = reloader.reload(why).await;
+        }
+    })
+}

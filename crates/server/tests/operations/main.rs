@@ -1,0 +1,67 @@
+//! Operating a running Grafton: schema reload (the metadata API, SIGHUP, `--watch`),
+//! health and readiness, graceful shutdown and restarts, against real databases
+//! and, for signals, the real `grafton` binary.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod lifecycle;
+mod reload;
+
+pub use common::{Db, BOTH};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+pub const ADMIN_SECRET: &str = "operations-secret";
+
+/// `items` in a database of the test's own (tests here change schemas).
+pub fn own_database(name: &'static str, db: Db) -> String {
+    let ddl = |int: &str| {
+        format!(
+            "CREATE TABLE items (id {int} NOT NULL PRIMARY KEY, label TEXT NOT NULL);
+             INSERT INTO items VALUES (1, 'one'), (2, 'two');"
+        )
+    };
+    let (sqlite, postgres) = common::own_databases(name, ddl("INTEGER"), ddl("integer"));
+    match db {
+        Db::Sqlite => sqlite.display().to_string(),
+        Db::Postgres => postgres,
+    }
+}
+
+/// Runs DDL or writes on the database behind Grafton's back (a migration).
+pub fn migrate(db: Db, url: &str, sql: &str) {
+    match db {
+        Db::Sqlite => {
+            let conn = rusqlite::Connection::open(PathBuf::from(url)).expect("open");
+            conn.busy_timeout(std::time::Duration::from_secs(5))
+                .expect("busy");
+            conn.execute_batch(sql).expect("migration");
+        }
+        Db::Postgres => {
+            grafton_testkit::psql(url, sql.as_bytes());
+        }
+    }
+}
+
+/// Posts `query` as admin to `url`; returns the body.
+pub async fn post(url: &str, query: &str) -> Value {
+    reqwest::Client::new()
+        .post(url)
+        .header("x-hasura-admin-secret", ADMIN_SECRET)
+        .json(&json!({ "query": query }))
+        .send()
+        .await
+        .expect("request")
+        .json()
+        .await
+        .expect("JSON body")
+}
+
+/// A free port on 127.0.0.1 (bound, then released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}

@@ -1,0 +1,211 @@
+//! Reloading the schema after a migration, without a restart.
+
+use crate::{migrate, own_database, post, Db, ADMIN_SECRET, BOTH};
+use grafton_server::{ConfigSources, ServeOptions};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+/// The `user` role reads `items`; the file is re-read at each reload.
+const CONFIG: &str = "
+tables:
+  items:
+    permissions:
+      user:
+        select: {columns: [id, label], filter: {}}
+";
+
+async fn reload(base: &str, secret: Option<&str>) -> (u16, Value) {
+    let mut request = reqwest::Client::new()
+        .post(format!("{base}/v1/metadata"))
+        .json(&json!({"type": "reload_metadata", "args": {}}));
+    if let Some(secret) = secret {
+        request = request.header("x-hasura-admin-secret", secret);
+    }
+    let response = request.send().await.expect("metadata request");
+    let status = response.status().as_u16();
+    (status, response.json().await.expect("JSON body"))
+}
+
+fn options(url: String, config: &std::path::Path) -> ServeOptions {
+    let sources = ConfigSources {
+        config: Some(config.to_path_buf()),
+        ..ConfigSources::default()
+    };
+    let mut o = ServeOptions {
+        database_url: url,
+        port: 0,
+        config: sources.load().expect("config"),
+        sources: Some(sources),
+        ..ServeOptions::default()
+    };
+    o.auth.admin_secret = Some(ADMIN_SECRET.into());
+    o.auth.unauthorized_role = Some("user".into());
+    o
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reload_metadata_serves_new_tables_columns_and_permissions() {
+    for db in BOTH {
+        let url = own_database("reload", db);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = dir.path().join("grafton.yaml");
+        std::fs::write(&config, CONFIG).expect("config");
+        let server = grafton_server::start(&options(url.clone(), &config))
+            .await
+            .expect("server starts");
+        let base = format!("http://{}", server.addr);
+
+        migrate(
+            db,
+            &url,
+            "CREATE TABLE extra (id INTEGER PRIMARY KEY, name TEXT);
+             INSERT INTO extra VALUES (7, 'seven');
+             ALTER TABLE items ADD COLUMN note TEXT;",
+        );
+        let query = "{ extra { id name } items(order_by: {id: asc}) { id note } }";
+        let before = post(&server.url(), query).await;
+        assert_eq!(
+            before["errors"][0]["extensions"]["code"], "validation-failed",
+            "{db:?}: {before}"
+        );
+
+        let (status, body) = reload(&base, Some(ADMIN_SECRET)).await;
+        assert_eq!(status, 200, "{db:?}: {body}");
+        assert_eq!(body, json!({"message": "success", "is_consistent": true}));
+        let after = post(&server.url(), query).await;
+        assert_eq!(
+            after,
+            json!({"data": {"extra": [{"id": 7, "name": "seven"}],
+                             "items": [{"id": 1, "note": null}, {"id": 2, "note": null}]}}),
+            "{db:?}"
+        );
+
+        // The config file is read again too: `user` gets `extra`.
+        let anonymous = |q: &'static str| {
+            let url = server.url();
+            async move {
+                reqwest::Client::new()
+                    .post(url)
+                    .json(&json!({ "query": q }))
+                    .send()
+                    .await
+                    .expect("request")
+                    .json::<Value>()
+                    .await
+                    .expect("JSON")
+            }
+        };
+        let denied = anonymous("{ extra { id } }").await;
+        assert_eq!(
+            denied["errors"][0]["extensions"]["code"], "validation-failed",
+            "{db:?}: {denied}"
+        );
+        std::fs::write(
+            &config,
+            format!("{CONFIG}  extra:\n    permissions:\n      user:\n        select: {{columns: [id], filter: {{}}}}\n"),
+        )
+        .expect("config");
+        let (status, body) = reload(&base, Some(ADMIN_SECRET)).await;
+        assert_eq!(status, 200, "{db:?}: {body}");
+        let allowed = anonymous("{ extra { id } }").await;
+        assert_eq!(allowed, json!({"data": {"extra": [{"id": 7}]}}), "{db:?}");
+
+        // A broken config keeps the schema being served, and says why.
+        std::fs::write(&config, "tables:\n  items:\n    permissions:\n      user:\n        select: {columns: [nope], filter: {}}\n").expect("config");
+        migrate(db, &url, "CREATE TABLE later (id INTEGER PRIMARY KEY);");
+        let (status, body) = reload(&base, Some(ADMIN_SECRET)).await;
+        assert_eq!(status, 400, "{db:?}: {body}");
+        assert_eq!(body["code"], "reload-failed", "{db:?}: {body}");
+        assert!(
+            body["error"].as_str().unwrap_or("").contains("nope"),
+            "{db:?}: the error names the bad column: {body}"
+        );
+        assert_eq!(post(&server.url(), query).await, after, "{db:?}");
+        assert_eq!(anonymous("{ extra { id } }").await, allowed, "{db:?}");
+        let later = post(&server.url(), "{ later { id } }").await;
+        assert_eq!(
+            later["errors"][0]["extensions"]["code"], "validation-failed",
+            "{db:?}: the failed reload changed nothing: {later}"
+        );
+        server.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metadata_api_is_for_admin_only() {
+    let url = own_database("reload_admin", Db::Sqlite);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("grafton.yaml");
+    std::fs::write(&config, CONFIG).expect("config");
+    let server = grafton_server::start(&options(url, &config))
+        .await
+        .expect("server starts");
+    let base = format!("http://{}", server.addr);
+    // No credentials: the unauthorized role, which is not admin.
+    let (status, body) = reload(&base, None).await;
+    assert_eq!(
+        (status, &body["code"]),
+        (403, &json!("access-denied")),
+        "{body}"
+    );
+    let (status, body) = reload(&base, Some("wrong")).await;
+    assert_eq!(
+        (status, &body["code"]),
+        (401, &json!("access-denied")),
+        "{body}"
+    );
+    let response = reqwest::Client::new()
+        .post(format!("{base}/v1/metadata"))
+        .header("x-hasura-admin-secret", ADMIN_SECRET)
+        .json(&json!({"type": "replace_metadata", "args": {}}))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status(), 400);
+    let body: Value = response.json().await.expect("JSON");
+    assert_eq!(body["code"], "not-supported", "{body}");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_reloads_after_ddl_on_postgres() {
+    let url = own_database("watch", Db::Postgres);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("grafton.yaml");
+    std::fs::write(&config, CONFIG).expect("config");
+    let mut o = options(url.clone(), &config);
+    o.watch = true;
+    let server = grafton_server::start(&o).await.expect("server starts");
+    migrate(
+        Db::Postgres,
+        &url,
+        "CREATE TABLE watched (id integer PRIMARY KEY); INSERT INTO watched VALUES (3);",
+    );
+    let migrated = Instant::now();
+    let answer = loop {
+        let body = post(&server.url(), "{ watched { id } }").await;
+        if body.get("data").is_some() || migrated.elapsed() > Duration::from_secs(10) {
+            break body;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(answer, json!({"data": {"watched": [{"id": 3}]}}));
+    eprintln!("served {:?} after the DDL", migrated.elapsed());
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_is_refused_on_sqlite() {
+    let url = own_database("watch_sqlite", Db::Sqlite);
+    let o = ServeOptions {
+        database_url: url,
+        port: 0,
+        watch: true,
+        ..ServeOptions::default()
+    };
+    let error = grafton_server::start(&o).await.err().expect("refused");
+    assert!(
+        error.to_string().contains("--watch needs PostgreSQL"),
+        "{error}"
+    );
+}
