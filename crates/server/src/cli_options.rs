@@ -104,6 +104,10 @@ pub(crate) struct ListenOptions {
     /// Operations (subscriptions, and queries still running) one WebSocket may hold.
     #[arg(long, env = "GRAFTON_WS_MAX_OPERATIONS", default_value_t = 100)]
     pub(crate) ws_max_operations: usize,
+    /// Serve the console (GraphiQL, embedded) at /console [default: on for `demo`,
+    /// off for `serve`]. The admin secret is typed into its headers editor.
+    #[arg(long, env = "GRAFTON_ENABLE_CONSOLE", num_args = 0..=1, default_missing_value = "true")]
+    pub(crate) enable_console: Option<bool>,
     /// Reload the schema when the PostgreSQL schema changes: installs an event
     /// trigger (needs a superuser once) that notifies Grafton of each DDL.
     #[arg(long, env = "GRAFTON_WATCH")]
@@ -129,10 +133,11 @@ fn seconds(value: f64, flag: &str) -> Result<std::time::Duration, StartError> {
         })
 }
 
+/// The options of a command; `console` is the console's default for it.
 pub(crate) fn options(
     database_url: String,
     schema: &SchemaOptions,
-    listen: Option<&ListenOptions>,
+    listen: Option<(&ListenOptions, bool)>,
 ) -> Result<ServeOptions, StartError> {
     let mut o = ServeOptions {
         database_url,
@@ -153,7 +158,8 @@ pub(crate) fn options(
     };
     o.config = sources.load()?;
     o.sources = Some(sources);
-    if let Some(l) = listen {
+    if let Some((l, console)) = listen {
+        o.http.console = l.enable_console.unwrap_or(console);
         o.host = l.host.clone();
         o.port = l.port;
         o.pool_size = l.pool_size;

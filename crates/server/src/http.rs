@@ -28,6 +28,8 @@ pub struct HttpOptions {
     pub connections: crate::ConnectionLimits,
     /// GraphQL over WebSocket.
     pub ws: crate::ws::WsOptions,
+    /// Serve the console (GraphiQL) at `/console`, and redirect `/` there.
+    pub console: bool,
 }
 
 impl Default for HttpOptions {
@@ -37,6 +39,7 @@ impl Default for HttpOptions {
             body_timeout: std::time::Duration::from_secs(10),
             connections: crate::ConnectionLimits::default(),
             ws: crate::ws::WsOptions::default(),
+            console: false,
         }
     }
 }
@@ -49,7 +52,11 @@ pub fn router(
     options: &HttpOptions,
 ) -> Router {
     let limit = options.max_body_bytes;
-    crate::ops::routes(Router::new())
+    let router = match options.console {
+        true => crate::console::routes(Router::new()),
+        false => Router::new(),
+    };
+    crate::ops::routes(router)
         .route("/v1/graphql", get(graphql_get).post(graphql_post))
         .route("/graphql", get(graphql_get).post(graphql_post))
         .layer(DefaultBodyLimit::max(limit))

@@ -162,9 +162,12 @@ const EXAMPLE: &str = r#"{ venues(limit: 3, where: {id: {_gt: 10}}) { id name me
 async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     match cli.command {
         Command::Serve(args) => {
-            let o = options(args.database_url, &args.schema, Some(&args.listen))?;
+            let o = options(args.database_url, &args.schema, Some((&args.listen, false)))?;
             let running = start(&o).await?;
             eprintln!("Grafton is serving GraphQL at {}", running.url());
+            if o.http.console {
+                eprintln!("Console: {}", running.console_url());
+            }
             running.wait().await;
         }
         Command::Demo(args) if args.postgres_sql => {
@@ -199,10 +202,13 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 eprintln!("Using the existing demo file {}.", args.file.display());
             }
             let url = format!("sqlite://{}", args.file.display());
-            let o = options(url, &args.schema, Some(&args.listen))?;
+            let o = options(url, &args.schema, Some((&args.listen, true)))?;
             let running = start(&o).await?;
             let body = serde_json::json!({ "query": EXAMPLE }).to_string();
             eprintln!("Grafton is serving the meetup demo at {}", running.url());
+            if o.http.console {
+                eprintln!("Console (GraphiQL): {}", running.console_url());
+            }
             eprintln!(
                 "Try:\n  curl -s {} -H 'content-type: application/json' -d '{}'",
                 running.url(),

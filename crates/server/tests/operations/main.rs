@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod console;
 mod lifecycle;
 mod reload;
 
