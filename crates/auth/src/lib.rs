@@ -153,6 +153,19 @@ impl Authenticator {
         }
     }
 
+    /// Whether `Authorization: Bearer <token>` carries the admin secret: how a
+    /// Prometheus scrape (`authorization: {credentials: …}`) proves it is admin.
+    pub fn is_admin_bearer(&self, headers: &HeaderMap) -> bool {
+        let Some(value) = headers.get(http::header::AUTHORIZATION) else {
+            return false;
+        };
+        let bytes = value.as_bytes();
+        let prefix = b"bearer ";
+        bytes.len() > prefix.len()
+            && bytes[..prefix.len()].eq_ignore_ascii_case(prefix)
+            && self.is_admin_secret(&bytes[prefix.len()..])
+    }
+
     fn is_admin_secret(&self, sent: &[u8]) -> bool {
         self.admin_secret
             .is_some_and(|secret| bool::from(secret.ct_eq(&digest(sent))))

@@ -39,6 +39,8 @@ pub struct Engine {
     live: crate::live::Live,
     /// One reload at a time.
     pub(crate) reloading: tokio::sync::Mutex<()>,
+    /// Prometheus metrics.
+    metrics: Arc<crate::Metrics>,
 }
 
 impl Engine {
@@ -55,20 +57,34 @@ impl Engine {
 
     /// An engine serving `schemas` from `db`.
     pub fn with_schemas(schemas: Schemas, db: Database) -> Self {
+        let metrics = Arc::new(crate::Metrics::new());
+        let live = crate::live::LiveOptions::default();
         Self {
-            schemas: arc_swap::ArcSwap::from_pointee(schemas),
+            schemas: arc_swap::ArcSwap::from_pointee(schemas.count_in(&metrics.cache)),
             heavy: crate::admission::heavy_lane(db.max_connections()),
             persisted: Box::<crate::trusted::LocalDocuments>::default(),
-            live: crate::live::Live::new(crate::live::LiveOptions::default()),
+            live: crate::live::Live::new(live, metrics.poll_seconds.clone()),
             reloading: tokio::sync::Mutex::new(()),
+            metrics,
             db,
         }
     }
 
     /// How live queries poll (`--live-query-interval` and friends).
     pub fn with_live(mut self, options: crate::live::LiveOptions) -> Self {
-        self.live = crate::live::Live::new(options);
+        self.live = crate::live::Live::new(options, self.metrics.poll_seconds.clone());
         self
+    }
+
+    /// The engine's metrics.
+    pub fn metrics(&self) -> &Arc<crate::Metrics> {
+        &self.metrics
+    }
+
+    /// Every metric in Prometheus's text format.
+    pub fn render_metrics(&self) -> String {
+        self.metrics
+            .render(self.db.pool_status(), self.live.counts())
     }
 
     /// The schemas served now.
@@ -80,7 +96,8 @@ impl Engine {
     /// [`Schemas::carry_over`]); requests already running finish on the old set.
     pub fn replace_schemas(&self, schemas: Schemas) {
         let old = self.schemas.load_full();
-        self.schemas.store(Arc::new(schemas.carry_over(&old)));
+        let schemas = schemas.carry_over(&old).count_in(&self.metrics.cache);
+        self.schemas.store(Arc::new(schemas));
     }
 
     /// The request's document: its text, or for a persisted query (Apollo's APQ)
@@ -133,15 +150,17 @@ impl Engine {
         &self.db
     }
 
-    /// Runs a request as `caller` and returns the response body's JSON text.
+    /// Runs a request as `caller` and returns the response body's JSON text;
+    /// `info` learns what it was and where its time went.
     pub async fn execute(
         &self,
         req: &GraphqlRequest,
         transport: Transport,
         caller: &Caller,
+        info: &mut crate::RequestInfo,
     ) -> Result<String, EngineError> {
         self.admit(caller)?;
-        self.execute_admitted(req, transport, caller).await
+        self.execute_admitted(req, transport, caller, info).await
     }
 
     /// Takes one request from the caller's allowance when its role's rate limit
@@ -162,12 +181,17 @@ impl Engine {
         req: &GraphqlRequest,
         transport: Transport,
         caller: &Caller,
+        info: &mut crate::RequestInfo,
     ) -> Result<String, EngineError> {
+        let started = std::time::Instant::now();
         let planner = self.planner_for(caller.role.as_deref(), caller.backend_only)?;
         let rate = planner.rate.as_ref();
         let stored = self.resolve_persisted(req)?;
         let req = stored.as_ref().unwrap_or(req);
         let checked = planner.check(req, transport)?;
+        let (operation, name) = checked.operation(req.operation_name.as_deref());
+        info.operation = Some(operation);
+        info.name = name;
         // Counted per root field once the (cached) document says how many, before
         // its variables are read or its plan looked up.
         if let Some(rate) = rate.filter(|r| r.per_root_field) {
@@ -180,6 +204,7 @@ impl Engine {
                 "a subscription is answered by subscribing (Engine::subscribe), not once",
             ));
         }
+        info.plan = Some(prepared.plan.clone());
         // Admitted only now, with the plan's cost known; held until the answer.
         let _role = match &planner.gate {
             Some(gate) => Some(gate.enter().await?),
@@ -202,6 +227,8 @@ impl Engine {
             {
                 return Err(missing_session(missing));
             }
+            let db_started = std::time::Instant::now();
+            info.planning = Some(db_started - started);
             let data = crate::mutate::run(
                 planner.model(),
                 planner.rules.as_deref(),
@@ -210,20 +237,26 @@ impl Engine {
                 &prepared.variables,
                 planner.limits().time,
             )
-            .await?;
+            .await;
+            info.database = Some(db_started.elapsed());
+            let data = data?;
             let model = planner.model();
             let written = crate::mutate::tables_written(model, mutation);
             let names = written.iter().map(|&t| model.table(t).name.clone());
             self.live.changed(&self.db, names.collect());
             return Ok(format!("{{\"data\":{data}}}"));
         }
+        let db_started = std::time::Instant::now();
+        info.planning = Some(db_started - started);
         let db_json = match &prepared.plan.statement {
-            Some(statement) => Some(
-                self.db
+            Some(statement) => {
+                let answer = self
+                    .db
                     .query_json(statement, &prepared.variables, planner.budget())
-                    .await
-                    .map_err(|e| response_limit(e, &planner))?,
-            ),
+                    .await;
+                info.database = Some(db_started.elapsed());
+                Some(answer.map_err(|e| response_limit(e, &planner))?)
+            }
             None => None,
         };
         if prepared.plan.has_introspection {

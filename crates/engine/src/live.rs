@@ -68,6 +68,8 @@ pub(crate) struct Live {
     polls: Arc<tokio::sync::Semaphore>,
     /// PostgreSQL's change feed (other instances, triggers), opened on first use.
     feed: std::sync::OnceLock<Option<grafton_execute::changes::ChangeFeed>>,
+    /// Each poll statement's time, for metrics.
+    poll_seconds: prometheus::Histogram,
 }
 
 /// A live subscription; dropping it unsubscribes.
@@ -99,12 +101,13 @@ pub(crate) struct Joining<'a> {
 }
 
 impl Live {
-    pub(crate) fn new(options: LiveOptions) -> Self {
+    pub(crate) fn new(options: LiveOptions, poll_seconds: prometheus::Histogram) -> Self {
         Self {
             polls: Arc::new(tokio::sync::Semaphore::new(options.concurrency.max(1))),
             options,
             cohorts: Default::default(),
             feed: std::sync::OnceLock::new(),
+            poll_seconds,
         }
     }
 
@@ -171,6 +174,7 @@ impl Live {
                     polls: self.polls.clone(),
                     cohorts: Arc::downgrade(&self.cohorts),
                     key: key.clone(),
+                    poll_seconds: self.poll_seconds.clone(),
                 };
                 tokio::spawn(poller.run());
                 c

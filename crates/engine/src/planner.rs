@@ -88,6 +88,23 @@ pub struct Checked {
     pub shape: Shape,
 }
 
+impl Checked {
+    /// The operation's type (`query`, `mutation`, `subscription`) and name.
+    pub fn operation(&self, operation_name: Option<&str>) -> (&'static str, Option<Name>) {
+        match operation(&self.entry, operation_name) {
+            Ok(op) => {
+                let kind = match op.operation_type {
+                    OperationType::Query => "query",
+                    OperationType::Mutation => "mutation",
+                    OperationType::Subscription => "subscription",
+                };
+                (kind, op.name.clone())
+            }
+            Err(_) => ("", None),
+        }
+    }
+}
+
 /// A request ready to execute: its plan and its coerced variables.
 pub struct Prepared {
     entry: Arc<DocEntry>,
@@ -136,6 +153,8 @@ pub struct Planner {
     /// Unique for the process's life (an address may be reused after a reload):
     /// live queries' cohorts are keyed by it.
     pub(crate) id: u64,
+    /// Hits and misses of its caches (the engine's counters once it serves it).
+    pub(crate) cache_stats: crate::metrics::CacheStats,
 }
 
 /// The next [`Planner::id`].
@@ -168,6 +187,7 @@ impl Planner {
             introspection_size: std::sync::OnceLock::new(),
             live: Arc::default(),
             id: NEXT_PLANNER.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            cache_stats: Default::default(),
         }
     }
 
@@ -220,8 +240,12 @@ impl Planner {
         transport: Transport,
     ) -> Result<Checked, EngineError> {
         let entry = match self.documents.get(&req.query) {
-            Some(entry) => entry,
+            Some(entry) => {
+                self.cache_stats.document_hit.inc();
+                entry
+            }
             None => {
+                self.cache_stats.document_miss.inc();
                 let entry = self.parse(req)?;
                 self.documents.insert(req.query.clone(), entry.clone());
                 entry
@@ -452,8 +476,10 @@ impl Planner {
         if use_cache {
             let key = plan_key(op_name, &lock(&entry.shape_vars), variables);
             if let Some(plan) = entry.plans.get(&key) {
+                self.cache_stats.plan_hit.inc();
                 return Ok(plan);
             }
+            self.cache_stats.plan_miss.inc();
         }
         let mut query =
             grafton_ir::build_query(&self.model, &entry.document, operation, variables)?;

@@ -127,6 +127,14 @@ impl Schemas {
         self
     }
 
+    /// Every planner counts its cache lookups in `stats` (the engine's).
+    pub(crate) fn count_in(mut self, stats: &crate::metrics::CacheStats) -> Self {
+        for (_, _, p) in self.planners_mut() {
+            p.cache_stats = stats.clone();
+        }
+        self
+    }
+
     /// The planner of exactly this role and view.
     fn lookup(&self, role: Option<&str>, backend_only: bool) -> Option<&Arc<Planner>> {
         match (role, backend_only) {

@@ -25,6 +25,19 @@ use grafton_catalog::{Backend, Introspected};
 use grafton_sql::{Dialect, Statement};
 use serde_json::{Map, Value};
 
+/// A snapshot of the pool, for metrics.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PoolStatus {
+    /// The most connections it opens.
+    pub max: usize,
+    /// Connections open now.
+    pub open: usize,
+    /// Open and not in use.
+    pub idle: usize,
+    /// Requests waiting for a connection.
+    pub waiting: usize,
+}
+
 /// The pool's size and the settings of its connections.
 #[derive(Debug, Clone, Copy)]
 pub struct PoolOptions {
@@ -154,6 +167,20 @@ impl Database {
         match self {
             Self::Postgres(db) => db.max_connections(),
             Self::Sqlite(db) => db.max_connections(),
+        }
+    }
+
+    /// The pool now: connections open, idle, and requests waiting for one.
+    pub fn pool_status(&self) -> PoolStatus {
+        let s = match self {
+            Self::Postgres(db) => db.pool_status(),
+            Self::Sqlite(db) => db.pool_status(),
+        };
+        PoolStatus {
+            max: s.max_size,
+            open: s.size,
+            idle: s.available,
+            waiting: s.waiting,
         }
     }
 

@@ -147,6 +147,10 @@ impl PgDatabase {
         self.pool.status().max_size
     }
 
+    pub(crate) fn pool_status(&self) -> deadpool::Status {
+        self.pool.status()
+    }
+
     /// How the pool's connections are made.
     pub(crate) fn config(&self) -> &tokio_postgres::Config {
         &self.config

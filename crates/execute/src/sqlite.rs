@@ -248,6 +248,10 @@ impl SqliteDatabase {
         self.pool.status().max_size
     }
 
+    pub(crate) fn pool_status(&self) -> deadpool::Status {
+        self.pool.status()
+    }
+
     /// A pooled connection, for reading.
     pub(crate) async fn connection(&self) -> Result<PooledConnection, ExecuteError> {
         self.pool.get().await.map_err(pool_error)

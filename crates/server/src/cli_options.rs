@@ -108,6 +108,29 @@ pub(crate) struct ListenOptions {
     /// off for `serve`]. The admin secret is typed into its headers editor.
     #[arg(long, env = "GRAFTON_ENABLE_CONSOLE", num_args = 0..=1, default_missing_value = "true")]
     pub(crate) enable_console: Option<bool>,
+    /// Serve Prometheus metrics at /metrics (admin only on the main port; see
+    /// --metrics-addr). `--metrics false` turns them off.
+    #[arg(long, env = "GRAFTON_METRICS", num_args = 0..=1, default_value_t = true,
+          default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub(crate) metrics: bool,
+    /// Serve /metrics on this address (host:port) instead, without credentials:
+    /// for a network only the scraper reaches.
+    #[arg(long, env = "GRAFTON_METRICS_ADDR")]
+    pub(crate) metrics_addr: Option<String>,
+    /// Log lines as text or as JSON objects (one per line).
+    #[arg(long, env = "GRAFTON_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
+    pub(crate) log_format: String,
+    /// Log one line per request: request id, role, operation, status, error code,
+    /// total and database time.
+    #[arg(long, env = "GRAFTON_LOG_REQUESTS")]
+    pub(crate) log_requests: bool,
+    /// Requests slower than this many milliseconds are logged as warnings, with
+    /// their SQL.
+    #[arg(long, env = "GRAFTON_SLOW_REQUEST_MS")]
+    pub(crate) slow_request_ms: Option<u64>,
+    /// Add a Server-Timing header (plan, db, total) to GraphQL responses.
+    #[arg(long, env = "GRAFTON_SERVER_TIMING")]
+    pub(crate) server_timing: bool,
     /// Reload the schema when the PostgreSQL schema changes: installs an event
     /// trigger (needs a superuser once) that notifies Grafton of each DDL.
     #[arg(long, env = "GRAFTON_WATCH")]
@@ -174,6 +197,12 @@ pub(crate) fn options(
         o.live.concurrency = (l.pool_size / 2).max(1);
         o.http.ws.max_operations = l.ws_max_operations.max(1);
         o.watch = l.watch;
+        o.metrics = l.metrics;
+        o.metrics_addr.clone_from(&l.metrics_addr);
+        o.http.observe = grafton_server::observe::ObserveOptions {
+            server_timing: l.server_timing,
+            slow_request: l.slow_request_ms.map(std::time::Duration::from_millis),
+        };
         o.signals = true;
         o.shutdown_timeout = seconds(l.shutdown_timeout, "--shutdown-timeout")?;
         o.shutdown_delay = match l.shutdown_delay {

@@ -50,6 +50,22 @@ impl RequestError {
         }
     }
 
+    /// True when a limit, a rate limit or admission control refused the request
+    /// (what `grafton_rejections_total` counts).
+    pub fn is_refusal(&self) -> bool {
+        use EngineError as E;
+        match self {
+            Self::TooLarge(_) => true,
+            Self::Engine(
+                E::Limit(_) | E::Overloaded(_) | E::RateLimited { .. } | E::NotAllowed,
+            ) => true,
+            Self::Engine(E::Execute(e)) => {
+                matches!(e.kind(), DbErrorKind::Busy | DbErrorKind::Timeout)
+            }
+            _ => false,
+        }
+    }
+
     /// True when the request failed before execution (GraphQL "request error"):
     /// the response then has no `data` key.
     pub fn is_request_error(&self) -> bool {

@@ -3,6 +3,7 @@
 
 use crate::engine::{Caller, Engine, GraphqlRequest, Transport};
 use crate::error::RequestError;
+use crate::observe::Observed;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
@@ -30,6 +31,8 @@ pub struct HttpOptions {
     pub ws: crate::ws::WsOptions,
     /// Serve the console (GraphiQL) at `/console`, and redirect `/` there.
     pub console: bool,
+    /// Request ids, logs and timing headers.
+    pub observe: crate::observe::ObserveOptions,
 }
 
 impl Default for HttpOptions {
@@ -40,6 +43,7 @@ impl Default for HttpOptions {
             connections: crate::ConnectionLimits::default(),
             ws: crate::ws::WsOptions::default(),
             console: false,
+            observe: crate::observe::ObserveOptions::default(),
         }
     }
 }
@@ -56,7 +60,8 @@ pub fn router(
         true => crate::console::routes(Router::new()),
         false => Router::new(),
     };
-    crate::ops::routes(router)
+    let metrics = ops.metrics;
+    crate::ops::routes(router, metrics)
         .route("/v1/graphql", get(graphql_get).post(graphql_post))
         .route("/graphql", get(graphql_get).post(graphql_post))
         .layer(DefaultBodyLimit::max(limit))
@@ -69,6 +74,7 @@ pub fn router(
             limit,
             ws: options.ws,
             ops,
+            observe: options.observe,
         })
 }
 
@@ -80,6 +86,7 @@ pub(crate) struct AppState {
     pub(crate) limit: usize,
     pub(crate) ws: crate::ws::WsOptions,
     pub(crate) ops: crate::ops::Ops,
+    pub(crate) observe: crate::observe::ObserveOptions,
 }
 
 const GRAPHQL_RESPONSE: &str = "application/graphql-response+json";
@@ -143,12 +150,14 @@ pub(crate) fn respond(result: Result<String, RequestError>, graphql_response: bo
 
 async fn graphql_post(State(state): State<AppState>, request: Request) -> Response {
     let graphql_response = wants_graphql_response(request.headers());
+    let mut observed = Observed::begin("http", request.headers());
     let result = async {
         // Credentials, media type and a per-request rate limit first: a refused
         // caller never gets as far as the body (nothing buffered, nothing parsed).
         let headers = request.headers();
         let peer = request.extensions().get::<Peer>().copied();
         let caller = caller(&state.auth, headers, peer).await?;
+        observed.role.clone_from(&caller.role);
         let content_type = headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -168,18 +177,21 @@ async fn graphql_post(State(state): State<AppState>, request: Request) -> Respon
         let value: Value =
             serde_json::from_slice(&body).map_err(|e| RequestError::InvalidJson(e.to_string()))?;
         match value {
-            Value::Array(items) => batch(&state.engine, &caller, items).await,
+            Value::Array(items) => {
+                observed.info.operation = Some("batch");
+                batch(&state.engine, &caller, items).await
+            }
             value => {
                 let request = parse_request(value)?;
                 Ok(state
                     .engine
-                    .execute_admitted(&request, Transport::Post, &caller)
+                    .execute_admitted(&request, Transport::Post, &caller, &mut observed.info)
                     .await?)
             }
         }
     }
     .await;
-    respond(result, graphql_response)
+    observed.finish(&state, result, graphql_response)
 }
 
 /// A JSON array body is a batch (Apollo and Hasura clients send them): each
@@ -218,13 +230,18 @@ async fn batch(
             out.push(',');
         }
         // The HTTP request was counted as the first of them (see `graphql_post`).
+        let mut info = grafton_engine::RequestInfo::default();
         let answer = match i {
             0 => {
                 engine
-                    .execute_admitted(request, Transport::Post, caller)
+                    .execute_admitted(request, Transport::Post, caller, &mut info)
                     .await
             }
-            _ => engine.execute(request, Transport::Post, caller).await,
+            _ => {
+                engine
+                    .execute(request, Transport::Post, caller, &mut info)
+                    .await
+            }
         };
         match answer.map_err(RequestError::from) {
             Ok(body) => out.push_str(&body),
@@ -249,9 +266,11 @@ async fn graphql_get(
         return crate::ws::upgrade(state, upgrade, headers, peer, slot);
     }
     let graphql_response = wants_graphql_response(&headers);
+    let mut observed = Observed::begin("http", &headers);
     let result = async {
         let peer = peer.map(|Extension(p)| p);
         let caller = caller(&state.auth, &headers, peer).await?;
+        observed.role.clone_from(&caller.role);
         let Query(pairs) = query.map_err(|e| RequestError::BadRequest(e.body_text()))?;
         let mut object = Map::new();
         for (k, v) in pairs {
@@ -265,11 +284,11 @@ async fn graphql_get(
         let request = parse_request(Value::Object(object))?;
         Ok(state
             .engine
-            .execute(&request, Transport::Get, &caller)
+            .execute(&request, Transport::Get, &caller, &mut observed.info)
             .await?)
     }
     .await;
-    respond(result, graphql_response)
+    observed.finish(&state, result, graphql_response)
 }
 
 /// The client's address, set on each request by the accept loop.

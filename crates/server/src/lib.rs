@@ -5,8 +5,10 @@ mod console;
 pub mod error;
 pub mod http;
 mod listen;
+pub mod observe;
 pub mod ops;
 pub mod reload;
+pub mod telemetry;
 pub mod ws;
 
 pub use listen::ConnectionLimits;
@@ -40,6 +42,11 @@ pub struct ServeOptions {
     pub watch: bool,
     /// SIGTERM and Ctrl-C stop the server, SIGHUP reloads it (the CLI's servers).
     pub signals: bool,
+    /// Serve Prometheus metrics at `/metrics`.
+    pub metrics: bool,
+    /// Serve `/metrics` on this address (no credentials) instead of the main port
+    /// (admin only).
+    pub metrics_addr: Option<String>,
     /// How long a stopping server keeps accepting with `/readyz` at 503, so a load
     /// balancer moves traffic away before the port closes.
     pub shutdown_delay: std::time::Duration,
@@ -73,6 +80,8 @@ impl Default for ServeOptions {
             sources: None,
             watch: false,
             signals: false,
+            metrics: true,
+            metrics_addr: None,
             shutdown_delay: std::time::Duration::ZERO,
             shutdown_timeout: std::time::Duration::from_secs(30),
             naming: Convention::HasuraDefault,
@@ -200,6 +209,8 @@ pub struct Running {
     pub engine: Arc<Engine>,
     /// Reloads its schemas (as `reload_metadata` and SIGHUP do).
     pub reloader: Arc<Reloader>,
+    /// Where `--metrics-addr` serves `/metrics`, if it does.
+    pub metrics_addr: Option<SocketAddr>,
     handle: tokio::task::JoinHandle<()>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     /// Tasks that live as long as the server (reloads on DDL or SIGHUP).
@@ -275,9 +286,22 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
         addr: addr.clone(),
         source,
     })?;
+    let mut metrics_addr = None;
+    if let (true, Some(addr)) = (options.metrics, &options.metrics_addr) {
+        let (bound, handle) =
+            ops::metrics_listener(addr, engine.clone())
+                .await
+                .map_err(|source| StartError::Bind {
+                    addr: addr.clone(),
+                    source,
+                })?;
+        metrics_addr = Some(bound);
+        background.push(AbortOnDrop(handle));
+    }
     let ops = ops::Ops {
         reloader: reloader.clone(),
         draining: Arc::default(),
+        metrics: options.metrics && options.metrics_addr.is_none(),
     };
     let draining = ops.draining.clone();
     let app = http::router(engine.clone(), Arc::new(auth), ops, &options.http);
@@ -315,6 +339,7 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
         addr,
         engine,
         reloader,
+        metrics_addr,
         handle,
         shutdown: Some(tx),
         _background: background,

@@ -157,6 +157,20 @@ fn statement_json(
     })
 }
 
+/// JSON logs: the banner lines go through the logger too, so stderr stays JSON.
+static JSON_LOGS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// A line for the person who started Grafton: on stderr, or a log event in JSON mode.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        if JSON_LOGS.get().copied().unwrap_or(false) {
+            tracing::info!(target: "grafton_server", "{}", format!($($arg)*));
+        } else {
+            eprintln!($($arg)*);
+        }
+    };
+}
+
 const EXAMPLE: &str = r#"{ venues(limit: 3, where: {id: {_gt: 10}}) { id name meetups(limit: 2, order_by: {start_at: desc}) { title start_at } } }"#;
 
 async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
@@ -164,9 +178,12 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         Command::Serve(args) => {
             let o = options(args.database_url, &args.schema, Some((&args.listen, false)))?;
             let running = start(&o).await?;
-            eprintln!("Grafton is serving GraphQL at {}", running.url());
+            say!("Grafton is serving GraphQL at {}", running.url());
             if o.http.console {
-                eprintln!("Console: {}", running.console_url());
+                say!("Console: {}", running.console_url());
+            }
+            if let Some(addr) = running.metrics_addr {
+                say!("Metrics: http://{addr}/metrics");
             }
             running.wait().await;
         }
@@ -194,22 +211,22 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             })
             .await??;
             if summary.created {
-                eprintln!(
+                say!(
                     "Created {} with {rows} rows per table.",
                     args.file.display()
                 );
             } else {
-                eprintln!("Using the existing demo file {}.", args.file.display());
+                say!("Using the existing demo file {}.", args.file.display());
             }
             let url = format!("sqlite://{}", args.file.display());
             let o = options(url, &args.schema, Some((&args.listen, true)))?;
             let running = start(&o).await?;
             let body = serde_json::json!({ "query": EXAMPLE }).to_string();
-            eprintln!("Grafton is serving the meetup demo at {}", running.url());
+            say!("Grafton is serving the meetup demo at {}", running.url());
             if o.http.console {
-                eprintln!("Console (GraphiQL): {}", running.console_url());
+                say!("Console (GraphiQL): {}", running.console_url());
             }
-            eprintln!(
+            say!(
                 "Try:\n  curl -s {} -H 'content-type: application/json' -d '{}'",
                 running.url(),
                 body
@@ -273,15 +290,26 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// The log settings of the command (text, no request lines, for the one-shot ones).
+fn log_options(cli: &Cli) -> grafton_server::telemetry::LogOptions {
+    let listen = match &cli.command {
+        Command::Serve(a) => &a.listen,
+        Command::Demo(a) => &a.listen,
+        Command::Schema(_) | Command::Sql(_) | Command::LiveTriggers(_) => {
+            return Default::default()
+        }
+    };
+    grafton_server::telemetry::LogOptions {
+        json: listen.log_format == "json",
+        requests: listen.log_requests,
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("GRAFTON_LOG")
-                .unwrap_or_else(|_| "warn,grafton_server=info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    let logs = log_options(&cli);
+    let _ = JSON_LOGS.set(logs.json);
+    grafton_server::telemetry::init(&logs);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(worker_threads(&cli))
         .enable_all()

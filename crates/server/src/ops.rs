@@ -19,10 +19,17 @@ pub struct Ops {
     /// True once the server is stopping: `/readyz` turns 503 so load balancers
     /// move traffic away during `--shutdown-delay`, before the port closes.
     pub draining: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Serve `/metrics` on this port (admin only); off when `--metrics-addr`
+    /// moves it to a listener of its own, or `--metrics false`.
+    pub metrics: bool,
 }
 
 /// Adds the operational routes.
-pub(crate) fn routes(router: Router<AppState>) -> Router<AppState> {
+pub(crate) fn routes(router: Router<AppState>, metrics: bool) -> Router<AppState> {
+    let router = match metrics {
+        true => router.route("/metrics", get(admin_metrics)),
+        false => router,
+    };
     router
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
@@ -50,6 +57,56 @@ async fn readyz(State(state): State<AppState>) -> Response {
         Ok(()) => (StatusCode::OK, "OK").into_response(),
         Err(e) => (StatusCode::SERVICE_UNAVAILABLE, format!("ERROR: {e}")).into_response(),
     }
+}
+
+/// The Prometheus text format's media type.
+const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// `/metrics` on the main port: admin only, by `Authorization: Bearer <admin
+/// secret>` (what Prometheus sends) or any admin credential.
+async fn admin_metrics(
+    State(state): State<AppState>,
+    peer: Option<Extension<Peer>>,
+    headers: HeaderMap,
+) -> Response {
+    if !state.auth.is_admin_bearer(&headers) {
+        let peer = peer.map(|Extension(p)| p);
+        match crate::http::caller(&state.auth, &headers, peer).await {
+            Ok(caller) if caller.role.is_none() => {}
+            Ok(_) => return (StatusCode::FORBIDDEN, "metrics are for admin only").into_response(),
+            Err(e) => return (e.status(false), e.to_string()).into_response(),
+        }
+    }
+    metrics_text(&state.engine)
+}
+
+/// Every metric, read now.
+pub(crate) fn metrics_text(engine: &crate::Engine) -> Response {
+    let text = engine.render_metrics();
+    ([(axum::http::header::CONTENT_TYPE, PROMETHEUS_TEXT)], text).into_response()
+}
+
+/// `--metrics-addr`: a listener of its own serving `/metrics` only, without
+/// credentials (for a network only the scraper reaches).
+pub(crate) async fn metrics_listener(
+    addr: &str,
+    engine: std::sync::Arc<crate::Engine>,
+) -> Result<(std::net::SocketAddr, tokio::task::JoinHandle<()>), std::io::Error> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let bound = listener.local_addr()?;
+    let app = Router::new().route(
+        "/metrics",
+        get(move || {
+            let engine = engine.clone();
+            async move { metrics_text(&engine) }
+        }),
+    );
+    let handle = tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::warn!("metrics listener: {e}");
+        }
+    });
+    Ok((bound, handle))
 }
 
 async fn version() -> Json<Value> {

@@ -70,6 +70,7 @@ impl Reloader {
             Ok::<_, StartError>(self.engine.reload(&options).await?)
         }
         .await;
+        self.engine.metrics().reload(result.is_ok());
         match result {
             Ok(done) => {
                 tracing::info!(

@@ -4,21 +4,24 @@
 //! reach it through one bounded channel shared by its subscriptions.
 
 pub(crate) mod protocol;
+mod wire;
 
 use crate::engine::{Caller, Delivery, GraphqlRequest, Subscription, Transport};
 use crate::error::RequestError;
 use crate::http::{AppState, Peer};
 use crate::listen::Slot;
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::http::{header, HeaderMap, HeaderName, HeaderValue};
+use crate::observe::Observed;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::http::{header, HeaderMap};
 use axum::response::Response;
 use protocol::{close, ClientMessage, Protocol};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::Instant;
+use wire::{close_with, init_headers, json_error, scopeguard, send};
 
 /// WebSocket settings.
 #[derive(Debug, Clone, Copy)]
@@ -125,6 +128,9 @@ type Done = (String, Result<String, RequestError>);
 
 impl Connection {
     async fn run(mut self, mut socket: WebSocket, slot: Option<Slot>) {
+        let open = self.state.engine.metrics().ws_connections.clone();
+        open.inc();
+        let _open = scopeguard(move || open.dec());
         let options = self.state.ws;
         let (sink, mut deliveries) = mpsc::channel::<Delivery>(DELIVERY_QUEUE);
         let mut running: JoinSet<Done> = JoinSet::new();
@@ -325,21 +331,26 @@ impl Connection {
         if engine.is_subscription(&request, &caller) {
             let key = self.next_key;
             self.next_key += 1;
-            return match engine.subscribe(&request, &caller, sink.clone(), key) {
+            let mut observed = Observed::begin("ws", &HeaderMap::new());
+            observed.role.clone_from(&caller.role);
+            observed.info.operation = Some("subscription");
+            let subscribed = engine
+                .subscribe(&request, &caller, sink.clone(), key)
+                .map_err(RequestError::from);
+            observed.done(&self.state, &subscribed);
+            return match subscribed {
                 Ok(subscription) => {
                     self.ops.insert(id.clone(), Op::Live(key, subscription));
                     self.ids.insert(key, id);
                     Vec::new()
                 }
-                Err(e) => vec![protocol::error(
-                    &id,
-                    &RequestError::from(e).body()["errors"],
-                )],
+                Err(e) => vec![protocol::error(&id, &e.body()["errors"])],
             };
         }
         let task_id = id.clone();
+        let state = self.state.clone();
         let handle = running.spawn(async move {
-            let result = run_once(&engine, &request, &caller).await;
+            let result = run_once(&state, &request, &caller).await;
             (task_id, result)
         });
         self.ops.insert(id, Op::Once(handle));
@@ -396,58 +407,17 @@ impl Connection {
 }
 
 async fn run_once(
-    engine: &crate::Engine,
+    state: &AppState,
     request: &GraphqlRequest,
     caller: &Caller,
 ) -> Result<String, RequestError> {
-    Ok(engine
-        .execute(request, Transport::WebSocket, caller)
-        .await?)
-}
-
-/// The headers a connection authenticates with: the upgrade request's, overridden
-/// by `connection_init`'s `payload.headers`, or its top-level string keys (Hasura
-/// takes both shapes).
-fn init_headers(upgrade: &HeaderMap, payload: &Map<String, Value>) -> HeaderMap {
-    let mut headers = upgrade.clone();
-    let given = match payload.get("headers") {
-        Some(Value::Object(h)) => h,
-        _ => payload,
-    };
-    for (name, value) in given {
-        let (Ok(name), Some(Ok(value))) = (
-            HeaderName::try_from(name.to_ascii_lowercase()),
-            value.as_str().map(HeaderValue::from_str),
-        ) else {
-            continue;
-        };
-        headers.insert(name, value);
-    }
-    headers
-}
-
-fn json_error(message: &str, code: &str) -> Value {
-    serde_json::json!([{ "message": message, "extensions": { "code": code } }])
-}
-
-/// Sends one frame, giving up (false) when it fails or the client does not take
-/// it within `wait`: a client that stops reading cannot hold its connection.
-async fn send(socket: &mut WebSocket, message: Message, wait: Duration) -> bool {
-    matches!(
-        tokio::time::timeout(wait, socket.send(message)).await,
-        Ok(Ok(()))
-    )
-}
-
-async fn close_with(socket: &mut WebSocket, code: u16, reason: &str) -> Result<(), axum::Error> {
-    // A close reason is at most 123 bytes.
-    let mut end = reason.len().min(123);
-    while !reason.is_char_boundary(end) {
-        end -= 1;
-    }
-    let frame = CloseFrame {
-        code,
-        reason: reason[..end].into(),
-    };
-    socket.send(Message::Close(Some(frame))).await
+    let mut observed = Observed::begin("ws", &HeaderMap::new());
+    observed.role.clone_from(&caller.role);
+    let result = state
+        .engine
+        .execute(request, Transport::WebSocket, caller, &mut observed.info)
+        .await
+        .map_err(RequestError::from);
+    observed.done(state, &result);
+    result
 }

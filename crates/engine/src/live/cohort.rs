@@ -307,6 +307,8 @@ pub(crate) struct Poller {
     pub(crate) polls: Arc<Semaphore>,
     pub(crate) cohorts: Weak<Mutex<HashMap<CohortKey, Arc<Cohort>>>>,
     pub(crate) key: CohortKey,
+    /// Each batch's statement time.
+    pub(crate) poll_seconds: prometheus::Histogram,
 }
 
 impl Poller {
@@ -369,14 +371,17 @@ impl Poller {
             let cohort = self.cohort.clone();
             let db = self.db.clone();
             let polls = self.polls.clone();
+            let seconds = self.poll_seconds.clone();
             running.spawn(async move {
                 let Ok(_permit) = polls.acquire_owned().await else {
                     return;
                 };
-                match db
+                let started = Instant::now();
+                let answers = db
                     .poll(&cohort.statement, json.clone(), cohort.budget)
-                    .await
-                {
+                    .await;
+                seconds.observe(started.elapsed().as_secs_f64());
+                match answers {
                     // One subscriber's values can fail the whole statement (a value the
                     // database cannot cast, say): then each runs alone, so the error
                     // reaches only its own subscriber. A timeout is not split: it

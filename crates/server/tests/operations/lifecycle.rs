@@ -9,16 +9,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A `grafton serve` process, killed when dropped.
-struct Process {
+pub(crate) struct Process {
     child: Child,
-    base: String,
+    pub(crate) base: String,
     /// Everything it wrote to stderr, for failure messages.
     log: Arc<Mutex<String>>,
 }
 
 impl Process {
     /// Starts `grafton serve` on `port` and waits until it serves.
-    fn serve(database_url: &str, port: u16, extra: &[&str]) -> Self {
+    pub(crate) fn serve(database_url: &str, port: u16, extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_grafton"))
             .args(["serve", "--database-url", database_url, "--port"])
             .arg(port.to_string())
@@ -54,11 +54,11 @@ impl Process {
         process
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("{}/v1/graphql", self.base)
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         self.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
@@ -93,7 +93,7 @@ impl Drop for Process {
 }
 
 /// `items` plus `slow`, a view that takes `seconds` to read.
-fn database_with_slow_view(name: &'static str, seconds: f64) -> String {
+pub(crate) fn database_with_slow_view(name: &'static str, seconds: f64) -> String {
     let url = own_database(name, Db::Postgres);
     migrate(
         Db::Postgres,

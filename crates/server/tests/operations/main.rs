@@ -7,6 +7,8 @@ mod common;
 
 mod console;
 mod lifecycle;
+mod logs;
+mod metrics;
 mod reload;
 
 pub use common::{Db, BOTH};

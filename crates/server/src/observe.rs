@@ -1,0 +1,209 @@
+//! What each request leaves behind for the people running Grafton: its request id
+//! (`x-request-id`, echoed or made), its metrics, one log line (`--log-requests`),
+//! a warning with its SQL when slow (`--slow-request-ms`), and a `Server-Timing`
+//! header (`--server-timing`).
+
+use crate::error::RequestError;
+use crate::http::AppState;
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use axum::response::Response;
+use grafton_engine::RequestInfo;
+use std::time::{Duration, Instant};
+
+/// Settings of what requests leave behind.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ObserveOptions {
+    /// Add `Server-Timing` (plan, db, total) to GraphQL responses.
+    pub server_timing: bool,
+    /// Requests slower than this are logged as warnings, with their SQL.
+    pub slow_request: Option<Duration>,
+}
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+const SERVER_TIMING: HeaderName = HeaderName::from_static("server-timing");
+
+/// One request being answered.
+pub(crate) struct Observed {
+    started: Instant,
+    transport: &'static str,
+    id: HeaderValue,
+    /// The caller's role, once known (`None`: admin or not authenticated).
+    pub(crate) role: Option<String>,
+    /// What the engine learned.
+    pub(crate) info: RequestInfo,
+}
+
+impl Observed {
+    /// Starts the clock; the request id is the client's `x-request-id` when it is
+    /// a reasonable token, else a new one.
+    pub(crate) fn begin(transport: &'static str, headers: &HeaderMap) -> Self {
+        let given = headers
+            .get(REQUEST_ID)
+            .filter(|v| v.len() <= 128 && v.as_bytes().iter().all(|b| b.is_ascii_graphic()));
+        let id = match given {
+            Some(v) => v.clone(),
+            None => HeaderValue::from_str(&new_id()).unwrap_or(HeaderValue::from_static("-")),
+        };
+        Self {
+            started: Instant::now(),
+            transport,
+            id,
+            role: None,
+            info: RequestInfo::default(),
+        }
+    }
+
+    /// The request id.
+    pub(crate) fn id(&self) -> &str {
+        self.id.to_str().unwrap_or("-")
+    }
+
+    /// Answers the request and records it.
+    pub(crate) fn finish(
+        self,
+        state: &AppState,
+        result: Result<String, RequestError>,
+        graphql_response: bool,
+    ) -> Response {
+        let (code, refused) = match &result {
+            Ok(_) => ("", false),
+            Err(e) => (e.code(), e.is_refusal()),
+        };
+        let mut response = crate::http::respond(result, graphql_response);
+        let status = response.status().as_u16();
+        let total = self.started.elapsed();
+        self.record(state, status, code, refused, total);
+        let headers = response.headers_mut();
+        if state.observe.server_timing {
+            if let Ok(v) = HeaderValue::from_str(&server_timing(&self.info, total)) {
+                headers.insert(SERVER_TIMING, v);
+            }
+        }
+        headers.insert(REQUEST_ID, self.id);
+        response
+    }
+
+    /// Records an operation answered over a WebSocket (no HTTP response of its own).
+    pub(crate) fn done<T>(&self, state: &AppState, result: &Result<T, RequestError>) {
+        let (status, code, refused) = match result {
+            Ok(_) => (200, "", false),
+            Err(e) => (e.status(false).as_u16(), e.code(), e.is_refusal()),
+        };
+        self.record(state, status, code, refused, self.started.elapsed());
+    }
+
+    /// Counts the request in the metrics and writes its log lines.
+    pub(crate) fn record(
+        &self,
+        state: &AppState,
+        status: u16,
+        code: &str,
+        refused: bool,
+        total: Duration,
+    ) {
+        let metrics = state.engine.metrics();
+        metrics.request(self.transport, &self.info, status, code, refused, total);
+        let ms = |d: Option<Duration>| d.map_or(0.0, |d| d.as_secs_f64() * 1000.0);
+        let name = self.info.name.as_ref().map_or("", |n| n.as_str());
+        let slow = state
+            .observe
+            .slow_request
+            .is_some_and(|limit| total > limit);
+        if slow {
+            let sql = self
+                .info
+                .plan
+                .as_ref()
+                .and_then(|p| p.statement.as_ref())
+                .map_or("", |s| s.sql.as_str());
+            tracing::warn!(
+                target: "grafton::request",
+                request_id = self.id(),
+                role = self.role.as_deref().unwrap_or("admin"),
+                operation = self.info.operation.unwrap_or(""),
+                name,
+                status,
+                code,
+                total_ms = ms(Some(total)),
+                db_ms = ms(self.info.database),
+                sql,
+                "slow request"
+            );
+        } else {
+            tracing::info!(
+                target: "grafton::request",
+                request_id = self.id(),
+                transport = self.transport,
+                role = self.role.as_deref().unwrap_or("admin"),
+                operation = self.info.operation.unwrap_or(""),
+                name,
+                status,
+                code,
+                total_ms = ms(Some(total)),
+                db_ms = ms(self.info.database),
+                "request"
+            );
+        }
+    }
+}
+
+/// `plan;dur=0.120, db;dur=0.850, total;dur=1.020` (milliseconds).
+fn server_timing(info: &RequestInfo, total: Duration) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(64);
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    if let Some(plan) = info.planning {
+        let _ = write!(out, "plan;dur={:.3}, ", ms(plan));
+    }
+    if let Some(db) = info.database {
+        let _ = write!(out, "db;dur={:.3}, ", ms(db));
+    }
+    let _ = write!(out, "total;dur={:.3}", ms(total));
+    out
+}
+
+/// A new request id: 32 hex digits, unique within the process and unpredictable
+/// across processes.
+fn new_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static SEED: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+        std::sync::OnceLock::new();
+    let seed = SEED.get_or_init(std::collections::hash_map::RandomState::new);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let mut a = seed.build_hasher();
+    a.write_u64(n);
+    let mut b = seed.build_hasher();
+    b.write_u64(!n);
+    format!("{:016x}{:016x}", a.finish(), b.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_are_echoed_when_sane_and_made_otherwise() {
+        let mut headers = HeaderMap::new();
+        headers.insert(REQUEST_ID, HeaderValue::from_static("abc-123"));
+        assert_eq!(Observed::begin("http", &headers).id(), "abc-123");
+        headers.insert(REQUEST_ID, HeaderValue::from_static("has space"));
+        let made = Observed::begin("http", &headers);
+        assert_eq!(made.id().len(), 32);
+        assert_ne!(made.id(), Observed::begin("http", &HeaderMap::new()).id());
+    }
+
+    #[test]
+    fn server_timing_lists_the_parts_known() {
+        let info = RequestInfo {
+            planning: Some(Duration::from_micros(120)),
+            database: Some(Duration::from_micros(850)),
+            ..RequestInfo::default()
+        };
+        assert_eq!(
+            server_timing(&info, Duration::from_micros(1020)),
+            "plan;dur=0.120, db;dur=0.850, total;dur=1.020"
+        );
+    }
+}

@@ -1,0 +1,71 @@
+//! The socket's edges: reading credentials from `connection_init`, writing frames
+//! with a deadline, closing with a code.
+
+use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Map, Value};
+use std::time::Duration;
+
+/// Runs `f` when dropped.
+pub(crate) fn scopeguard(f: impl FnOnce()) -> impl Drop {
+    struct Guard<F: FnOnce()>(Option<F>);
+    impl<F: FnOnce()> Drop for Guard<F> {
+        fn drop(&mut self) {
+            if let Some(f) = self.0.take() {
+                f();
+            }
+        }
+    }
+    Guard(Some(f))
+}
+
+/// The headers a connection authenticates with: the upgrade request's, overridden
+/// by `connection_init`'s `payload.headers`, or its top-level string keys (Hasura
+/// takes both shapes).
+pub(crate) fn init_headers(upgrade: &HeaderMap, payload: &Map<String, Value>) -> HeaderMap {
+    let mut headers = upgrade.clone();
+    let given = match payload.get("headers") {
+        Some(Value::Object(h)) => h,
+        _ => payload,
+    };
+    for (name, value) in given {
+        let (Ok(name), Some(Ok(value))) = (
+            HeaderName::try_from(name.to_ascii_lowercase()),
+            value.as_str().map(HeaderValue::from_str),
+        ) else {
+            continue;
+        };
+        headers.insert(name, value);
+    }
+    headers
+}
+
+pub(crate) fn json_error(message: &str, code: &str) -> Value {
+    serde_json::json!([{ "message": message, "extensions": { "code": code } }])
+}
+
+/// Sends one frame, giving up (false) when it fails or the client does not take
+/// it within `wait`: a client that stops reading cannot hold its connection.
+pub(crate) async fn send(socket: &mut WebSocket, message: Message, wait: Duration) -> bool {
+    matches!(
+        tokio::time::timeout(wait, socket.send(message)).await,
+        Ok(Ok(()))
+    )
+}
+
+pub(crate) async fn close_with(
+    socket: &mut WebSocket,
+    code: u16,
+    reason: &str,
+) -> Result<(), axum::Error> {
+    // A close reason is at most 123 bytes.
+    let mut end = reason.len().min(123);
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    let frame = CloseFrame {
+        code,
+        reason: reason[..end].into(),
+    };
+    socket.send(Message::Close(Some(frame))).await
+}
