@@ -10,7 +10,7 @@ from typing import Callable
 SEED = ["venues", "venue_meetups", "meetups_members"]
 ALL_QUERIES = SEED + ["simple_list", "complex_filter", "aggregate", "by_pk", "roots_1", "roots_4", "roots_9"]
 SYSTEMS = ["grafton", "postgraphile", "sqlite"]  # Grafton on PostgreSQL, the peer, Grafton on SQLite
-SCENARIOS = ["fixed", "capacity", "memory", "ceiling", "writes", "auth", "qos", "subscriptions"]
+SCENARIOS = ["fixed", "capacity", "memory", "ceiling", "writes", "auth", "qos", "subscriptions", "ops"]
 NOT_YET: dict[str, str] = {}  # scenario -> why it is a placeholder (none left)
 WRITES = ["insert_one", "insert_batch_100", "update_by_pk"]  # bench/lib/writes.py, bench/k6/mutations.js
 

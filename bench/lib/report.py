@@ -12,6 +12,7 @@ import auth
 import capacity as cap
 import charts
 import plan
+import ops
 import qos
 import subs
 import writes as wr
@@ -712,7 +713,8 @@ def render(results: dict) -> str:
                     f"{results['rows']:,} rows many requests return fewer rows than the limit.*")
     parts = head + [machine_section(results), targets_section(results), fixed_section(results),
                     capacity_section(results), memory_section(results), ceiling_section(results),
-                    writes_section(results), auth_section(results), qos_section(results), subs.section(results)]
+                    writes_section(results), auth_section(results), qos_section(results), subs.section(results),
+                    ops.section(results)]
     later = [f"- {k}: {results[k]['status']}" for k in ("writes", "auth", "qos", "subscriptions")
              if results.get(k) and results[k].get("status", "ok") != "ok"]
     if later:

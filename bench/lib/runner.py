@@ -26,6 +26,7 @@ import capacity as cap
 import pgbench
 import plan
 import procs
+import ops
 import qos
 import subs
 import report
@@ -305,6 +306,8 @@ class Bench:
             st += self.qos_steps()
         if "subscriptions" in sc:
             st += self.subs_steps()
+        if "ops" in sc:
+            st += self.ops_steps()
         st.append(S("report", "results.json, summary.md, charts", 1, self.write_report))
         return st
 
@@ -1125,14 +1128,16 @@ class Bench:
     def qos_results(self) -> dict:
         return self.results.setdefault("qos", {"status": "ok", "unavailable": [], "config": {}})
 
-    def qos_start(self, name: str, config: dict | None, admin_secret: bool = False) -> bool:
-        """Starts a Grafton PG for the qos scenario (config/qos-<name>.yaml); True once it answers."""
-        q = self.qos_results()
+    def qos_start(self, name: str, config: dict | None, admin_secret: bool = False,
+                  flags: list[str] | None = None, section: str = "qos") -> bool:
+        """Starts a Grafton PG for the qos (or ops) scenario (config/qos-<name>.yaml, extra
+        `flags`); True once it answers."""
+        q = self.results.setdefault(section, {"status": "ok", "unavailable": [], "config": {}})
         path = None
         if config is not None:
             path = self.write_config(f"qos-{name}.yaml", config, see="bench/lib/qos.py")
             q["config"][name] = os.path.relpath(path, self.out)
-        extra = ["--admin-secret", self.qos_secret] if admin_secret else []
+        extra = (["--admin-secret", self.qos_secret] if admin_secret else []) + (flags or [])
         port = procs.free_port()
         log_name = f"qos-server-{name}.log"
         p = self.procs.start(self.grafton_argv("grafton", port, path, extra), log_path=self.log(log_name))
@@ -1269,8 +1274,8 @@ class Bench:
             self.qos_k6(f"qos-overhead-warmup-{variant}-{query}",
                         self.qos_overhead_env(query, variant, 10, self.cfg.qos_warmup_s))
 
-    def qos_overhead(self, query: str, variant: str, rep: int):
-        o = self.results["qos"]["overhead"]
+    def qos_overhead(self, query: str, variant: str, rep: int, section: str = "qos"):
+        o = self.results[section]["overhead"]
         name = f"qos-overhead-{query}-{variant}-{rep}"
         s = self.qos_k6(name, self.qos_overhead_env(query, variant, self.cfg.qos_overhead_vus,
                                                     self.cfg.qos_overhead_s))
@@ -1289,7 +1294,86 @@ class Bench:
                 row["unexpected"] = first_lines(self.log(f"{name}.log"), "QOS-UNEXPECTED", 1)
         o["runs"].append(row)
         o["summary"] = qos.overhead_summary(o["runs"])
-        o["verdict"], o["worst_ratio"] = qos.overhead_verdict(o["summary"])
+        o["verdict"], o["worst_ratio"] = qos.overhead_verdict(o["summary"], o.get("target", qos.TARGET_OVERHEAD))
+
+    # ---------------------------------------------------------------- ops
+    def ops_steps(self) -> list[plan.Step]:
+        cfg, S = self.cfg, plan.Step
+        if "grafton" not in cfg.systems:
+            return [S("ops", "skipped: needs grafton among the systems", 0,
+                      lambda: self.results.__setitem__("ops", {"status": "skipped: needs Grafton PG"}))]
+        up = lambda: all(n in self.qos_urls for n in qos.VARIANTS)  # noqa: E731
+        st = [S("ops", "start an OpenTelemetry Collector (tests/otlp/install.sh builds it once, ~3 min)", 200,
+                self.ops_collector),
+              S("ops", f"start Grafton PG without metrics/traces (off) and with metrics and traces at "
+                       f"{ops.SAMPLING:.0%} to the collector (on)", 2 * qos.START_S, self.ops_start)]
+        for v in qos.VARIANTS:
+            st.append(S("ops", f"overhead: warm-up {v}", len(qos.OVERHEAD_QUERIES) * plan.k6_est(cfg.qos_warmup_s, 10),
+                        lambda v=v: self.qos_overhead_warmup(v), when=up))
+        for q, v, rep in qos.overhead_order(qos.OVERHEAD_QUERIES, cfg.qos_overhead_reps):
+            st.append(S("ops", f"overhead: {q} observability {v} vus={cfg.qos_overhead_vus} "
+                               f"({rep}/{cfg.qos_overhead_reps})", plan.k6_est(cfg.qos_overhead_s, cfg.qos_overhead_vus),
+                        lambda q=q, v=v, r=rep: self.qos_overhead(q, v, r, section="ops"), when=up))
+        st.append(S("ops", f"reload: {ops.RELOADS} reload_metadata calls", 5, self.ops_reload, when=up))
+        st.append(S("ops", "stop its servers and the collector", 0.5, self.ops_stop))
+        return st
+
+    def ops_collector(self):
+        o = self.results.setdefault("ops", {"status": "ok", "unavailable": [], "config": {}})
+        o["console"] = ops.console_bytes(ROOT)
+        o["binary_bytes"] = os.path.getsize(self.env.grafton) if os.path.exists(self.env.grafton) else None
+        install = os.path.join(ROOT, "tests", "otlp", "install.sh")
+        self.check_call(["bash", install], "ops-collector-install.log", "tests/otlp/install.sh", timeout=900)
+        binary = tail_of(self.log("ops-collector-install.log"), 1).strip().splitlines()[-1]
+        env = {**os.environ, "OTLP_SPANS_FILE": self.log("ops-spans.jsonl"), "OTLP_GRPC_PORT": "0",
+               "OTLP_HTTP_PORT": "0"}
+        self.ops_collector_proc = self.procs.start(
+            [binary, "--config", os.path.join(ROOT, "tests", "otlp", "collector.yaml")],
+            log_path=self.log("ops-collector.log"), env=env)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with open(self.log("ops-collector.log")) as f:
+                endpoint = ops.collector_endpoint(f.read())
+            if endpoint:
+                o["collector"] = endpoint
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"the collector did not start: {tail_of(self.log('ops-collector.log'), 5)}")
+
+    def ops_start(self):
+        o = self.results["ops"]
+        o["overhead"] = {"queries": qos.OVERHEAD_QUERIES, "vus": self.cfg.qos_overhead_vus,
+                         "duration_s": self.cfg.qos_overhead_s, "reps": self.cfg.qos_overhead_reps,
+                         "target": ops.TARGET_OVERHEAD, "sampling": ops.SAMPLING,
+                         "off": " ".join(ops.OFF_FLAGS), "on": "metrics on, --otlp-sampling-ratio "
+                         f"{ops.SAMPLING} to a real collector", "runs": [], "summary": []}
+        on = ops.on_flags(o["collector"])
+        if not (self.qos_start("off", None, True, ops.OFF_FLAGS, "ops")
+                and self.qos_start("on", None, True, on, "ops")):
+            o["overhead"]["error"] = "a server did not start"
+            self.qos_stop(*qos.VARIANTS)
+
+    def ops_reload(self):
+        url = self.qos_urls["on"].replace("/v1/graphql", "/v1/metadata")
+        wall = []
+        for _ in range(ops.RELOADS):
+            t0 = time.monotonic()
+            status, body = procs.post_status(url, {"type": "reload_metadata", "args": {}}, timeout=30,
+                                             headers=self.qos_admin(True))
+            if status != 200:
+                self.error(f"ops reload: {status} {json.dumps(body)[:200]}")
+                break
+            wall.append((time.monotonic() - t0) * 1000)
+        with open(self.log("qos-server-on.log")) as f:
+            server = ops.reload_ms(f.read())
+        self.results["ops"]["reload"] = ops.reload_summary(wall, server)
+
+    def ops_stop(self):
+        self.qos_stop(*qos.VARIANTS)
+        p = getattr(self, "ops_collector_proc", None)
+        if p is not None:
+            self.procs.stop(p)
+            self.ops_collector_proc = None
 
     def qos_wso2_start(self):
         cfg = self.cfg

@@ -71,8 +71,9 @@ class PlanTest(unittest.TestCase):
         kinds = [s.scenario for s in st]
         first_write = kinds.index("writes")
         self.assertFalse({"fixed", "capacity", "memory", "ceiling"} & set(kinds[first_write:]))
-        # auth, then qos, then subscriptions (its own table, created last), last
-        self.assertEqual(list(dict.fromkeys(kinds))[-4:], ["auth", "qos", "subscriptions", "report"])
+        # auth, then qos, then subscriptions (its own table, created last), then ops (its
+        # reloads read the final schema), last
+        self.assertEqual(list(dict.fromkeys(kinds))[-5:], ["auth", "qos", "subscriptions", "ops", "report"])
         self.assertLess(first_write, kinds.index("auth"))  # auth after the writes
         self.assertIn("start PostGraphile with its default mutations", st[first_write].label)
 

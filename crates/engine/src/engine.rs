@@ -9,6 +9,7 @@ use grafton_execute::Database;
 use grafton_schema::SchemaModel;
 use serde_json::{Map, Value};
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// Who sends a request: admin (`role: None`) or a role, with session variables
 /// (lower-case `x-hasura-*` names) that permission rules may read.
@@ -188,7 +189,8 @@ impl Engine {
         let rate = planner.rate.as_ref();
         let stored = self.resolve_persisted(req)?;
         let req = stored.as_ref().unwrap_or(req);
-        let checked = planner.check(req, transport)?;
+        let checked =
+            trace_span!("graphql.parse_validate").in_scope(|| planner.check(req, transport))?;
         let (operation, name) = checked.operation(req.operation_name.as_deref());
         info.operation = Some(operation);
         info.name = name;
@@ -198,7 +200,8 @@ impl Engine {
             let n = u32::try_from(checked.shape.root_fields).unwrap_or(u32::MAX);
             spend(rate, caller, n)?;
         }
-        let prepared = planner.prepare_checked(checked, req, &caller.vars)?;
+        let prepared = trace_span!("graphql.plan")
+            .in_scope(|| planner.prepare_checked(checked, req, &caller.vars))?;
         if prepared.plan.multiplexed.is_some() {
             return Err(EngineError::validation(
                 "a subscription is answered by subscribing (Engine::subscribe), not once",
@@ -237,6 +240,7 @@ impl Engine {
                 &prepared.variables,
                 planner.limits().time,
             )
+            .instrument(db_span(self.db.dialect(), "transaction", None))
             .await;
             info.database = Some(db_started.elapsed());
             let data = data?;
@@ -253,6 +257,7 @@ impl Engine {
                 let answer = self
                     .db
                     .query_json(statement, &prepared.variables, planner.budget())
+                    .instrument(db_span(self.db.dialect(), "query", Some(&statement.sql)))
                     .await;
                 info.database = Some(db_started.elapsed());
                 Some(answer.map_err(|e| response_limit(e, &planner))?)
@@ -347,6 +352,35 @@ impl Engine {
     pub fn live_counts(&self) -> (usize, usize) {
         self.live.counts()
     }
+}
+
+/// A trace span (target `grafton::trace`: only the OpenTelemetry layer, when
+/// traces are exported, listens).
+macro_rules! trace_span {
+    ($name:literal $(, $($field:tt)*)?) => {
+        tracing::info_span!(target: "grafton::trace", $name $(, $($field)*)?)
+    };
+}
+use trace_span;
+
+/// The span of one database round: its system, and its SQL when asked for
+/// (`--otlp-include-sql`).
+fn db_span(dialect: grafton_sql::Dialect, operation: &str, sql: Option<&str>) -> tracing::Span {
+    let system = match dialect {
+        grafton_sql::Dialect::Postgres => "postgresql",
+        grafton_sql::Dialect::Sqlite => "sqlite",
+    };
+    let span = trace_span!(
+        "db",
+        otel.kind = "client",
+        db.system.name = system,
+        db.operation.name = operation,
+        db.query.text = tracing::field::Empty,
+    );
+    if let Some(sql) = sql.filter(|_| crate::metrics::trace_statements()) {
+        span.record("db.query.text", sql);
+    }
+    span
 }
 
 /// A response past the role's size limit is that limit's error.

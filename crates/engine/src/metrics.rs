@@ -20,6 +20,20 @@ const LATENCY_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
+/// Database spans carry their SQL (`--otlp-include-sql`).
+static TRACE_STATEMENTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether database spans carry their SQL text.
+pub fn trace_statements() -> bool {
+    TRACE_STATEMENTS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Sets whether database spans carry their SQL text (process-wide, like the
+/// trace exporter itself).
+pub fn set_trace_statements(on: bool) {
+    TRACE_STATEMENTS.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// What the engine learned about one request, for metrics, logs and traces.
 #[derive(Default, Clone)]
 pub struct RequestInfo {

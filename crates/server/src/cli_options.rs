@@ -128,6 +128,20 @@ pub(crate) struct ListenOptions {
     /// their SQL.
     #[arg(long, env = "GRAFTON_SLOW_REQUEST_MS")]
     pub(crate) slow_request_ms: Option<u64>,
+    /// Export traces (OpenTelemetry) to this collector's OTLP/HTTP address, e.g.
+    /// http://127.0.0.1:4318 (`/v1/traces` is added).
+    #[arg(long, env = "GRAFTON_OTLP_ENDPOINT")]
+    pub(crate) otlp_endpoint: Option<String>,
+    /// Share of requests traced (0 to 1) when the caller's traceparent does not
+    /// decide.
+    #[arg(long, env = "GRAFTON_OTLP_SAMPLING_RATIO", default_value_t = 1.0)]
+    pub(crate) otlp_sampling_ratio: f64,
+    /// The traces' service.name.
+    #[arg(long, env = "GRAFTON_OTLP_SERVICE_NAME", default_value = "grafton")]
+    pub(crate) otlp_service_name: String,
+    /// Database spans carry their SQL text (never the values bound to it).
+    #[arg(long, env = "GRAFTON_OTLP_INCLUDE_SQL")]
+    pub(crate) otlp_include_sql: bool,
     /// Add a Server-Timing header (plan, db, total) to GraphQL responses.
     #[arg(long, env = "GRAFTON_SERVER_TIMING")]
     pub(crate) server_timing: bool,

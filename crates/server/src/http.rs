@@ -17,6 +17,7 @@ use axum::Router;
 use grafton_auth::{Authenticator, Role};
 use serde_json::{Map, Value};
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// HTTP settings.
 #[derive(Debug, Clone)]
@@ -151,6 +152,7 @@ pub(crate) fn respond(result: Result<String, RequestError>, graphql_response: bo
 async fn graphql_post(State(state): State<AppState>, request: Request) -> Response {
     let graphql_response = wants_graphql_response(request.headers());
     let mut observed = Observed::begin("http", request.headers());
+    let span = observed.span.clone();
     let result = async {
         // Credentials, media type and a per-request rate limit first: a refused
         // caller never gets as far as the body (nothing buffered, nothing parsed).
@@ -190,6 +192,7 @@ async fn graphql_post(State(state): State<AppState>, request: Request) -> Respon
             }
         }
     }
+    .instrument(span)
     .await;
     observed.finish(&state, result, graphql_response)
 }
@@ -267,6 +270,7 @@ async fn graphql_get(
     }
     let graphql_response = wants_graphql_response(&headers);
     let mut observed = Observed::begin("http", &headers);
+    let span = observed.span.clone();
     let result = async {
         let peer = peer.map(|Extension(p)| p);
         let caller = caller(&state.auth, &headers, peer).await?;
@@ -287,6 +291,7 @@ async fn graphql_get(
             .execute(&request, Transport::Get, &caller, &mut observed.info)
             .await?)
     }
+    .instrument(span)
     .await;
     observed.finish(&state, result, graphql_response)
 }

@@ -290,8 +290,14 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// The log settings of the command (text, no request lines, for the one-shot ones).
-fn log_options(cli: &Cli) -> grafton_server::telemetry::LogOptions {
+/// The log and trace settings of the command (text logs and no traces for the
+/// one-shot ones).
+fn telemetry_options(
+    cli: &Cli,
+) -> (
+    grafton_server::telemetry::LogOptions,
+    grafton_server::telemetry::TraceOptions,
+) {
     let listen = match &cli.command {
         Command::Serve(a) => &a.listen,
         Command::Demo(a) => &a.listen,
@@ -299,17 +305,31 @@ fn log_options(cli: &Cli) -> grafton_server::telemetry::LogOptions {
             return Default::default()
         }
     };
-    grafton_server::telemetry::LogOptions {
+    let logs = grafton_server::telemetry::LogOptions {
         json: listen.log_format == "json",
         requests: listen.log_requests,
-    }
+    };
+    let traces = grafton_server::telemetry::TraceOptions {
+        endpoint: listen.otlp_endpoint.clone(),
+        ratio: listen.otlp_sampling_ratio,
+        service: listen.otlp_service_name.clone(),
+    };
+    grafton_engine::metrics::set_trace_statements(listen.otlp_include_sql);
+    (logs, traces)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let logs = log_options(&cli);
+    let (logs, traces) = telemetry_options(&cli);
     let _ = JSON_LOGS.set(logs.json);
-    grafton_server::telemetry::init(&logs);
+    // Kept to the end of main: dropping it sends the last spans.
+    let _telemetry = match grafton_server::telemetry::init(&logs, &traces) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(worker_threads(&cli))
         .enable_all()

@@ -31,6 +31,9 @@ pub(crate) struct Observed {
     pub(crate) role: Option<String>,
     /// What the engine learned.
     pub(crate) info: RequestInfo,
+    /// The request's trace span (the parent of the engine's), continuing the
+    /// caller's `traceparent`.
+    pub(crate) span: tracing::Span,
 }
 
 impl Observed {
@@ -44,12 +47,28 @@ impl Observed {
             Some(v) => v.clone(),
             None => HeaderValue::from_str(&new_id()).unwrap_or(HeaderValue::from_static("-")),
         };
+        let span = tracing::info_span!(
+            target: "grafton::trace",
+            "graphql.request",
+            otel.kind = "server",
+            graphql.operation.type = tracing::field::Empty,
+            graphql.operation.name = tracing::field::Empty,
+            http.response.status_code = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            request_id = tracing::field::Empty,
+            transport,
+        );
+        if crate::telemetry::tracing_on() {
+            crate::telemetry::continue_trace(&span, headers);
+            span.record("request_id", id.to_str().unwrap_or("-"));
+        }
         Self {
             started: Instant::now(),
             transport,
             id,
             role: None,
             info: RequestInfo::default(),
+            span,
         }
     }
 
@@ -69,7 +88,9 @@ impl Observed {
             Ok(_) => ("", false),
             Err(e) => (e.code(), e.is_refusal()),
         };
-        let mut response = crate::http::respond(result, graphql_response);
+        let mut response =
+            tracing::info_span!(target: "grafton::trace", parent: &self.span, "graphql.response")
+                .in_scope(|| crate::http::respond(result, graphql_response));
         let status = response.status().as_u16();
         let total = self.started.elapsed();
         self.record(state, status, code, refused, total);
@@ -92,7 +113,8 @@ impl Observed {
         self.record(state, status, code, refused, self.started.elapsed());
     }
 
-    /// Counts the request in the metrics and writes its log lines.
+    /// Counts the request in the metrics, writes its log lines and completes its
+    /// span.
     pub(crate) fn record(
         &self,
         state: &AppState,
@@ -101,6 +123,18 @@ impl Observed {
         refused: bool,
         total: Duration,
     ) {
+        if crate::telemetry::tracing_on() {
+            let operation = self.info.operation.unwrap_or("");
+            let name = self.info.name.as_ref().map_or("", |n| n.as_str());
+            let span = &self.span;
+            crate::telemetry::rename(span, format!("{operation} {name}").trim().to_owned());
+            span.record("graphql.operation.type", operation);
+            span.record("graphql.operation.name", name);
+            span.record("http.response.status_code", i64::from(status));
+            if !code.is_empty() {
+                span.record("error.type", code);
+            }
+        }
         let metrics = state.engine.metrics();
         metrics.request(self.transport, &self.info, status, code, refused, total);
         let ms = |d: Option<Duration>| d.map_or(0.0, |d| d.as_secs_f64() * 1000.0);

@@ -21,6 +21,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::Instant;
+use tracing::Instrument;
 use wire::{close_with, init_headers, json_error, scopeguard, send};
 
 /// WebSocket settings.
@@ -413,9 +414,11 @@ async fn run_once(
 ) -> Result<String, RequestError> {
     let mut observed = Observed::begin("ws", &HeaderMap::new());
     observed.role.clone_from(&caller.role);
+    let span = observed.span.clone();
     let result = state
         .engine
         .execute(request, Transport::WebSocket, caller, &mut observed.info)
+        .instrument(span)
         .await
         .map_err(RequestError::from);
     observed.done(state, &result);

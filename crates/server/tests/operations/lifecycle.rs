@@ -62,7 +62,7 @@ impl Process {
         self.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    fn signal(&self, name: &str) {
+    pub(crate) fn signal(&self, name: &str) {
         let status = Command::new("kill")
             .args([format!("-{name}"), self.child.id().to_string()])
             .status()
@@ -71,7 +71,7 @@ impl Process {
     }
 
     /// Waits for the process to exit; its status.
-    fn exit(&mut self, within: Duration) -> std::process::ExitStatus {
+    pub(crate) fn exit(&mut self, within: Duration) -> std::process::ExitStatus {
         let started = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().expect("try_wait") {

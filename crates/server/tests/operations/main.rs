@@ -10,6 +10,7 @@ mod lifecycle;
 mod logs;
 mod metrics;
 mod reload;
+mod traces;
 
 pub use common::{Db, BOTH};
 use serde_json::{json, Value};
