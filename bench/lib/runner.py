@@ -1276,10 +1276,15 @@ class Bench:
 
     def qos_overhead(self, query: str, variant: str, rep: int, section: str = "qos"):
         o = self.results[section]["overhead"]
-        name = f"qos-overhead-{query}-{variant}-{rep}"
+        name = f"{section}-overhead-{query}-{variant}-{rep}"
+        pid = self.qos_procs[variant].pid
+        ticks0 = procs.cpu_ticks(pid)
         s = self.qos_k6(name, self.qos_overhead_env(query, variant, self.cfg.qos_overhead_vus,
                                                     self.cfg.qos_overhead_s))
+        ticks1 = procs.cpu_ticks(pid)
         row = {"query": query, "variant": variant, "rep": rep, "raw": f"raw/{name}.json"}
+        if ticks0 is not None and ticks1 is not None:
+            row["cpu_ms"] = qos.cpu_ms(ticks0, ticks1, os.sysconf("SC_CLK_TCK"))
         g = (s or {}).get("groups", {}).get("main")
         if not g:
             row["error"] = "k6 failed" if s is None else "no requests"
@@ -1290,6 +1295,9 @@ class Bench:
                         "outcomes": out, "failed_rate": qos.errors_of(out) / g["requests"] if g.get("requests")
                         else None, "p50": g.get("ok_p50"), "p95": g.get("ok_p95"), "p99": g.get("ok_p99"),
                         "all_p95": g.get("p95")})
+            if row.get("cpu_ms") is not None and g.get("requests"):
+                # The server's own CPU (utime + stime) per request answered.
+                row["cpu_us_per_req"] = round(1000 * row["cpu_ms"] / g["requests"], 1)
             if row["failed_rate"]:
                 row["unexpected"] = first_lines(self.log(f"{name}.log"), "QOS-UNEXPECTED", 1)
         o["runs"].append(row)
@@ -1348,8 +1356,11 @@ class Bench:
                          "off": " ".join(ops.OFF_FLAGS), "on": "metrics on, --otlp-sampling-ratio "
                          f"{ops.SAMPLING} to a real collector", "runs": [], "summary": []}
         on = ops.on_flags(o["collector"])
-        if not (self.qos_start("off", None, True, ops.OFF_FLAGS, "ops")
-                and self.qos_start("on", None, True, on, "ops")):
+        if on == ops.OFF_FLAGS:
+            o["overhead"]["on"] = f"calibration (OPS_CALIBRATE=1): the same flags as off, `{' '.join(on)}`"
+        # No admin secret: every request is admin, as in the qos overhead runs.
+        if not (self.qos_start("off", None, False, ops.OFF_FLAGS, "ops")
+                and self.qos_start("on", None, False, on, "ops")):
             o["overhead"]["error"] = "a server did not start"
             self.qos_stop(*qos.VARIANTS)
 
@@ -1358,8 +1369,7 @@ class Bench:
         wall = []
         for _ in range(ops.RELOADS):
             t0 = time.monotonic()
-            status, body = procs.post_status(url, {"type": "reload_metadata", "args": {}}, timeout=30,
-                                             headers=self.qos_admin(True))
+            status, body = procs.post_status(url, {"type": "reload_metadata", "args": {}}, timeout=30)
             if status != 200:
                 self.error(f"ops reload: {status} {json.dumps(body)[:200]}")
                 break

@@ -240,7 +240,11 @@ impl Engine {
                 &prepared.variables,
                 planner.limits().time,
             )
-            .instrument(db_span(self.db.dialect(), "transaction", None))
+            .instrument(grafton_execute::trace::span(
+                self.db.dialect(),
+                "transaction",
+                None,
+            ))
             .await;
             info.database = Some(db_started.elapsed());
             let data = data?;
@@ -257,7 +261,11 @@ impl Engine {
                 let answer = self
                     .db
                     .query_json(statement, &prepared.variables, planner.budget())
-                    .instrument(db_span(self.db.dialect(), "query", Some(&statement.sql)))
+                    .instrument(grafton_execute::trace::span(
+                        self.db.dialect(),
+                        "query",
+                        Some(&statement.sql),
+                    ))
                     .await;
                 info.database = Some(db_started.elapsed());
                 Some(answer.map_err(|e| response_limit(e, &planner))?)
@@ -354,34 +362,19 @@ impl Engine {
     }
 }
 
-/// A trace span (target `grafton::trace`: only the OpenTelemetry layer, when
-/// traces are exported, listens).
+/// A trace span (target `grafton::trace`: only the OpenTelemetry layer listens),
+/// made only inside a traced request (the server's request span is current);
+/// else `Span::none()`, which costs nothing.
 macro_rules! trace_span {
     ($name:literal $(, $($field:tt)*)?) => {
-        tracing::info_span!(target: "grafton::trace", $name $(, $($field)*)?)
+        if tracing::Span::current().is_none() {
+            tracing::Span::none()
+        } else {
+            tracing::info_span!(target: "grafton::trace", $name $(, $($field)*)?)
+        }
     };
 }
 use trace_span;
-
-/// The span of one database round: its system, and its SQL when asked for
-/// (`--otlp-include-sql`).
-fn db_span(dialect: grafton_sql::Dialect, operation: &str, sql: Option<&str>) -> tracing::Span {
-    let system = match dialect {
-        grafton_sql::Dialect::Postgres => "postgresql",
-        grafton_sql::Dialect::Sqlite => "sqlite",
-    };
-    let span = trace_span!(
-        "db",
-        otel.kind = "client",
-        db.system.name = system,
-        db.operation.name = operation,
-        db.query.text = tracing::field::Empty,
-    );
-    if let Some(sql) = sql.filter(|_| crate::metrics::trace_statements()) {
-        span.record("db.query.text", sql);
-    }
-    span
-}
 
 /// A response past the role's size limit is that limit's error.
 fn response_limit(e: grafton_execute::ExecuteError, planner: &Planner) -> EngineError {

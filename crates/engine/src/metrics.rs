@@ -8,7 +8,7 @@ use prometheus::{
     Registry,
 };
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::RwLock;
 use std::time::Duration;
 
 /// Operation names kept as label values; later ones count as `other`, so a client
@@ -19,20 +19,6 @@ pub const MAX_OPERATION_NAMES: usize = 100;
 const LATENCY_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
-
-/// Database spans carry their SQL (`--otlp-include-sql`).
-static TRACE_STATEMENTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Whether database spans carry their SQL text.
-pub fn trace_statements() -> bool {
-    TRACE_STATEMENTS.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// Sets whether database spans carry their SQL text (process-wide, like the
-/// trace exporter itself).
-pub fn set_trace_statements(on: bool) {
-    TRACE_STATEMENTS.store(on, std::sync::atomic::Ordering::Relaxed);
-}
 
 /// What the engine learned about one request, for metrics, logs and traces.
 #[derive(Default, Clone)]
@@ -85,7 +71,7 @@ pub struct Metrics {
     reloads: IntCounterVec,
     pool: IntGaugeVec,
     live: IntGaugeVec,
-    names: Mutex<HashSet<String>>,
+    names: RwLock<HashSet<String>>,
 }
 
 /// Registers `collector` in `registry`; every name here is unique and valid.
@@ -200,7 +186,7 @@ impl Metrics {
                 "Live queries: kind is subscriptions or cohorts (subscriptions sharing one plan).",
                 &["kind"],
             ),
-            names: Mutex::new(HashSet::new()),
+            names: RwLock::new(HashSet::new()),
             registry: r,
         }
     }
@@ -209,7 +195,16 @@ impl Metrics {
     /// [`MAX_OPERATION_NAMES`] are known, else `other`.
     fn name_label<'a>(&self, name: Option<&'a str>) -> &'a str {
         let Some(name) = name else { return "" };
-        let mut names = self.names.lock().unwrap_or_else(|p| p.into_inner());
+        // Read-locked in the common case: a name seen before.
+        if self
+            .names
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(name)
+        {
+            return name;
+        }
+        let mut names = self.names.write().unwrap_or_else(|p| p.into_inner());
         if names.contains(name) {
             return name;
         }

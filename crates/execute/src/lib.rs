@@ -14,6 +14,7 @@ mod postgres;
 mod sqlite;
 mod sqlite_json;
 mod sqlite_json_compare;
+pub mod trace;
 mod tx;
 
 pub use error::{ConstraintViolation, DbErrorKind, ExecuteError};

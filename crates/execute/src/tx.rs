@@ -5,6 +5,7 @@ use crate::error::{DbErrorKind, ExecuteError};
 use crate::Database;
 use grafton_sql::Statement;
 use serde_json::{Map, Value};
+use tracing::Instrument;
 
 /// An open transaction. Dropped without [`commit`](Tx::commit) (an error, a
 /// cancelled request, a panic) it rolls back before the connection is reused.
@@ -98,6 +99,17 @@ impl Tx {
         statement: &Statement,
         variables: &Map<String, Value>,
     ) -> Result<Vec<Vec<Value>>, ExecuteError> {
+        let span = crate::trace::span(self.dialect(), "statement", Some(&statement.sql));
+        self.rows_untraced(statement, variables)
+            .instrument(span)
+            .await
+    }
+
+    async fn rows_untraced(
+        &mut self,
+        statement: &Statement,
+        variables: &Map<String, Value>,
+    ) -> Result<Vec<Vec<Value>>, ExecuteError> {
         let (open, timeout) = (self.open, self.timeout);
         match self.conn.as_mut().ok_or_else(gone)? {
             Conn::Postgres(client) => {
@@ -144,6 +156,17 @@ impl Tx {
         statement: &Statement,
         variables: &Map<String, Value>,
     ) -> Result<String, ExecuteError> {
+        let span = crate::trace::span(self.dialect(), "statement", Some(&statement.sql));
+        self.json_untraced(statement, variables)
+            .instrument(span)
+            .await
+    }
+
+    async fn json_untraced(
+        &mut self,
+        statement: &Statement,
+        variables: &Map<String, Value>,
+    ) -> Result<String, ExecuteError> {
         let (open, timeout) = (self.open, self.timeout);
         match self.conn.as_mut().ok_or_else(gone)? {
             Conn::Postgres(client) => {
@@ -156,6 +179,14 @@ impl Tx {
                 let work = crate::sqlite::query_json_on(conn, statement, variables, u64::MAX);
                 crate::sqlite::within(conn, self.timeout, work).await
             }
+        }
+    }
+
+    /// The SQL dialect of the connection (for spans).
+    fn dialect(&self) -> grafton_sql::Dialect {
+        match self.conn {
+            Some(Conn::Sqlite { .. }) => grafton_sql::Dialect::Sqlite,
+            _ => grafton_sql::Dialect::Postgres,
         }
     }
 

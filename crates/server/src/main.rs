@@ -314,7 +314,7 @@ fn telemetry_options(
         ratio: listen.otlp_sampling_ratio,
         service: listen.otlp_service_name.clone(),
     };
-    grafton_engine::metrics::set_trace_statements(listen.otlp_include_sql);
+    grafton_execute::trace::set_statements(listen.otlp_include_sql);
     (logs, traces)
 }
 

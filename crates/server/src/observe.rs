@@ -47,21 +47,25 @@ impl Observed {
             Some(v) => v.clone(),
             None => HeaderValue::from_str(&new_id()).unwrap_or(HeaderValue::from_static("-")),
         };
-        let span = tracing::info_span!(
-            target: "grafton::trace",
-            "graphql.request",
-            otel.kind = "server",
-            graphql.operation.type = tracing::field::Empty,
-            graphql.operation.name = tracing::field::Empty,
-            http.response.status_code = tracing::field::Empty,
-            error.type = tracing::field::Empty,
-            request_id = tracing::field::Empty,
-            transport,
-        );
-        if crate::telemetry::tracing_on() {
-            crate::telemetry::continue_trace(&span, headers);
-            span.record("request_id", id.to_str().unwrap_or("-"));
-        }
+        // Sampled here, before any span exists: a request left out costs nothing.
+        let span = match crate::telemetry::sampled(headers) {
+            true => {
+                let span = tracing::info_span!(
+                    target: "grafton::trace",
+                    "graphql.request",
+                    otel.kind = "server",
+                    graphql.operation.type = tracing::field::Empty,
+                    graphql.operation.name = tracing::field::Empty,
+                    http.response.status_code = tracing::field::Empty,
+                    error.type = tracing::field::Empty,
+                    request_id = id.to_str().unwrap_or("-"),
+                    transport,
+                );
+                crate::telemetry::continue_trace(&span, headers);
+                span
+            }
+            false => tracing::Span::none(),
+        };
         Self {
             started: Instant::now(),
             transport,
@@ -88,9 +92,14 @@ impl Observed {
             Ok(_) => ("", false),
             Err(e) => (e.code(), e.is_refusal()),
         };
-        let mut response =
-            tracing::info_span!(target: "grafton::trace", parent: &self.span, "graphql.response")
-                .in_scope(|| crate::http::respond(result, graphql_response));
+        // Only in a traced request: a span without a parent would start a trace.
+        let mut response = match self.span.is_none() {
+            true => crate::http::respond(result, graphql_response),
+            false => {
+                tracing::info_span!(target: "grafton::trace", parent: &self.span, "graphql.response")
+                    .in_scope(|| crate::http::respond(result, graphql_response))
+            }
+        };
         let status = response.status().as_u16();
         let total = self.started.elapsed();
         self.record(state, status, code, refused, total);
@@ -123,7 +132,7 @@ impl Observed {
         refused: bool,
         total: Duration,
     ) {
-        if crate::telemetry::tracing_on() {
+        if !self.span.is_none() {
             let operation = self.info.operation.unwrap_or("");
             let name = self.info.name.as_ref().map_or("", |n| n.as_str());
             let span = &self.span;

@@ -7,7 +7,7 @@
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -19,9 +19,43 @@ pub const TRACE_TARGET: &str = "grafton::trace";
 /// Whether traces are exported (so a request's `traceparent` is worth reading).
 static TRACING: AtomicBool = AtomicBool::new(false);
 
+/// The share of requests without a caller's decision that are traced, as a
+/// threshold on 53 random bits.
+static THRESHOLD: AtomicU64 = AtomicU64::new(0);
+
 /// Whether this process exports traces.
 pub fn tracing_on() -> bool {
     TRACING.load(Ordering::Relaxed)
+}
+
+/// Whether to trace this request: never with tracing off; as the caller's
+/// `traceparent` says when it has one; else with the sampling ratio's chance.
+/// Decided before any span exists, so the requests left out cost nothing.
+pub(crate) fn sampled(headers: &axum::http::HeaderMap) -> bool {
+    if !tracing_on() {
+        return false;
+    }
+    // version-traceid-spanid-flags: bit 0 of the flags is "sampled".
+    let parent = headers.get("traceparent").and_then(|v| v.to_str().ok());
+    if let Some(flags) = parent.and_then(|p| p.trim().rsplit('-').next()) {
+        if let Ok(flags) = u8::from_str_radix(flags, 16) {
+            return flags & 1 == 1;
+        }
+    }
+    random_53() < THRESHOLD.load(Ordering::Relaxed)
+}
+
+/// 53 random bits, cheaply: a keyed hash of a counter.
+fn random_53() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static KEY: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+        std::sync::OnceLock::new();
+    let mut h = KEY
+        .get_or_init(std::collections::hash_map::RandomState::new)
+        .build_hasher();
+    h.write_u64(NEXT.fetch_add(1, Ordering::Relaxed));
+    h.finish() >> 11
 }
 
 /// How the process logs.
@@ -101,7 +135,11 @@ fn traces_url(endpoint: &str) -> String {
 /// Installs the process's logger and, with an endpoint, its trace exporter (once,
 /// at start-up).
 pub fn init(logs: &LogOptions, traces: &TraceOptions) -> Result<Telemetry, String> {
-    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    use std::io::IsTerminal;
+    // Colours only for a terminal: a log file or a collector gets plain text.
+    let fmt = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
     let fmt = match logs.json {
         true => fmt.json().flatten_event(true).boxed(),
         false => fmt.boxed(),
@@ -127,9 +165,9 @@ pub fn init(logs: &LogOptions, traces: &TraceOptions) -> Result<Telemetry, Strin
         .build();
     let provider = SdkTracerProvider::builder()
         .with_batch_exporter(exporter)
-        .with_sampler(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
-            traces.ratio,
-        ))))
+        // The ratio is applied per request before any span exists (`sampled`); what
+        // reaches the SDK is to be kept.
+        .with_sampler(Sampler::ParentBased(Box::new(Sampler::AlwaysOn)))
         .with_resource(resource)
         .build();
     let tracer = provider.tracer("grafton");
@@ -141,6 +179,10 @@ pub fn init(logs: &LogOptions, traces: &TraceOptions) -> Result<Telemetry, Strin
                 .with_filter(spans),
         )
         .init();
+    THRESHOLD.store(
+        (traces.ratio * (1u64 << 53) as f64) as u64,
+        Ordering::Relaxed,
+    );
     TRACING.store(true, Ordering::Relaxed);
     Ok(Telemetry {
         provider: Some(provider),

@@ -289,3 +289,31 @@ async fn no_request_fails_while_an_instance_restarts_behind_a_second() {
     assert!(served[1].load(Ordering::Relaxed) > 0);
     drop(restarted);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_closes_websockets_with_going_away() {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::{protocol::frame::coding::CloseCode, Message};
+    let url = own_database("lifecycle_ws", Db::Sqlite);
+    let server = grafton_server::start(&grafton_server::ServeOptions {
+        database_url: url,
+        port: 0,
+        ..grafton_server::ServeOptions::default()
+    })
+    .await
+    .expect("server starts");
+    let mut socket = crate::subscribed(&server).await;
+    let stopping = tokio::spawn(server.stop());
+    let close = loop {
+        match tokio::time::timeout(Duration::from_secs(10), socket.next()).await {
+            Ok(Some(Ok(Message::Close(frame)))) => break frame,
+            Ok(Some(Ok(_))) => continue,
+            other => panic!("no close frame: {other:?}"),
+        }
+    };
+    assert_eq!(close.map(|f| f.code), Some(CloseCode::Away));
+    tokio::time::timeout(Duration::from_secs(10), stopping)
+        .await
+        .expect("the server stops")
+        .expect("stop task");
+}

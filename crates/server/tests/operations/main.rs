@@ -69,3 +69,33 @@ pub fn free_port() -> u16 {
         .expect("a free port")
         .port()
 }
+
+/// A graphql-transport-ws socket to `server` (admin), subscribed to
+/// `subscription { items { id } }`, once its first answer arrived.
+pub async fn subscribed(
+    server: &grafton_server::Running,
+) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::{client::IntoClientRequest, Message};
+    let mut request = format!("ws://{}/v1/graphql", server.addr)
+        .into_client_request()
+        .expect("request");
+    request.headers_mut().insert(
+        "sec-websocket-protocol",
+        "graphql-transport-ws".parse().expect("header"),
+    );
+    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.expect("ws");
+    let frame = |v: Value| Message::Text(v.to_string().into());
+    let init =
+        json!({"type": "connection_init", "payload": {"x-hasura-admin-secret": ADMIN_SECRET}});
+    socket.send(frame(init)).await.expect("init");
+    let subscribe = json!({"id": "1", "type": "subscribe", "payload": {"query": "subscription { items { id } }"}});
+    socket.send(frame(subscribe)).await.expect("subscribe");
+    loop {
+        match socket.next().await {
+            Some(Ok(Message::Text(t))) if t.contains("\"next\"") => return socket,
+            Some(Ok(_)) => continue,
+            other => panic!("no first answer: {other:?}"),
+        }
+    }
+}

@@ -2,11 +2,9 @@
 //! read back with a Prometheus text-format parser.
 
 use crate::{own_database, Db, ADMIN_SECRET};
-use futures_util::{SinkExt, StreamExt};
 use grafton_server::ServeOptions;
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use tokio_tungstenite::tungstenite::{client::IntoClientRequest, Message};
 
 /// `user` may read `items`, one request a minute.
 const CONFIG: &str = "
@@ -174,31 +172,7 @@ async fn metrics_count_known_requests() {
         );
 
         // A live query: its socket, its subscription and its cohort, and its polls.
-        let mut request = format!("ws://{}/v1/graphql", server.addr)
-            .into_client_request()
-            .expect("request");
-        request.headers_mut().insert(
-            "sec-websocket-protocol",
-            "graphql-transport-ws".parse().expect("header"),
-        );
-        let (mut socket, _) = tokio_tungstenite::connect_async(request).await.expect("ws");
-        let send = |v: Value| Message::Text(v.to_string().into());
-        socket
-            .send(send(json!({"type": "connection_init", "payload": {"x-hasura-admin-secret": ADMIN_SECRET}})))
-            .await
-            .expect("init");
-        socket
-            .send(send(json!({"id": "1", "type": "subscribe", "payload": {"query": "subscription { items { id } }"}})))
-            .await
-            .expect("subscribe");
-        loop {
-            let Some(Ok(Message::Text(text))) = socket.next().await else {
-                panic!("{db:?}: the socket ended");
-            };
-            if text.contains("\"next\"") {
-                break;
-            }
-        }
+        let socket = crate::subscribed(&server).await;
         let m = scrape(&metrics(&base, Some(&bearer)).await.1);
         assert_eq!(m["grafton_websocket_connections{}"], 1.0, "{db:?}");
         assert_eq!(

@@ -127,7 +127,23 @@ async fn spans_reach_a_real_collector_under_the_callers_trace() {
     let trace = "0af7651916cd43dd8448eb211c80319c";
     let caller_span = "b7ad6b7169203331";
     let unsampled = "1bf7651916cd43dd8448eb211c80319d";
+    let written = "2cf7651916cd43dd8448eb211c80319e";
     let client = reqwest::Client::new();
+    let mutation: Value = client
+        .post(process.url())
+        .header("x-hasura-admin-secret", ADMIN_SECRET)
+        .header("traceparent", format!("00-{written}-{caller_span}-01"))
+        .json(&json!({"query": "mutation Relabel { update_items(where: {id: {_eq: 2}}, _set: {label: \"deux\"}) { affected_rows } }"}))
+        .send()
+        .await
+        .expect("mutation")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(
+        mutation,
+        json!({"data": {"update_items": {"affected_rows": 1}}})
+    );
     for (trace_id, flags) in [(trace, "01"), (unsampled, "00")] {
         let answer: Value = client
             .post(process.url())
@@ -151,10 +167,17 @@ async fn spans_reach_a_real_collector_under_the_callers_trace() {
     assert!(status.success(), "{}", process.log());
 
     let spans = collector.spans();
+    // The caller that did not sample left no span at all: none of its trace, and
+    // no stray root either.
+    let stray: Vec<&Value> = spans
+        .iter()
+        .filter(|s| s["traceId"] != trace && s["traceId"] != written)
+        .collect();
     assert!(
-        spans.iter().all(|s| s["traceId"] != unsampled),
-        "a caller that did not sample is not traced"
+        stray.is_empty(),
+        "spans outside the sampled traces: {stray:#?}"
     );
+    assert!(spans.iter().all(|s| s["traceId"] != unsampled));
     let ours: Vec<&Value> = spans.iter().filter(|s| s["traceId"] == trace).collect();
     let named = |name: &str| {
         ours.iter()
@@ -176,13 +199,13 @@ async fn spans_reach_a_real_collector_under_the_callers_trace() {
     for child in [
         "graphql.parse_validate",
         "graphql.plan",
-        "db",
+        "db.query",
         "graphql.response",
     ] {
         let span = named(child);
         assert_eq!(span["parentSpanId"], request["spanId"], "{child}: {span}");
     }
-    let db = named("db");
+    let db = named("db.query");
     assert_eq!(db["kind"], 3, "a client span");
     assert_eq!(
         attribute(db, "db.system.name"),
@@ -192,4 +215,28 @@ async fn spans_reach_a_real_collector_under_the_callers_trace() {
         .and_then(|v| v["stringValue"].as_str())
         .unwrap_or("");
     assert!(sql.contains("\"items\""), "{sql}");
+
+    // A mutation: its transaction, and each of its statements under it.
+    let mutation: Vec<&Value> = spans.iter().filter(|s| s["traceId"] == written).collect();
+    let find = |name: &str| -> Vec<&Value> {
+        mutation
+            .iter()
+            .filter(|s| s["name"] == name)
+            .copied()
+            .collect()
+    };
+    let request = *find("mutation Relabel")
+        .first()
+        .expect("the mutation's span");
+    let transaction = *find("db.transaction")
+        .first()
+        .expect("its transaction's span");
+    assert_eq!(transaction["parentSpanId"], request["spanId"]);
+    let statements = find("db.statement");
+    assert!(!statements.is_empty(), "{mutation:#?}");
+    for s in statements {
+        assert_eq!(s["parentSpanId"], transaction["spanId"], "{s}");
+        let sql = attribute(s, "db.query.text").and_then(|v| v["stringValue"].as_str());
+        assert!(sql.is_some_and(|q| q.contains("\"items\"")), "{s}");
+    }
 }
