@@ -159,7 +159,7 @@ async fn graphql_post(State(state): State<AppState>, request: Request) -> Respon
         let headers = request.headers();
         let peer = request.extensions().get::<Peer>().copied();
         let caller = caller(&state.auth, headers, peer).await?;
-        observed.role.clone_from(&caller.role);
+        observed.caller(&caller);
         let content_type = headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -274,7 +274,7 @@ async fn graphql_get(
     let result = async {
         let peer = peer.map(|Extension(p)| p);
         let caller = caller(&state.auth, &headers, peer).await?;
-        observed.role.clone_from(&caller.role);
+        observed.caller(&caller);
         let Query(pairs) = query.map_err(|e| RequestError::BadRequest(e.body_text()))?;
         let mut object = Map::new();
         for (k, v) in pairs {

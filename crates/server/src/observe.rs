@@ -27,8 +27,9 @@ pub(crate) struct Observed {
     started: Instant,
     transport: &'static str,
     id: HeaderValue,
-    /// The caller's role, once known (`None`: admin or not authenticated).
-    pub(crate) role: Option<String>,
+    /// The caller's role once authenticated (`Some(None)`: admin); `None` until
+    /// then, and for a request refused before it was.
+    role: Option<Option<String>>,
     /// What the engine learned.
     pub(crate) info: RequestInfo,
     /// The request's trace span (the parent of the engine's), continuing the
@@ -73,6 +74,20 @@ impl Observed {
             role: None,
             info: RequestInfo::default(),
             span,
+        }
+    }
+
+    /// The caller is known.
+    pub(crate) fn caller(&mut self, caller: &grafton_engine::engine::Caller) {
+        self.role = Some(caller.role.clone());
+    }
+
+    /// The role for logs: `-` before authentication, `admin` for admin.
+    fn role_label(&self) -> &str {
+        match &self.role {
+            None => "-",
+            Some(None) => "admin",
+            Some(Some(role)) => role,
         }
     }
 
@@ -162,7 +177,7 @@ impl Observed {
             tracing::warn!(
                 target: "grafton::request",
                 request_id = self.id(),
-                role = self.role.as_deref().unwrap_or("admin"),
+                role = self.role_label(),
                 operation = self.info.operation.unwrap_or(""),
                 name,
                 status,
@@ -177,7 +192,7 @@ impl Observed {
                 target: "grafton::request",
                 request_id = self.id(),
                 transport = self.transport,
-                role = self.role.as_deref().unwrap_or("admin"),
+                role = self.role_label(),
                 operation = self.info.operation.unwrap_or(""),
                 name,
                 status,

@@ -333,7 +333,7 @@ impl Connection {
             let key = self.next_key;
             self.next_key += 1;
             let mut observed = Observed::begin("ws", &HeaderMap::new());
-            observed.role.clone_from(&caller.role);
+            observed.caller(&caller);
             observed.info.operation = Some("subscription");
             let subscribed = engine
                 .subscribe(&request, &caller, sink.clone(), key)
@@ -413,7 +413,7 @@ async fn run_once(
     caller: &Caller,
 ) -> Result<String, RequestError> {
     let mut observed = Observed::begin("ws", &HeaderMap::new());
-    observed.role.clone_from(&caller.role);
+    observed.caller(caller);
     let span = observed.span.clone();
     let result = state
         .engine

@@ -102,6 +102,21 @@ async fn json_request_logs_ids_slow_sql_and_server_timing() {
     assert_eq!(id.len(), 32);
     let lines = tokio::task::block_in_place(|| lines_for(&process, &id));
     assert_eq!(lines[0]["code"], "validation-failed", "{}", lines[0]);
+    // Refused before authentication: no role to name.
+    let refused = client
+        .post(process.url())
+        .header("x-hasura-admin-secret", "wrong")
+        .header("x-request-id", "refused-1")
+        .json(&json!({"query": "{ items { id } }"}))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(refused.status(), 401);
+    let lines = tokio::task::block_in_place(|| lines_for(&process, "refused-1"));
+    assert_eq!(
+        (&lines[0]["role"], &lines[0]["code"]),
+        (&json!("-"), &json!("access-denied"))
+    );
     // Every line on stderr is JSON, the banner included.
     assert!(process
         .log()
