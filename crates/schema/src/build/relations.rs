@@ -1,0 +1,374 @@
+//! Naming the catalog's tables, and the relationships between them: from foreign
+//! keys (both directions) and from the config's manual ones.
+
+use super::*;
+
+pub(super) fn name_tables(
+    catalog: &Catalog,
+    config: &Config,
+    naming: Naming,
+    default_schema: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<TableInfo>, SchemaError> {
+    for key in config.tables.keys() {
+        if find_table(catalog, key, default_schema).is_none() {
+            return Err(SchemaError::Config(format!(
+                "table '{key}' is not in the database"
+            )));
+        }
+    }
+    let mut taken = names::Taken::reserved(naming, catalog, default_schema);
+    let mut tables = Vec::new();
+    for (ci, t) in catalog.tables.iter().enumerate() {
+        let base = if t.schema == default_schema {
+            graphql_safe(&t.name)
+        } else {
+            graphql_safe(&format!("{}_{}", t.schema, t.name))
+        };
+        if let Err(name) = taken.claim(naming, &base) {
+            warnings.push(format!(
+                "table {} skipped: the GraphQL name '{name}' it needs is taken",
+                qualified(t)
+            ));
+            continue;
+        }
+        let table_config = config
+            .tables
+            .iter()
+            .find(|(k, _)| find_table(catalog, k, default_schema) == Some(ci))
+            .map(|(_, v)| v);
+        let pk_names = match table_config {
+            Some(tc) if !tc.primary_key.is_empty() => tc.primary_key.clone(),
+            _ => t.primary_key.clone(),
+        };
+        let mut primary_key = Vec::new();
+        for name in &pk_names {
+            let idx = t
+                .columns
+                .iter()
+                .position(|c| &c.name == name)
+                .ok_or_else(|| {
+                    SchemaError::Config(format!(
+                        "primary key column '{name}' is not in {}",
+                        qualified(t)
+                    ))
+                })?;
+            primary_key.push(idx);
+        }
+        let mut fields = HashMap::new();
+        let mut column_fields = Vec::new();
+        for (i, c) in t.columns.iter().enumerate() {
+            let name = naming.field(&graphql_safe(&c.name));
+            if fields.insert(name.clone(), TableField::Column(i)).is_some() {
+                warnings.push(format!(
+                    "column {}.{} hides another column with the GraphQL name '{name}'",
+                    qualified(t),
+                    c.name
+                ));
+            }
+            column_fields.push(name);
+        }
+        let position = |name: &String| t.columns.iter().position(|c| &c.name == name);
+        let mut constraints = HashMap::new();
+        if !t.primary_key.is_empty() {
+            let name = t
+                .primary_key_name
+                .clone()
+                .unwrap_or_else(|| format!("{}_pkey", t.name));
+            let cols: Option<Vec<usize>> = t.primary_key.iter().map(position).collect();
+            if let Some(cols) = cols {
+                constraints.insert(naming.enum_value(&graphql_safe(&name)), cols);
+            }
+        }
+        for u in &t.unique_constraints {
+            let cols: Option<Vec<usize>> = u.columns.iter().map(position).collect();
+            if let Some(cols) = cols {
+                constraints.insert(naming.enum_value(&graphql_safe(&u.name)), cols);
+            }
+        }
+        tables.push(TableInfo {
+            catalog_index: ci,
+            type_name: naming.type_name(&base),
+            base_name: base,
+            primary_key,
+            column_fields,
+            fields,
+            mutable: t.writes.any(),
+            constraints,
+        });
+    }
+    Ok(tables)
+}
+
+/// A relationship before its final name is settled.
+struct Draft {
+    snake: String,
+    kind: RelKind,
+    source: TableId,
+    target: TableId,
+    mapping: Vec<(usize, usize)>,
+    /// Suffix that disambiguates a clash (`_by_<columns>`).
+    disambiguator: String,
+    /// See [`Relationship::after_parent`].
+    after_parent: bool,
+}
+
+pub(super) fn relationships(
+    catalog: &Catalog,
+    config: &Config,
+    tables: &mut [TableInfo],
+    naming: Naming,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Relationship>, SchemaError> {
+    let by_catalog: HashMap<usize, TableId> = tables
+        .iter()
+        .enumerate()
+        .map(|(id, t)| (t.catalog_index, id))
+        .collect();
+    let default_schema = tables
+        .first()
+        .map(|t| catalog.tables[t.catalog_index].schema.clone())
+        .unwrap_or_default();
+    let mut drafts = Vec::new();
+    for (source, info) in tables.iter().enumerate() {
+        let table = &catalog.tables[info.catalog_index];
+        for fk in &table.foreign_keys {
+            let Some(ref_ci) = catalog.table_index(&fk.ref_schema, &fk.ref_table) else {
+                continue;
+            };
+            let Some(&target) = by_catalog.get(&ref_ci) else {
+                continue;
+            };
+            let ref_table = &catalog.tables[ref_ci];
+            let mut mapping = Vec::new();
+            for (col, ref_col) in fk.columns.iter().zip(&fk.ref_columns) {
+                let (Some(a), Some(b)) = (
+                    table.columns.iter().position(|c| &c.name == col),
+                    ref_table.columns.iter().position(|c| &c.name == ref_col),
+                ) else {
+                    continue;
+                };
+                mapping.push((a, b));
+            }
+            if mapping.len() != fk.columns.len() {
+                continue;
+            }
+            let cols = graphql_safe(&fk.columns.join("_"));
+            let object_name = match fk.columns.as_slice() {
+                [one] => match one.strip_suffix("_id") {
+                    Some(stem) if !stem.is_empty() && table.column(stem).is_none() => {
+                        graphql_safe(stem)
+                    }
+                    _ => format!("{cols}_{}", tables[target].base_name),
+                },
+                _ => format!("{cols}_{}", tables[target].base_name),
+            };
+            drafts.push(Draft {
+                snake: object_name,
+                kind: RelKind::Object,
+                source,
+                target,
+                mapping: mapping.clone(),
+                disambiguator: format!("_by_{cols}"),
+                after_parent: false,
+            });
+            let fks_to_same = table
+                .foreign_keys
+                .iter()
+                .filter(|f| f.ref_schema == fk.ref_schema && f.ref_table == fk.ref_table)
+                .count();
+            let mut array_name = plural(&tables[source].base_name);
+            if fks_to_same > 1 {
+                array_name = format!("{array_name}_by_{cols}");
+            }
+            drafts.push(Draft {
+                snake: array_name,
+                kind: RelKind::Array,
+                source: target,
+                target: source,
+                mapping: mapping.iter().map(|(a, b)| (*b, *a)).collect(),
+                disambiguator: format!("_by_{cols}"),
+                after_parent: false,
+            });
+        }
+    }
+    // Manual relationships from the config.
+    for (key, tc) in &config.tables {
+        let Some(ci) = find_table(catalog, key, &default_schema) else {
+            continue;
+        };
+        let Some(&source) = by_catalog.get(&ci) else {
+            continue;
+        };
+        for (name, manual) in &tc.relationships {
+            let target_ci =
+                find_table(catalog, &manual.table, &default_schema).ok_or_else(|| {
+                    SchemaError::Config(format!(
+                        "relationship {key}.{name}: table '{}' is not in the database",
+                        manual.table
+                    ))
+                })?;
+            let target = *by_catalog.get(&target_ci).ok_or_else(|| {
+                SchemaError::Config(format!(
+                    "relationship {key}.{name}: table '{}' is not exposed",
+                    manual.table
+                ))
+            })?;
+            let mut mapping = Vec::new();
+            for (from, to) in &manual.columns {
+                let a = catalog.tables[ci]
+                    .columns
+                    .iter()
+                    .position(|c| &c.name == from);
+                let b = catalog.tables[target_ci]
+                    .columns
+                    .iter()
+                    .position(|c| &c.name == to);
+                match (a, b) {
+                    (Some(a), Some(b)) => mapping.push((a, b)),
+                    _ => {
+                        return Err(SchemaError::Config(format!(
+                            "relationship {key}.{name}: unknown column in mapping {from} → {to}"
+                        )))
+                    }
+                }
+            }
+            if mapping.is_empty() {
+                return Err(SchemaError::Config(format!(
+                    "relationship {key}.{name}: `columns` must map at least one column"
+                )));
+            }
+            drafts.push(Draft {
+                snake: graphql_safe(name),
+                kind: match manual.kind {
+                    ManualKind::Object => RelKind::Object,
+                    ManualKind::Array => RelKind::Array,
+                },
+                source,
+                target,
+                mapping,
+                disambiguator: "_manual".to_owned(),
+                after_parent: manual.kind == ManualKind::Object
+                    && manual.insertion_order == InsertionOrder::AfterParent,
+            });
+        }
+        for (name, fk) in &tc.foreign_key_relationships {
+            let kind = match fk.kind {
+                ManualKind::Object => RelKind::Object,
+                ManualKind::Array => RelKind::Array,
+            };
+            // An object relationship through the remote table's key (a one-to-one,
+            // Hasura's `foreign_key_constraint_on: {table, column}`) is found as that
+            // key's array side and added as an object relationship.
+            let remote_object = kind == RelKind::Object && fk.table.is_some();
+            let kind = if remote_object { RelKind::Array } else { kind };
+            let holder = match (&fk.table, kind) {
+                (Some(t), RelKind::Array) => find_table(catalog, t, &default_schema)
+                    .and_then(|ci| by_catalog.get(&ci).copied()),
+                (None, RelKind::Object) => Some(source),
+                _ => None,
+            };
+            let key_columns = |d: &Draft| -> Vec<&str> {
+                let (table, cols): (TableId, Vec<usize>) = match d.kind {
+                    RelKind::Object => (d.source, d.mapping.iter().map(|m| m.0).collect()),
+                    RelKind::Array => (d.target, d.mapping.iter().map(|m| m.1).collect()),
+                };
+                let t = &catalog.tables[tables[table].catalog_index];
+                cols.iter().map(|&c| t.columns[c].name.as_str()).collect()
+            };
+            let found = drafts.iter().position(|d| {
+                d.source == source
+                    && d.kind == kind
+                    && d.disambiguator != "_manual"
+                    && holder
+                        == Some(if kind == RelKind::Object {
+                            d.source
+                        } else {
+                            d.target
+                        })
+                    && key_columns(d) == fk.columns.iter().map(String::as_str).collect::<Vec<_>>()
+            });
+            let Some(i) = found else {
+                return Err(SchemaError::Config(format!(
+                    "foreign_key_relationships {key}.{name}: no foreign key on ({}) {}",
+                    fk.columns.join(", "),
+                    fk.table
+                        .as_deref()
+                        .map(|t| format!("of '{t}'"))
+                        .unwrap_or_default()
+                )));
+            };
+            if remote_object {
+                let d = &drafts[i];
+                let object = Draft {
+                    snake: graphql_safe(name),
+                    kind: RelKind::Object,
+                    source,
+                    target: d.target,
+                    mapping: d.mapping.clone(),
+                    disambiguator: "_manual".to_owned(),
+                    after_parent: true,
+                };
+                drafts.push(object);
+            } else {
+                drafts[i].snake = graphql_safe(name);
+            }
+        }
+        for (from, to) in &tc.rename_relationships {
+            let Some(d) = drafts
+                .iter_mut()
+                .find(|d| d.source == source && &d.snake == from)
+            else {
+                return Err(SchemaError::Config(format!(
+                    "rename_relationships on {key}: no relationship named '{from}'"
+                )));
+            };
+            d.snake = graphql_safe(to);
+        }
+    }
+    // Settle names: a clash with a column or an earlier relationship gets a suffix.
+    let mut out = Vec::new();
+    for d in drafts {
+        let fields = &mut tables[d.source].fields;
+        let mut snake = d.snake.clone();
+        let taken = |fields: &HashMap<String, TableField>, s: &str| {
+            fields.contains_key(&naming.field(s))
+                || fields.contains_key(&naming.field(&format!("{s}_aggregate")))
+        };
+        if taken(fields, &snake) {
+            snake = format!("{}{}", d.snake, d.disambiguator);
+            let mut n = 2;
+            while taken(fields, &snake) {
+                snake = format!("{}{}_{n}", d.snake, d.disambiguator);
+                n += 1;
+            }
+            warnings.push(format!(
+                "relationship '{}' on {} renamed to '{snake}' to avoid a clash",
+                d.snake, tables[d.source].base_name
+            ));
+        }
+        let id = out.len();
+        let name = naming.field(&snake);
+        match d.kind {
+            RelKind::Object => {
+                fields.insert(name.clone(), TableField::Object(id));
+            }
+            RelKind::Array => {
+                fields.insert(name.clone(), TableField::Array(id));
+                fields.insert(
+                    naming.field(&format!("{snake}_aggregate")),
+                    TableField::ArrayAggregate(id),
+                );
+            }
+        }
+        out.push(Relationship {
+            name,
+            kind: d.kind,
+            source: d.source,
+            target: d.target,
+            mapping: d.mapping,
+            after_parent: d.after_parent,
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,132 @@
+//! Writing the whole SDL, and the scalar types with their comparison inputs.
+
+use super::*;
+
+impl Builder<'_> {
+    pub(super) fn write_all(&mut self) {
+        let mut root = Vec::new();
+        let mut mutation_root = Vec::new();
+        let mut subscription_root = Vec::new();
+        for id in 0..self.tables.len() {
+            if self.access[id].select.is_some() || self.tables[id].mutable {
+                let roots = Roots {
+                    query: &mut root,
+                    mutation: &mut mutation_root,
+                    subscription: &mut subscription_root,
+                };
+                self.write_table(id, roots);
+            }
+        }
+        let root_name = "query_root";
+        if root.is_empty() {
+            // A role that may only write still needs a query type; Hasura's placeholder.
+            root.push(
+                FieldDef::new(NO_QUERIES, "String!").describe(Some(
+                    "There are no queries available to the current role either due to lack of permissions or due to no tables being tracked",
+                )),
+            );
+        }
+        self.sdl.object("type", root_name, None, &root);
+        let has_mutations = !mutation_root.is_empty();
+        if has_mutations {
+            self.sdl
+                .object("type", "mutation_root", None, &mutation_root);
+        }
+        let has_subscriptions = !subscription_root.is_empty();
+        if has_subscriptions {
+            self.sdl
+                .object("type", "subscription_root", None, &subscription_root);
+        }
+        self.write_cursor_ordering();
+        let order_by = self.ty("order_by");
+        let values: Vec<String> = ORDER_VALUES
+            .iter()
+            .map(|(v, _, _)| self.naming.enum_value(v))
+            .collect();
+        self.sdl
+            .enumeration(&order_by, Some("column ordering options"), &values);
+        // jsonb's `_cast: {String: …}` compares through String_comparison_exp.
+        if self.used_scalars.contains(&ScalarKind::Jsonb) {
+            self.used_scalars.insert(ScalarKind::Text);
+        }
+        let used: Vec<ScalarKind> = self.used_scalars.iter().cloned().collect();
+        for kind in used {
+            self.write_scalar(&kind);
+        }
+        let mutation = if has_mutations {
+            "  mutation: mutation_root\n"
+        } else {
+            ""
+        };
+        let subscription = if has_subscriptions {
+            "  subscription: subscription_root\n"
+        } else {
+            ""
+        };
+        self.sdl.text.insert_str(
+            0,
+            &format!("schema {{\n  query: query_root\n{mutation}{subscription}}}\n\n"),
+        );
+    }
+
+    pub(super) fn write_scalar(&mut self, kind: &ScalarKind) {
+        let name = self.scalar(kind);
+        match kind {
+            ScalarKind::Int | ScalarKind::Float | ScalarKind::Text | ScalarKind::Boolean => {}
+            ScalarKind::Enum(i) => {
+                let values = self.catalog.enums[*i].values.clone();
+                self.sdl.enumeration(&name, None, &values);
+            }
+            _ => self.sdl.scalar(&name),
+        }
+        let cmp = self.ty(&format!("{}_comparison_exp", self.scalar_base(kind)));
+        self.input_types
+            .insert(cmp.clone(), InputKind::Comparison(kind.clone()));
+        let fields: Vec<FieldDef> = ops_for(kind, self.backend)
+            .into_iter()
+            .map(|op| {
+                let ty = match op {
+                    CompareOp::In | CompareOp::Nin => format!("[{name}!]"),
+                    CompareOp::IsNull => "Boolean".to_owned(),
+                    CompareOp::HasKeysAny | CompareOp::HasKeysAll => "[String!]".to_owned(),
+                    CompareOp::Like
+                    | CompareOp::Nlike
+                    | CompareOp::Ilike
+                    | CompareOp::Nilike
+                    | CompareOp::Similar
+                    | CompareOp::Nsimilar
+                    | CompareOp::Regex
+                    | CompareOp::Iregex
+                    | CompareOp::Nregex
+                    | CompareOp::Niregex
+                    | CompareOp::HasKey => "String".to_owned(),
+                    _ => name.clone(),
+                };
+                FieldDef::new(self.naming.op(op), ty)
+            })
+            .collect();
+        let mut fields = fields;
+        if *kind == ScalarKind::Jsonb {
+            let cast = self.ty("jsonb_cast_exp");
+            let text = self.ty(&format!(
+                "{}_comparison_exp",
+                self.scalar_base(&ScalarKind::Text)
+            ));
+            self.sdl.object(
+                "input",
+                &cast,
+                None,
+                &[FieldDef::new(self.scalar(&ScalarKind::Text), text)],
+            );
+            fields.insert(0, FieldDef::new(self.naming.cast_op(), cast));
+        }
+        self.sdl.object(
+            "input",
+            &cmp,
+            Some(&format!(
+                "Boolean expression to compare columns of type \"{name}\". All fields are combined with logical 'AND'."
+            )),
+            &fields,
+        );
+    }
+}

@@ -1,0 +1,167 @@
+//! JSON objects (chunked under each dialect's argument cap), JSON values and
+//! aggregates.
+
+use super::*;
+
+impl Renderer {
+    pub(super) fn json_object(&mut self, pairs: &[(String, Expr)]) {
+        match self.dialect {
+            Dialect::Postgres => self.pg_json_object(pairs),
+            Dialect::Sqlite => self.sqlite_json_object(pairs),
+        }
+    }
+
+    pub(super) fn pairs(&mut self, pairs: &[(String, Expr)]) {
+        self.comma_list(pairs, |r, (k, v)| {
+            r.string(k);
+            r.push(", ");
+            r.expr(v);
+        });
+    }
+
+    /// Wider objects than one call allows are built per chunk and joined as text:
+    /// `{a…}` `{b…}` → `{a…, b…}`, keeping key order and evaluating each value once.
+    pub(super) fn pg_json_object(&mut self, pairs: &[(String, Expr)]) {
+        if pairs.len() <= PG_MAX_PAIRS {
+            self.push("json_build_object(");
+            self.pairs(pairs);
+            self.push(")");
+            return;
+        }
+        let chunks: Vec<&[(String, Expr)]> = pairs.chunks(PG_MAX_PAIRS).collect();
+        let last = chunks.len() - 1;
+        self.push("(");
+        for (i, chunk) in chunks.iter().enumerate() {
+            if i > 0 {
+                self.push(" || ', ' || ");
+            }
+            // Drop the closing brace of all but the last chunk, the opening of all but the first.
+            let (open, close) = match (i == 0, i == last) {
+                (true, _) => ("left(", "::text, -1)"),
+                (false, true) => ("right(", "::text, -1)"),
+                (false, false) => ("substr(left(", "::text, -1), 2)"),
+            };
+            self.push(open);
+            self.push("json_build_object(");
+            self.pairs(chunk);
+            self.push(")");
+            self.push(close);
+        }
+        self.push(")::json");
+    }
+
+    /// SQLite caps arguments per call; further keys are appended with `json_insert`,
+    /// which adds them at the end, in order.
+    pub(super) fn sqlite_json_object(&mut self, pairs: &[(String, Expr)]) {
+        let chunks: Vec<&[(String, Expr)]> = if pairs.is_empty() {
+            vec![pairs]
+        } else {
+            pairs.chunks(SQLITE_MAX_PAIRS).collect()
+        };
+        for _ in 1..chunks.len() {
+            self.push("json_insert(");
+        }
+        self.push("json_object(");
+        self.pairs(chunks[0]);
+        self.push(")");
+        for chunk in &chunks[1..] {
+            for (k, v) in chunk.iter() {
+                self.push(", ");
+                // Keys are GraphQL names, but escape as a JSON path key regardless.
+                self.string(&format!("$.\"{}\"", k.replace('"', "\\\"")));
+                self.push(", ");
+                self.expr(v);
+            }
+            self.push(")");
+        }
+    }
+
+    pub(super) fn json_value(&mut self, inner: &Expr, kind: JsonKind) {
+        match (self.dialect, kind) {
+            (Dialect::Postgres, _) | (Dialect::Sqlite, JsonKind::Plain) => self.expr(inner),
+            (Dialect::Sqlite, JsonKind::Boolean) => {
+                self.push("CASE WHEN ");
+                self.expr(inner);
+                self.push(" IS NULL THEN NULL WHEN ");
+                self.expr(inner);
+                self.push(" THEN json('true') ELSE json('false') END");
+            }
+            (Dialect::Sqlite, JsonKind::Float) => {
+                // Integral floats print as `2`, as Postgres prints float8; the
+                // executor registers this function on every connection.
+                self.push("grafton_float(");
+                self.expr(inner);
+                self.push(")");
+            }
+            (Dialect::Sqlite, JsonKind::Json) => {
+                self.push("json(");
+                self.expr(inner);
+                self.push(")");
+            }
+        }
+    }
+
+    pub(super) fn count(&mut self, columns: &[Expr], distinct: bool) {
+        match columns {
+            [] => self.push("count(*)"),
+            [one] => {
+                self.push(if distinct {
+                    "count(DISTINCT "
+                } else {
+                    "count("
+                });
+                self.expr(one);
+                self.push(")");
+            }
+            many => {
+                if distinct {
+                    self.push(match self.dialect {
+                        Dialect::Postgres => "count(DISTINCT ROW(",
+                        Dialect::Sqlite => "count(DISTINCT json_array(",
+                    });
+                    self.comma_list(many, |r, e| r.expr(e));
+                    self.push("))");
+                } else {
+                    self.push("count(*)");
+                }
+                self.push(" FILTER (WHERE ");
+                for (i, c) in many.iter().enumerate() {
+                    if i > 0 {
+                        self.push(" AND ");
+                    }
+                    self.expr(c);
+                    self.push(" IS NOT NULL");
+                }
+                self.push(")");
+            }
+        }
+    }
+
+    pub(super) fn agg(&mut self, func: AggFunc, inner: &Expr) {
+        let name = match (self.dialect, func) {
+            (_, AggFunc::Sum) => "sum",
+            (_, AggFunc::Min) => "min",
+            (_, AggFunc::Max) => "max",
+            (_, AggFunc::Avg) => "avg",
+            (Dialect::Postgres, AggFunc::Stddev) => "stddev",
+            (Dialect::Postgres, AggFunc::StddevPop) => "stddev_pop",
+            (Dialect::Postgres, AggFunc::StddevSamp) => "stddev_samp",
+            (Dialect::Postgres, AggFunc::VarPop) => "var_pop",
+            (Dialect::Postgres, AggFunc::VarSamp) => "var_samp",
+            (Dialect::Postgres, AggFunc::Variance) => "variance",
+            // SQLite has none of these built in; the executor registers them.
+            (Dialect::Sqlite, AggFunc::Stddev | AggFunc::StddevSamp) => "grafton_stddev_samp",
+            (Dialect::Sqlite, AggFunc::StddevPop) => "grafton_stddev_pop",
+            (Dialect::Sqlite, AggFunc::VarPop) => "grafton_var_pop",
+            (Dialect::Sqlite, AggFunc::VarSamp | AggFunc::Variance) => "grafton_var_samp",
+        };
+        self.push(name);
+        self.push("(");
+        self.expr(inner);
+        self.push(")");
+        if self.dialect == Dialect::Postgres && func.is_statistical() {
+            // numeric results would print as 2.5000000000000000; GraphQL says Float.
+            self.push("::float8");
+        }
+    }
+}

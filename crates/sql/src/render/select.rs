@@ -1,0 +1,177 @@
+//! `SELECT`: its items, source, filter, order and page, and SQLite's stand-in for
+//! `DISTINCT ON`.
+
+use super::*;
+
+impl Renderer {
+    pub(super) fn select(&mut self, s: &Select) {
+        if self.dialect == Dialect::Sqlite && !s.distinct_on.is_empty() {
+            if let Some(From::Table { alias, .. }) = &s.from {
+                return self.sqlite_distinct_on(s, alias);
+            }
+        }
+        self.push("SELECT ");
+        if !s.distinct_on.is_empty() {
+            self.push("DISTINCT ON (");
+            self.comma_list(&s.distinct_on, |r, e| r.expr(e));
+            self.push(") ");
+        }
+        self.select_items(&s.items);
+        if let Some(from) = &s.from {
+            self.push(" FROM ");
+            self.from(from);
+        }
+        self.select_tail(s.filter.as_ref(), s);
+        if s.lock && self.dialect == Dialect::Postgres {
+            if let Some(From::Table { alias, .. }) = &s.from {
+                self.push(" FOR UPDATE OF ");
+                self.ident(alias);
+            }
+        }
+    }
+
+    pub(super) fn table_ref(&mut self, t: &TableRef) {
+        if let Some(schema) = &t.schema {
+            self.ident(schema);
+            self.push(".");
+        }
+        self.ident(&t.name);
+        // A table that is its own alias (a SQLite view, which takes no alias in
+        // UPDATE and DELETE) is named once.
+        if t.alias != t.name {
+            self.push(" AS ");
+            self.ident(&t.alias);
+        }
+    }
+
+    pub(super) fn select_items(&mut self, items: &[SelectItem]) {
+        if items.is_empty() {
+            self.push("1");
+        }
+        self.comma_list(items, |r, item| match item {
+            SelectItem::Expr(e, alias) => {
+                r.expr(e);
+                r.push(" AS ");
+                r.ident(alias);
+            }
+            SelectItem::AllFrom(alias) => {
+                r.ident(alias);
+                r.push(".*");
+            }
+        });
+    }
+
+    pub(super) fn select_tail(&mut self, filter: Option<&Expr>, s: &Select) {
+        if let Some(f) = filter {
+            self.push(" WHERE ");
+            self.expr(f);
+        }
+        if !s.order_by.is_empty() {
+            self.push(" ORDER BY ");
+            self.order_items(&s.order_by);
+        }
+        if let Some(l) = &s.limit {
+            self.push(" LIMIT ");
+            self.page_value(l, "-1");
+        } else if s.offset.is_some() && self.dialect == Dialect::Sqlite {
+            // SQLite only accepts OFFSET after a LIMIT.
+            self.push(" LIMIT -1");
+        }
+        if let Some(o) = &s.offset {
+            self.push(" OFFSET ");
+            self.page_value(o, "0");
+        }
+    }
+
+    /// A LIMIT/OFFSET value. A NULL parameter means "none" on Postgres; SQLite needs
+    /// it spelled out (`-1` is no limit, `0` no offset).
+    pub(super) fn page_value(&mut self, e: &Expr, sqlite_none: &str) {
+        if self.dialect == Dialect::Sqlite && matches!(e, Expr::Param(_)) {
+            self.push("coalesce(");
+            self.expr(e);
+            let _ = write!(self.sql, ", {sqlite_none})");
+        } else {
+            self.expr(e);
+        }
+    }
+
+    /// SQLite has no `DISTINCT ON`: keep the first row per partition by a window.
+    pub(super) fn sqlite_distinct_on(&mut self, s: &Select, alias: &str) {
+        self.push("SELECT ");
+        self.select_items(&s.items);
+        self.push(" FROM (SELECT ");
+        self.ident(alias);
+        self.push(".*, row_number() OVER (PARTITION BY ");
+        self.comma_list(&s.distinct_on, |r, e| r.expr(e));
+        if !s.order_by.is_empty() {
+            self.push(" ORDER BY ");
+            self.order_items(&s.order_by);
+        }
+        self.push(") AS \"__grafton_rn\"");
+        if let Some(from) = &s.from {
+            self.push(" FROM ");
+            self.from(from);
+        }
+        if let Some(f) = &s.filter {
+            self.push(" WHERE ");
+            self.expr(f);
+        }
+        self.push(") AS ");
+        self.ident(alias);
+        let rn = Expr::Compare {
+            left: Box::new(Expr::Column {
+                table: alias.to_owned(),
+                column: "__grafton_rn".to_owned(),
+            }),
+            op: BinOp::Eq,
+            right: Box::new(Expr::Int(1)),
+        };
+        self.select_tail(Some(&rn), s);
+    }
+
+    pub(super) fn from(&mut self, f: &From) {
+        match f {
+            From::Table {
+                schema,
+                name,
+                alias,
+            } => {
+                if let Some(read) = &mut self.read {
+                    read.insert((schema.clone(), name.clone()));
+                }
+                if let Some(schema) = schema {
+                    self.ident(schema);
+                    self.push(".");
+                }
+                self.ident(name);
+                self.push(" AS ");
+                self.ident(alias);
+            }
+            From::RowIds { table, ids, key } if !key.is_empty() => {
+                self.key_ids_from(table, ids, key)
+            }
+            From::RowIds { table, ids, .. } => self.row_ids_from(table, ids),
+            From::Subquery { select, alias } => {
+                self.push("(");
+                self.select(select);
+                self.push(") AS ");
+                self.ident(alias);
+            }
+        }
+    }
+
+    pub(super) fn order_items(&mut self, items: &[OrderItem]) {
+        self.comma_list(items, |r, o| {
+            r.expr(&o.expr);
+            r.push(match o.direction {
+                Direction::Asc => " ASC",
+                Direction::Desc => " DESC",
+            });
+            match o.nulls {
+                Some(Nulls::First) => r.push(" NULLS FIRST"),
+                Some(Nulls::Last) => r.push(" NULLS LAST"),
+                None => {}
+            }
+        });
+    }
+}
