@@ -5,7 +5,9 @@
 //! literals always escaped, and every request value is a [`Param`].
 
 pub mod ast;
+pub mod refs;
 pub mod render;
 
 pub use ast::*;
+pub use refs::columns_of;
 pub use render::{render, render_multiplexed, render_write, Dialect, Multiplexed, Statement};

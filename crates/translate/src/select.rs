@@ -267,9 +267,9 @@ impl<'a> Ctx<'a> {
             return Expr::JsonSubquery(Box::new(inner));
         }
         let outer_alias = self.alias("_e");
-        inner.items = vec![SelectItem::AllFrom(alias)];
         let agg_order = self.project_order_keys(&mut inner, &outer_alias, &order);
         let object = self.row_object(rows.table, &outer_alias, &rows.fields);
+        select_read_columns(&mut inner, &alias, &outer_alias, &object);
         Expr::JsonSubquery(Box::new(Select {
             items: vec![SelectItem::Expr(
                 Expr::JsonAgg {
@@ -298,10 +298,17 @@ impl<'a> Ctx<'a> {
             .iter()
             .enumerate()
             .map(|(i, o)| {
-                let name = format!("{ORDER_KEY}{i}");
-                inner
-                    .items
-                    .push(SelectItem::Expr(o.expr.clone(), name.clone()));
+                // A plain column is projected under its own name, so a field that
+                // reads it too shares it.
+                let name = match &o.expr {
+                    Expr::Column { column, .. } if !has_item(inner, column) => column.clone(),
+                    _ => format!("{ORDER_KEY}{i}"),
+                };
+                if !has_item(inner, &name) {
+                    inner
+                        .items
+                        .push(SelectItem::Expr(o.expr.clone(), name.clone()));
+                }
                 OrderItem {
                     expr: Expr::column(outer_alias, &name),
                     ..o.clone()
@@ -357,9 +364,9 @@ impl<'a> Ctx<'a> {
     ) -> Expr {
         let (mut inner, alias, order) = self.base(agg.table, &agg.args, parent, false);
         let outer_alias = self.alias("_e");
-        inner.items = vec![SelectItem::AllFrom(alias)];
         let agg_order = self.project_order_keys(&mut inner, &outer_alias, &order);
         let item = item(self, &outer_alias, &agg_order);
+        select_read_columns(&mut inner, &alias, &outer_alias, &item);
         Expr::JsonSubquery(Box::new(Select {
             items: vec![SelectItem::Expr(item, "root".into())],
             from: Some(From::Subquery {
@@ -394,6 +401,29 @@ impl<'a> Ctx<'a> {
         }
         pairs
     }
+}
+
+/// Puts in front of the inner query's select list (which holds the order keys) the
+/// columns of `alias` that `outer` reads through `outer_alias`, or the whole row if
+/// it reads that. A narrower row is cheaper to sort, page and hand to the aggregate.
+fn select_read_columns(inner: &mut Select, alias: &str, outer_alias: &str, outer: &Expr) {
+    let items: Vec<SelectItem> = match grafton_sql::columns_of(outer_alias, [outer]) {
+        Some(columns) => columns
+            .into_iter()
+            .filter(|c| !c.starts_with(ORDER_KEY) && !has_item(inner, c))
+            .map(|c| SelectItem::Expr(Expr::column(alias, &c), c))
+            .collect(),
+        None => vec![SelectItem::AllFrom(alias.to_owned())],
+    };
+    inner.items.splice(0..0, items);
+}
+
+/// Whether the select list already has an item named `name`.
+fn has_item(select: &Select, name: &str) -> bool {
+    select
+        .items
+        .iter()
+        .any(|i| matches!(i, SelectItem::Expr(_, n) if n == name))
 }
 
 fn aggregate_values(

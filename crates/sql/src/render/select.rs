@@ -51,8 +51,11 @@ impl Renderer {
         self.comma_list(items, |r, item| match item {
             SelectItem::Expr(e, alias) => {
                 r.expr(e);
-                r.push(" AS ");
-                r.ident(alias);
+                // A column keeps its own name without `AS`.
+                if !matches!(e, Expr::Column { column, .. } if column == alias) {
+                    r.push(" AS ");
+                    r.ident(alias);
+                }
             }
             SelectItem::AllFrom(alias) => {
                 r.ident(alias);
