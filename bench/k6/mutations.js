@@ -1,13 +1,15 @@
 // The write benchmark's GraphQL documents, one entry per write name, each in
-// two dialects: Grafton (Hasura's mutations: insert_<t>_one, insert_<t>,
-// update_<t>_by_pk; the same names under --naming phrag) and PostGraphile
+// three dialects: Grafton (Hasura's mutations: insert_<t>_one, insert_<t>,
+// update_<t>_by_pk; the same names under --naming phrag), PostGraphile
 // v4.14.1 (its default CRUD mutations: started WITHOUT
-// --disable-default-mutations).
+// --disable-default-mutations) and PostGraphile v5 (the same CRUD mutations,
+// started with MUTATIONS=1; the key column is `rowId`).
 //
 //   MUTATIONS[name] = {
 //     rows: rows written by one successful request,
-//     grafton:      { query, variables(ctx), verify(data, vars) },
-//     postgraphile: { query, variables(ctx), verify(data, vars) },
+//     grafton:       { query, variables(ctx), verify(data, vars) },
+//     postgraphile:  { query, variables(ctx), verify(data, vars) },
+//     postgraphile5: { query, variables(ctx), verify(data, vars) },
 //   }
 //
 // `variables(ctx)` builds a fresh variables object: ctx = { tag, vu, iter,
@@ -77,6 +79,13 @@ const insert_one = {
     verify: (d) => (d && d.createVenue && d.createVenue.venue && isId(d.createVenue.venue.id) ? null
       : 'createVenue.venue.id missing'),
   },
+  // PostGraphile v5 (Amber): the same mutation; the key column is `rowId`.
+  postgraphile5: {
+    query: 'mutation insertVenue($v: VenueInput!) { createVenue(input: { venue: $v }) { venue { rowId } } }',
+    variables: (ctx) => ({ v: camel(venueRow(ctx)) }),
+    verify: (d) => (d && d.createVenue && d.createVenue.venue && isId(d.createVenue.venue.rowId) ? null
+      : 'createVenue.venue.rowId missing'),
+  },
 };
 
 // ------------------------------------------------------------------ insert_batch_100
@@ -84,12 +93,12 @@ const insert_one = {
 // PostGraphile v4 has no multi-row insert: one request with 100 aliased
 // createVenue fields (v0 … v99), one row per call, 100 calls in one request.
 
-function batchDocument() {
+function batchDocument(key) {
   const params = [];
   const fields = [];
   for (let k = 0; k < BATCH; k++) {
     params.push('$v' + k + ': VenueInput!');
-    fields.push('v' + k + ': createVenue(input: { venue: $v' + k + ' }) { venue { id } }');
+    fields.push('v' + k + ': createVenue(input: { venue: $v' + k + ' }) { venue { ' + key + ' } }');
   }
   return 'mutation insertVenues(' + params.join(', ') + ') { ' + fields.join(' ') + ' }';
 }
@@ -107,8 +116,14 @@ const insert_batch_100 = {
       : 'insert_venues.affected_rows is ' + (d && d.insert_venues ? d.insert_venues.affected_rows : 'missing') +
         ', not ' + BATCH),
   },
-  postgraphile: {
-    query: batchDocument(),
+  postgraphile: aliasedCreates('id'),
+  postgraphile5: aliasedCreates('rowId'),
+};
+
+/** PostGraphile's batch: 100 aliased createVenue calls, checked by the key each returns. */
+function aliasedCreates(key) {
+  return {
+    query: batchDocument(key),
     variables: (ctx) => {
       const v = {};
       for (let k = 0; k < BATCH; k++) v['v' + k] = camel(venueRow(ctx, k));
@@ -119,13 +134,13 @@ const insert_batch_100 = {
       const ids = {};
       for (let k = 0; k < BATCH; k++) {
         const f = d['v' + k];
-        if (!f || !f.venue || !isId(f.venue.id)) return 'v' + k + '.venue.id missing';
-        ids[f.venue.id] = true;
+        if (!f || !f.venue || !isId(f.venue[key])) return 'v' + k + '.venue.' + key + ' missing';
+        ids[f.venue[key]] = true;
       }
       return Object.keys(ids).length === BATCH ? null : 'fewer than ' + BATCH + ' distinct ids';
     },
-  },
-};
+  };
+}
 
 // ------------------------------------------------------------------ update_by_pk
 
@@ -149,10 +164,19 @@ const update_by_pk = {
       return r.id === vars.id && r.name === vars.patch.name ? null : 'updateVenueById returned another row or name';
     },
   },
+  postgraphile5: {
+    query: 'mutation updateVenue($id: Int!, $patch: VenuePatch!) { updateVenueByRowId(input: { rowId: $id, venuePatch: $patch }) { venue { rowId name } } }',
+    variables: (ctx) => ({ id: updateId(ctx), patch: { name: updatedName(ctx) } }),
+    verify: (d, vars) => {
+      const r = d && d.updateVenueByRowId && d.updateVenueByRowId.venue;
+      if (!r) return 'updateVenueByRowId.venue is null (no row ' + vars.id + '?)';
+      return r.rowId === vars.id && r.name === vars.patch.name ? null : 'updateVenueByRowId returned another row or name';
+    },
+  },
 };
 
 export const MUTATIONS = { insert_one, insert_batch_100, update_by_pk };
-export const SYSTEMS = ['grafton', 'postgraphile'];
+export const SYSTEMS = ['grafton', 'postgraphile', 'postgraphile5'];
 
 /** The entry for (system, name) plus its rows per request; throws with the valid choices otherwise. */
 export function lookupWrite(system, name) {

@@ -1,11 +1,19 @@
-// The benchmark's GraphQL documents, one entry per query name, each in two
-// dialects: Grafton (started with `--naming phrag`) and PostGraphile v4.14.1 +
-// postgraphile-plugin-connection-filter 2.3.0.
+// The benchmark's GraphQL documents, one entry per query name, each in three
+// dialects: Grafton (started with `--naming phrag`), PostGraphile v4.14.1 +
+// postgraphile-plugin-connection-filter 2.3.0, and PostGraphile v5.1.5 (Amber
+// preset + connection-filter 4.0.1, bench/peers/postgraphile5).
 //
 //   QUERIES[name] = {
-//     grafton:      { query, variables(limit, rand) },
-//     postgraphile: { query, variables(limit, rand) },
+//     grafton:       { query, variables(limit, rand) },
+//     postgraphile:  { query, variables(limit, rand) },
+//     postgraphile5: { query, variables(limit, rand) },
 //   }
+//
+// PostGraphile v5 (Amber) names a column called `id` `rowId` (`id` is the Relay
+// node id), so its orders are ROW_ID_ASC/DESC and its key lookup venueByRowId;
+// its documents use the plain-list fields (allVenuesList, …), its fastest form
+// and the closest to Grafton's lists, except `aggregate`, which needs the
+// connection's totalCount.
 //
 // `variables(limit, rand)` returns the request's variables. `limit` is the
 // page size of the seed queries (LIMIT, default 50); `rand` is a function
@@ -55,6 +63,9 @@ const venues = {
   postgraphile: same(
     'query queryVenues($limit: Int!, $offset: Int!, $id_gt: Int!) { allVenues(first: $limit, offset: $offset, filter: { id: { greaterThan: $id_gt } }, orderBy: ID_ASC) { nodes { id name postalCode } } }',
     seedVariables),
+  postgraphile5: same(
+    'query queryVenues($limit: Int!, $offset: Int!, $id_gt: Int!) { allVenuesList(first: $limit, offset: $offset, filter: { rowId: { greaterThan: $id_gt } }, orderBy: ROW_ID_ASC) { rowId name postalCode } }',
+    seedVariables),
 };
 
 const venue_meetups = {
@@ -64,6 +75,9 @@ const venue_meetups = {
   postgraphile: same(
     'query queryVenueMeetups($limit: Int!, $offset: Int!, $id_gt: Int!) { allVenues(first: $limit, offset: $offset, filter: { id: { greaterThan: $id_gt } }, orderBy: ID_ASC) { nodes { id name postalCode meetupsByVenueId(first: $limit, orderBy: ID_DESC) { nodes { id title } } } } }',
     seedVariables),
+  postgraphile5: same(
+    'query queryVenueMeetups($limit: Int!, $offset: Int!, $id_gt: Int!) { allVenuesList(first: $limit, offset: $offset, filter: { rowId: { greaterThan: $id_gt } }, orderBy: ROW_ID_ASC) { rowId name postalCode meetupsByVenueIdList(first: $limit, orderBy: ROW_ID_DESC) { rowId title } } }',
+    seedVariables),
 };
 
 const meetups_members = {
@@ -72,6 +86,9 @@ const meetups_members = {
     seedVariables),
   postgraphile: same(
     'query queryMeetupsWithMembers($limit: Int!, $offset: Int!, $id_gt: Int!) { allMeetups(first: $limit, offset: $offset, filter: { id: { greaterThan: $id_gt } }, orderBy: ID_ASC) { nodes { id title meetupsMembersByMeetupId(first: $limit, orderBy: PRIMARY_KEY_ASC) { nodes { memberByMemberId { id email } } } } } }',
+    seedVariables),
+  postgraphile5: same(
+    'query queryMeetupsWithMembers($limit: Int!, $offset: Int!, $id_gt: Int!) { allMeetupsList(first: $limit, offset: $offset, filter: { rowId: { greaterThan: $id_gt } }, orderBy: ROW_ID_ASC) { rowId title meetupsMembersByMeetupIdList(first: $limit, orderBy: PRIMARY_KEY_ASC) { memberByMemberId { rowId email } } } }',
     seedVariables),
 };
 
@@ -87,6 +104,9 @@ const meetups_venue = {
   postgraphile: same(
     'query queryMeetupsVenue($limit: Int!, $offset: Int!, $id_gt: Int!) { allMeetups(first: $limit, offset: $offset, filter: { id: { greaterThan: $id_gt } }, orderBy: ID_ASC) { nodes { id title venueId venueByVenueId { id name } } } }',
     seedVariables),
+  postgraphile5: same(
+    'query queryMeetupsVenue($limit: Int!, $offset: Int!, $id_gt: Int!) { allMeetupsList(first: $limit, offset: $offset, filter: { rowId: { greaterThan: $id_gt } }, orderBy: ROW_ID_ASC) { rowId title venueId venueByVenueId { rowId name } } }',
+    seedVariables),
 };
 
 // A short list of ten members at a random offset (ordered by primary key).
@@ -99,6 +119,9 @@ const simple_list = {
     offsetOnly),
   postgraphile: same(
     'query simpleList($offset: Int!) { allMembers(first: 10, offset: $offset, orderBy: PRIMARY_KEY_ASC) { nodes { id firstName email } } }',
+    offsetOnly),
+  postgraphile5: same(
+    'query simpleList($offset: Int!) { allMembersList(first: 10, offset: $offset, orderBy: PRIMARY_KEY_ASC) { rowId firstName email } }',
     offsetOnly),
 };
 
@@ -114,6 +137,9 @@ const complex_filter = {
     idGtOnly),
   postgraphile: same(
     'query complexFilter($id_gt: Int!) { allMeetups(first: 100, orderBy: [START_AT_DESC, ID_ASC], filter: { and: [{ id: { greaterThan: $id_gt } }, { title: { like: "%a%" } }, { venueId: { lessThan: 90000 } }] }) { nodes { id title startAt venueId } } }',
+    idGtOnly),
+  postgraphile5: same(
+    'query complexFilter($id_gt: Int!) { allMeetupsList(first: 100, orderBy: [START_AT_DESC, ROW_ID_ASC], filter: { and: [{ rowId: { greaterThan: $id_gt } }, { title: { like: "%a%" } }, { venueId: { lessThan: 90000 } }] }) { rowId title startAt venueId } }',
     idGtOnly),
 };
 
@@ -132,6 +158,9 @@ const aggregate = {
   postgraphile: same(
     'query aggregateMeetups($id_gt: Int!, $id_lte: Int!) { allMeetups(first: 1, orderBy: [START_AT_DESC, ID_ASC], filter: { id: { greaterThan: $id_gt, lessThanOrEqualTo: $id_lte } }) { totalCount nodes { startAt } } }',
     idRange),
+  postgraphile5: same(
+    'query aggregateMeetups($id_gt: Int!, $id_lte: Int!) { allMeetups(first: 1, orderBy: [START_AT_DESC, ROW_ID_ASC], filter: { rowId: { greaterThan: $id_gt, lessThanOrEqualTo: $id_lte } }) { totalCount nodes { startAt } } }',
+    idRange),
 };
 
 // Fetch one venue by primary key, id uniform in [1, 100000].
@@ -141,6 +170,7 @@ function pk(limit, rand) {
 const by_pk = {
   grafton: same('query venueByPk($id: Int!) { venues_by_pk(id: $id) { id name postal_code } }', pk),
   postgraphile: same('query venueByPk($id: Int!) { venueById(id: $id) { id name postalCode } }', pk),
+  postgraphile5: same('query venueByPk($id: Int!) { venueByRowId(rowId: $id) { rowId name postalCode } }', pk),
 };
 
 // Documents with n root fields (WSO2-style operation counts): each root is a
@@ -153,6 +183,8 @@ function rootsQuery(n, system) {
     decls.push('$id_gt_' + i + ': Int!');
     if (system === 'grafton') {
       fields.push('r' + i + ': members(limit: 5, where: { id: { gt: $id_gt_' + i + ' } }) { id first_name email }');
+    } else if (system === 'postgraphile5') {
+      fields.push('r' + i + ': allMembersList(first: 5, filter: { rowId: { greaterThan: $id_gt_' + i + ' } }, orderBy: PRIMARY_KEY_ASC) { rowId firstName email }');
     } else {
       fields.push('r' + i + ': allMembers(first: 5, filter: { id: { greaterThan: $id_gt_' + i + ' } }, orderBy: PRIMARY_KEY_ASC) { nodes { id firstName email } }');
     }
@@ -171,6 +203,7 @@ function roots(n) {
   return {
     grafton: same(rootsQuery(n, 'grafton'), rootsVariables(n)),
     postgraphile: same(rootsQuery(n, 'postgraphile'), rootsVariables(n)),
+    postgraphile5: same(rootsQuery(n, 'postgraphile5'), rootsVariables(n)),
   };
 }
 
@@ -188,7 +221,7 @@ export const QUERIES = {
   meetups_venue: meetups_venue,
 };
 
-export const SYSTEMS = ['grafton', 'postgraphile'];
+export const SYSTEMS = ['grafton', 'postgraphile', 'postgraphile5'];
 
 /**
  * The entry for (system, query name), or an exception naming what exists.

@@ -9,7 +9,8 @@ from typing import Callable
 
 SEED = ["venues", "venue_meetups", "meetups_members"]
 ALL_QUERIES = SEED + ["simple_list", "complex_filter", "aggregate", "by_pk", "roots_1", "roots_4", "roots_9"]
-SYSTEMS = ["grafton", "postgraphile", "sqlite"]  # Grafton on PostgreSQL, the peer, Grafton on SQLite
+# Grafton on PostgreSQL, the peers (PostGraphile v4 and v5), Grafton on SQLite.
+SYSTEMS = ["grafton", "postgraphile", "postgraphile5", "sqlite"]
 SCENARIOS = ["fixed", "capacity", "memory", "ceiling", "writes", "auth", "qos", "subscriptions", "ops"]
 NOT_YET: dict[str, str] = {}  # scenario -> why it is a placeholder (none left)
 WRITES = ["insert_one", "insert_batch_100", "update_by_pk"]  # bench/lib/writes.py, bench/k6/mutations.js
@@ -36,7 +37,7 @@ class Config:
     # capacity (ramp + hold trials)
     capacity_queries: list[str] = field(default_factory=lambda: list(SEED))
     capacity_limits: list[int] = field(default_factory=lambda: [50, 100])
-    capacity_systems: list[str] = field(default_factory=lambda: ["grafton", "postgraphile"])
+    capacity_systems: list[str] = field(default_factory=lambda: ["grafton", "postgraphile", "postgraphile5"])
     ramp_s: int = 30
     hold_s: int = 30
     step: int = 200

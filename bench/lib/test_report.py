@@ -89,7 +89,7 @@ class RenderTest(unittest.TestCase):
         for title in ("# Grafton benchmark, 2026-11-22 11:15 UTC (full)", "## Machine", "## Targets",
                       "## Throughput and latency at fixed concurrency", "### venues (seed, no nest)",
                       "## Capacity (the seed's test)", "## Memory", "## The ceiling", "## Writes",
-                      "### Grafton / PostGraphile (rows/s)", "### insert_one", "### insert_batch_100",
+                      "### Grafton / the fastest peer (rows/s)", "### insert_one", "### insert_batch_100",
                       "## Not yet measured",
                       "## Errors"):
             self.assertIn(title, self.md)
@@ -101,10 +101,10 @@ class RenderTest(unittest.TestCase):
 
     def test_fixed_table(self):
         header = self.row("VUs", "system")
-        self.assertEqual(header, ["VUs", "system", "req/s", "×PostGraphile", "p50", "p75", "p90", "p95", "p99",
+        self.assertEqual(header, ["VUs", "system", "req/s", "×fastest peer", "p50", "p75", "p90", "p95", "p99",
                                   "failed"])
         self.assertEqual(self.row("10", "Grafton PG")[2:4], ["2,000", "4.00×"])
-        self.assertEqual(self.row("10", "PostGraphile")[3], "")
+        self.assertEqual(self.row("10", "PostGraphile v4")[3], "")
         self.assertEqual(self.row("10", "Grafton SQLite")[3], "8.00×")
         self.assertEqual(self.row("10", "Grafton PG")[7], "12.0")
         self.assertEqual(self.row("50", "Grafton SQLite")[-1], "k6 failed")
@@ -118,12 +118,12 @@ class RenderTest(unittest.TestCase):
         g = self.row("venues", "50", "Grafton PG")
         self.assertEqual(g[3:9], ["3,000", "40.0", "0.50", "300", "60,000", "1,000"])
         self.assertIn("bound: max VUs reached", g[9])
-        p = self.row("venues", "50", "PostGraphile")
+        p = self.row("venues", "50", "PostGraphile v4")
         self.assertEqual(p[3], "900")
         self.assertEqual(p[9], "threshold failure (800✓, 1000✗, 900✓)")
 
     def test_targets(self):
-        t = self.row("venues: ≥ 3× PostGraphile req/s, lower p95 (limit 50)")
+        t = self.row("venues: ≥ 3× PostGraphile v4 req/s, lower p95 (limit 50)")
         self.assertEqual(t[1:], ["3.50–4.00× at 2 levels ≥ 10 VUs; p95 lower at 2/2", "met"])
         self.assertEqual(self.row("capacity venues limit 50 > 1900 VUs (Phrag)")[2], "met")
         self.assertEqual(self.row("capacity venue_meetups limit 100 > 900 VUs (Phrag)")[2], "**missed**")
@@ -131,22 +131,38 @@ class RenderTest(unittest.TestCase):
                          ["0.20–0.70 at 2 levels", "**missed**"])
         self.assertEqual(self.row("Grafton RSS under the 100-VU load < 60 MB")[1:], ["33.5 MB", "met"])
 
+    def test_every_peer_target_and_fastest_peer_ratio(self):
+        self.assertEqual(self.row("venues: ahead of every peer at ≥ 10 VUs (req/s and p95)")[1:],
+                         ["3.50–4.00× over 2 peer × level pairs; p95 lower at 2/2", "met"])
+        # A faster v5 becomes the reference of ×fastest peer, and a level it wins is a miss.
+        runs = RESULTS["fixed"]["runs"] + [fixed_run("postgraphile5", "venues", 10, 1000, 20),
+                                           fixed_run("postgraphile5", "venues", 50, 2500, 40)]
+        results = {**RESULTS, "systems": RESULTS["systems"] + [{"id": "postgraphile5"}],
+                   "fixed": {**RESULTS["fixed"], "runs": runs}}
+        self.md = report.render(results)
+        self.assertEqual(self.row("10", "Grafton PG")[2:4], ["2,000", "2.00×"])
+        self.assertEqual(self.row("50", "Grafton PG")[2:4], ["2,100", "0.84×"])
+        self.assertEqual(self.row("10", "PostGraphile v5")[3], "")
+        self.assertEqual(self.row("venues: ahead of every peer at ≥ 10 VUs (req/s and p95)")[1:],
+                         ["0.84–4.00× over 4 peer × level pairs; p95 lower at 3/4", "**missed**"])
+        self.assertIsNone(report.fastest_peer([None, {"error": "k6 failed"}]))
+
     def test_memory_and_ceiling(self):
-        self.assertEqual(self.row("PostGraphile", "92.8 MB"), ["PostGraphile", "92.8 MB", "208.0 MB", "210.0 MB"])
+        self.assertEqual(self.row("PostGraphile v4", "92.8 MB"), ["PostGraphile v4", "92.8 MB", "208.0 MB", "210.0 MB"])
         self.assertEqual(self.row("venues", "50", "3,000"), ["venues", "50", "3,000", "16.0", "2,100", "0.70"])
 
     def test_writes_tables(self):
         w = self.md[self.md.index("## Writes"):]
         self.assertIn("100 aliased `createVenue` fields (one row per call, 100 calls in one request)", w)
         self.assertIn("- Grafton SQLite insert_batch_100: 100% of the warm-up's requests failed", w)
-        self.assertEqual(self.row("write", "VUs"), ["write", "VUs", "Grafton PG ×PostGraphile",
-                                                    "Grafton SQLite ×PostGraphile"])
+        self.assertEqual(self.row("write", "VUs"), ["write", "VUs", "Grafton PG ×fastest peer",
+                                                    "Grafton SQLite ×fastest peer"])
         self.assertEqual(self.row("insert_one", "1"), ["insert_one", "1", "3.00×", "4.00×"])
         self.assertEqual(self.row("insert_one", "10"), ["insert_one", "10", "—", "3.00×"])
         self.assertEqual(self.row("insert_batch_100", "1"), ["insert_batch_100", "1", "10.00×", "not measured"])
         # 10% of 4000 req/s succeeded: 40,000 rows/s against 1,000 (not 400× as req/s would say)
         self.assertEqual(self.row("insert_batch_100", "10")[2], "40.00× (Grafton PG 90% failed)")
-        header = ["VUs", "system", "req/s", "rows/s", "×PostGraphile", "p50", "p95", "p99", "failed"]
+        header = ["VUs", "system", "req/s", "rows/s", "×fastest peer", "p50", "p95", "p99", "failed"]
         self.assertIn("| " + " | ".join(header) + " |", w)
         rows = [line for line in w.splitlines() if line.startswith("| 1 | Grafton PG |")]
         self.assertEqual(rows[0], "| 1 | Grafton PG | 900 | 900 | 3.00× | 0.67 | 2.00 | 3.00 | 0% |")

@@ -16,22 +16,23 @@ TABLE = "venues"
 # What each write compares, recorded in results.json and printed in summary.md.
 DESCRIPTIONS = {
     "insert_one": "One venue per request: Grafton `insert_venues_one(object:) { id }`, "
-                  "PostGraphile `createVenue(input: {venue:}) { venue { id } }`",
+                  "PostGraphile `createVenue(input: {venue:}) { venue { id } }` (v5: `{ venue { rowId } }`)",
     "insert_batch_100": "100 venues per request: Grafton one `insert_venues(objects: [100 objects]) "
-                        "{ affected_rows }` (one multi-row INSERT); PostGraphile v4 has no multi-row "
-                        "insert, so its request carries 100 aliased `createVenue` fields "
+                        "{ affected_rows }` (one multi-row INSERT); PostGraphile (v4, v5) has no "
+                        "multi-row insert, so its request carries 100 aliased `createVenue` fields "
                         "(`v0: createVenue(…) … v99: createVenue(…)`): one row per call, 100 calls in "
                         "one request",
     "update_by_pk": "The `name` of one existing venue per request: Grafton "
                     "`update_venues_by_pk(pk_columns: {id:}, _set: {name:}) { id name }`, PostGraphile "
-                    "`updateVenueById(input: {id:, venuePatch: {name:}}) { venue { id name } }`; ids "
+                    "`updateVenueById(input: {id:, venuePatch: {name:}}) { venue { id name } }` (v5: "
+                    "`updateVenueByRowId(input: {rowId:, …})`); ids "
                     "spread over 1…N, each VU on its own residue class (no two VUs on one row)",
 }
 
 # A probe (the warm-up) failing this often means the system cannot do the write at all.
 UNAVAILABLE_RATE = 0.5
 # Systems whose rows live in PostgreSQL (the other one, sqlite, in the SQLite file).
-ON_POSTGRES = ("grafton", "postgraphile")
+ON_POSTGRES = ("grafton", "postgraphile", "postgraphile5")
 
 
 def database(system: str) -> str:

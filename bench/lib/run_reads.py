@@ -1,0 +1,153 @@
+"""The read scenarios: fixed levels, the capacity search, memory and the pgbench ceiling.
+
+A part of `runner.Bench` (see runner.py); standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import threading
+import time
+
+import capacity as cap
+import pgbench
+import plan
+import procs
+from common import MAKE_SCRIPTS, k6_system, tail_of
+
+
+class Reads:
+    def warmup(self, system: str):
+        for q in self.cfg.warmup_queries:
+            self.closed(system, q, 10, self.cfg.warmup_s, f"warmup-{system}-{q}")
+
+    def fixed(self, system: str, query: str, vus: int):
+        fx = self.results.setdefault("fixed", {"levels": self.cfg.fixed_levels, "queries": self.cfg.fixed_queries,
+                                               "duration_s": self.cfg.fixed_s, "runs": []})
+        name = f"fixed-{system}-{query}-{vus}"
+        s = self.closed(system, query, vus, self.cfg.fixed_s, name)
+        row = {"system": system, "query": query, "vus": vus, "raw": f"raw/{name}.json"}
+        if s is None:
+            row["error"] = "k6 failed"
+        else:
+            row.update({k: s.get(k) for k in ("rps", "requests", "failed_rate", "p50", "p75", "p90", "p95", "p99",
+                                              "min", "max", "avg")})
+        fx["runs"].append(row)
+
+    def capacity(self, system: str, query: str, limit: int):
+        cfg = self.cfg
+        c = self.results.setdefault("capacity", {
+            "ramp_s": cfg.ramp_s, "hold_s": cfg.hold_s, "step": cfg.step, "refine": cfg.refine,
+            "max_vus": cfg.max_vus, "budget_s": cfg.capacity_budget_s, "quick": cfg.mode == "quick", "results": []})
+        t0 = time.monotonic()
+        budget = self.capacity_left_s / max(1, self.capacity_combos_left)
+        tag = f"{system}-{query}-{limit}"
+        probe = self.closed(system, query, 50, cfg.probe_s, f"capacity-probe-{tag}", limit=limit)
+        if probe and probe.get("rps"):
+            start = min(cap.hint_from_rps(probe["rps"], step=cfg.step), cfg.max_vus)
+        else:
+            start = cfg.step
+        trials_n = [0]
+
+        def trial(vus: int) -> dict:
+            trials_n[0] += 1
+            self.progress.say("capacity", f"{system} {query} limit={limit} trial {trials_n[0]}: {vus} VUs "
+                                          f"({cfg.ramp_s} s ramp + {cfg.hold_s} s hold)")
+            name = f"capacity-{tag}-{vus}"
+            s = self.k6("capacity.js", {"URL": self.urls[system], "SYSTEM": k6_system(system), "QUERY": query,
+                                        "LIMIT": limit, "TARGET": vus, "RAMP": f"{cfg.ramp_s}s",
+                                        "HOLD": f"{cfg.hold_s}s"}, f"{name}.log", self.log(f"{name}.json"))
+            if s is None:
+                self.error(f"{name}: k6 wrote no summary (raw/{name}.log)")
+                return {"vus": vus, "passed": False, "error": "k6 failed", "raw": f"raw/{name}.json"}
+            keep = {k: s.get(k) for k in ("passed", "p95", "p50", "p99", "min", "max", "avg", "requests", "rps",
+                                          "failed_rate")}
+            return {"vus": vus, **keep, "raw": f"raw/{name}.json"}
+
+        # The probe's time counts against this combination's share.
+        res = cap.search(trial, start=start, step=cfg.step, refine=cfg.refine, max_vus=cfg.max_vus,
+                         budget_s=max(0.0, budget - (time.monotonic() - t0)), trial_cost_s=cfg.trial_cost_s)
+        best = res["best"]
+        c["results"].append({
+            "system": system, "query": query, "limit": limit, "max_vus": res["best_vus"],
+            "stopped_by": res["stopped_by"], "start_vus": start, "probe_rps": probe.get("rps") if probe else None,
+            "best": {k: best.get(k) for k in ("p95", "min", "max", "requests", "rps", "failed_rate")} if best else None,
+            "trials": [t for _, t in res["trials"]],
+        })
+        self.progress.say("capacity", f"{system} {query} limit={limit}: {res['best_vus']} VUs "
+                                      f"({cap.EXPLAIN[res['stopped_by']]})")
+        self.capacity_left_s -= time.monotonic() - t0
+        self.capacity_combos_left -= 1
+
+    def memory(self, system: str):
+        m = self.results.setdefault("memory", {"systems": {}})
+        m.update({"load_vus": self.cfg.memory_vus, "load_queries": self.cfg.memory_queries})
+        pid, samples, stop = self.pids[system], [], threading.Event()
+
+        def sample():
+            while not stop.is_set():
+                v = procs.tree_kb(pid, "VmRSS")
+                if v:
+                    samples.append(v)
+                stop.wait(0.25)
+
+        th = threading.Thread(target=sample, daemon=True)
+        th.start()
+        try:
+            for q in self.cfg.memory_queries:
+                self.closed(system, q, self.cfg.memory_vus, self.cfg.memory_s, f"memory-{system}-{q}")
+        finally:
+            stop.set()
+            th.join()
+        entry = m["systems"].setdefault(system, {})
+        entry["load_kb"] = max(samples) if samples else None
+        entry["peak_kb"] = max(filter(None, [procs.tree_kb(pid, "VmHWM"), entry["load_kb"]]), default=None)
+
+    def ceiling_prepare(self):
+        levels, skipped = plan.ceiling_levels(self.cfg)
+        c = self.results.setdefault("ceiling", {"status": "ok", "levels": levels, "runs": []})
+        if skipped:
+            c["note"] = (f"Not run at {', '.join(map(str, skipped))} clients: pgbench opens one connection per "
+                         f"client and the cluster allows {plan.MAX_CONNECTIONS}.")
+        if not self.env.make_scripts:
+            c["status"] = "skipped: bench/pgbench/make_scripts.py not found"
+        elif not self.env.grafton_has_sql():
+            c["status"] = "skipped: grafton sql not available"
+        else:
+            d = os.path.join(self.tmp, "pgbench")
+            os.makedirs(d, exist_ok=True)
+            try:
+                self.check_call([sys.executable, MAKE_SCRIPTS, "--grafton", self.env.grafton, "--database-url",
+                                 self.db_url, "--out", d, "--limit", str(self.cfg.limit)], "make_scripts.log",
+                                "make_scripts.py")
+                self.ceiling_sql = d
+                for q in plan.SEED:
+                    shutil.copy(os.path.join(d, f"{q}.sql"), self.log(f"ceiling-{q}.sql"))
+            except (RuntimeError, OSError) as e:
+                c["status"] = f"skipped: {str(e).splitlines()[0]}"
+        if c["status"] != "ok":
+            self.progress.say("ceiling", c["status"])
+
+    def ceiling(self, query: str, vus: int):
+        c = self.results["ceiling"]
+        name = f"ceiling-{query}-{vus}"
+        argv = pgbench.command(self.env.pg("pgbench"), self.db_url, os.path.join(self.ceiling_sql, f"{query}.sql"),
+                               vus, self.cfg.ceiling_s)
+        rc = self.procs.run(argv, log_path=self.log(f"{name}.txt"), timeout=self.cfg.ceiling_s + 120)
+        with open(self.log(f"{name}.txt"), errors="replace") as f:
+            text = f.read()
+        try:
+            r = pgbench.parse(text)
+        except ValueError:
+            self.error(f"{name}: pgbench failed (exit {rc}, raw/{name}.txt: {tail_of(self.log(name + '.txt'), 3)})")
+            return
+        g = next((x for x in self.results.get("fixed", {}).get("runs", [])
+                  if (x["system"], x["query"], x["vus"]) == ("grafton", query, vus) and x.get("rps")), None)
+        if g is None and "grafton" in self.urls:  # fixed did not run there: measure Grafton now
+            g = self.closed("grafton", query, vus, self.cfg.ceiling_s, f"ceiling-grafton-{query}-{vus}")
+        grps = g.get("rps") if g else None
+        c["runs"].append({"query": query, "vus": vus, "tps": r["tps"], "latency_avg_ms": r["latency_avg_ms"],
+                          "failed": r["failed"], "transactions": r["transactions"], "grafton_rps": grps,
+                          "fraction": grps / r["tps"] if grps and r["tps"] else None, "raw": f"raw/{name}.txt"})
