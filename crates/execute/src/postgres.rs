@@ -19,12 +19,13 @@ pub struct PgDatabase {
     config: std::sync::Arc<tokio_postgres::Config>,
 }
 
-/// The text of a `json` (or `text`) result, taken without parsing.
-pub(crate) struct RawJson(pub(crate) String);
+/// The text of a `json` (or `text`) result, borrowed from the row without parsing
+/// or copying (it is copied once, compacted).
+pub(crate) struct RawJson<'a>(pub(crate) &'a str);
 
-impl<'a> FromSql<'a> for RawJson {
+impl<'a> FromSql<'a> for RawJson<'a> {
     fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
-        Ok(RawJson(std::str::from_utf8(raw)?.to_owned()))
+        Ok(RawJson(std::str::from_utf8(raw)?))
     }
 
     fn accepts(ty: &Type) -> bool {
@@ -273,7 +274,7 @@ pub(crate) async fn query_json_on(
         (Some(j), _) if j.0.len() as u64 > max_bytes => {
             Err(ExecuteError::TooLarge(j.0.len() as u64))
         }
-        (Some(j), _) => Ok(crate::compact::compact_json(&j.0)),
+        (Some(j), _) => Ok(crate::compact::compact_json(j.0)),
         (None, Some(bytes)) => Err(ExecuteError::TooLarge(bytes.max(0) as u64)),
         (None, None) => Ok("null".to_owned()),
     }
