@@ -119,6 +119,10 @@ pub struct ForeignKey {
     pub ref_table: String,
     /// Referenced columns, paired with `columns` by position.
     pub ref_columns: Vec<String>,
+    /// The database checks it on every row (a validated PostgreSQL constraint): a row
+    /// whose referencing columns are all non-null has its referenced row. False on
+    /// SQLite, where checking is a per-connection pragma and old rows may dangle.
+    pub enforced: bool,
 }
 
 /// A Postgres enum type.
@@ -237,6 +241,7 @@ impl ForeignKey {
             ref_schema: ref_schema.to_owned(),
             ref_table: ref_table.to_owned(),
             ref_columns: ref_columns.iter().map(|c| (*c).to_owned()).collect(),
+            enforced: false,
         }
     }
 }

@@ -74,7 +74,8 @@ SELECT n.nspname::text AS table_schema,
              FROM unnest(con.confkey) WITH ORDINALITY k(attnum, ord)
              JOIN pg_catalog.pg_attribute a
                ON a.attrelid = con.confrelid AND a.attnum = k.attnum
-             ORDER BY k.ord) AS ref_columns
+             ORDER BY k.ord) AS ref_columns,
+       con.convalidated AS validated
 FROM pg_catalog.pg_constraint con
 JOIN pg_catalog.pg_class cl ON cl.oid = con.conrelid
 JOIN pg_catalog.pg_namespace n ON n.oid = cl.relnamespace
@@ -96,7 +97,8 @@ SELECT n.nspname::text,
              ORDER BY k.ord),
        NULL,
        NULL,
-       ARRAY[]::text[]
+       ARRAY[]::text[],
+       true
 FROM pg_catalog.pg_index i
 JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
 JOIN pg_catalog.pg_class cl ON cl.oid = i.indrelid
@@ -263,12 +265,14 @@ pub async fn introspect_postgres(
                     ));
                     continue;
                 }
+                let enforced: bool = row.try_get("validated")?;
                 table.foreign_keys.push(ForeignKey {
                     name,
                     columns,
                     ref_schema,
                     ref_table,
                     ref_columns,
+                    enforced,
                 });
             }
             _ => {}

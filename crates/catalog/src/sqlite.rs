@@ -265,6 +265,7 @@ fn resolve_foreign_keys(
             ref_schema: SCHEMA.to_owned(),
             ref_table,
             ref_columns,
+            enforced: false,
         });
     }
 }

@@ -43,6 +43,9 @@ CREATE TABLE groups_members (
         REFERENCES groups (org_id, slug),
     CONSTRAINT gm_unique UNIQUE (member_id, group_slug, group_org)
 );
+-- Added NOT VALID: rows from before it may dangle, so it is not "enforced".
+ALTER TABLE groups_members ADD CONSTRAINT gm_member_unchecked
+    FOREIGN KEY (member_id) REFERENCES members (id) NOT VALID;
 CREATE TABLE audit_log (
     at timestamp, at_tz timestamptz, day date, t time, ttz timetz, span interval,
     amount numeric(10, 2), ratio float8, small float4, raw bytea, payload jsonb,
@@ -177,6 +180,7 @@ async fn introspects_a_postgres_database() {
                 f.ref_schema.as_str(),
                 f.ref_table.as_str(),
                 f.ref_columns.clone(),
+                f.enforced,
             )
         })
         .collect();
@@ -189,6 +193,15 @@ async fn introspects_a_postgres_database() {
                 "public",
                 "groups",
                 v(&["org_id", "slug"]),
+                true,
+            ),
+            (
+                "gm_member_unchecked",
+                v(&["member_id"]),
+                "public",
+                "members",
+                v(&["id"]),
+                false,
             ),
             (
                 "groups_members_member_id_fkey",
@@ -196,6 +209,7 @@ async fn introspects_a_postgres_database() {
                 "public",
                 "members",
                 v(&["id"]),
+                true,
             ),
         ]
     );

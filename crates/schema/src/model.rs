@@ -75,6 +75,9 @@ pub struct Relationship {
     /// table, or Hasura's `insertion_order: after_parent`): a nested insert writes this
     /// row first and copies its columns into the target, as an array relationship does.
     pub after_parent: bool,
+    /// An object relationship over a foreign key the database enforces (see
+    /// `ForeignKey::enforced`): a row whose key columns are all set has its target.
+    pub enforced: bool,
 }
 
 /// What a root query field does.

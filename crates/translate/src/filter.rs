@@ -117,7 +117,12 @@ impl Ctx<'_> {
                     .map(|e| self.filter_in(table, alias, e, root))
                     .collect(),
             ),
-            BoolExp::Not(inner) => Expr::Not(Box::new(self.filter_in(table, alias, inner, root))),
+            BoolExp::Not(inner) => {
+                self.negated = !self.negated;
+                let e = self.filter_in(table, alias, inner, root);
+                self.negated = !self.negated;
+                Expr::Not(Box::new(e))
+            }
             BoolExp::Compare { column, op, value } => {
                 self.compare(table, alias, *column, *op, value)
             }
@@ -142,10 +147,13 @@ impl Ctx<'_> {
                 }
             }
             BoolExp::Exists(rel, inner) => {
+                if let Some(e) = self.through_enforced_key(*rel, alias, inner) {
+                    return e;
+                }
                 // Rows the role cannot read must not satisfy its filters either.
                 let target = self.model.relationships[*rel].target;
                 let (from, child, join) = self.related(*rel, alias);
-                let cond = self.filter_in(target, &child, inner, root);
+                let cond = self.positive(|cx| cx.filter_in(target, &child, inner, root));
                 Expr::Exists(Box::new(Select {
                     from: Some(from),
                     filter: Some(Expr::And(vec![join, cond])),
@@ -158,7 +166,8 @@ impl Ctx<'_> {
                 if let Some(rule) = self.row_rule(*other, &other_alias) {
                     conditions.push(rule);
                 }
-                conditions.push(self.filter_in(*other, &other_alias, inner, root));
+                conditions
+                    .push(self.positive(|cx| cx.filter_in(*other, &other_alias, inner, root)));
                 Expr::Exists(Box::new(Select {
                     from: Some(from),
                     filter: Some(Expr::And(conditions)),
@@ -166,6 +175,15 @@ impl Ctx<'_> {
                 }))
             }
         }
+    }
+
+    /// `f` translated where only truth counts again (the condition inside an
+    /// `EXISTS`, whatever encloses the `EXISTS`).
+    fn positive(&mut self, f: impl FnOnce(&mut Self) -> Expr) -> Expr {
+        let was = std::mem::replace(&mut self.negated, false);
+        let e = f(self);
+        self.negated = was;
+        e
     }
 
     fn compare(

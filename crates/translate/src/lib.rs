@@ -2,6 +2,7 @@
 //! of one `SELECT`, and the database builds the whole `data` object as JSON.
 
 mod filter;
+mod key_path;
 pub mod mutation;
 mod order;
 mod select;

@@ -17,6 +17,8 @@ pub(crate) struct Ctx<'a> {
     /// True while translating a rule itself: rules are conditions the operator wrote,
     /// not reads by the role, so the role's rules on related tables do not apply.
     pub(crate) trusted: bool,
+    /// True inside an odd number of `NOT`s, where NULL and false differ.
+    pub(crate) negated: bool,
     pub(crate) next_alias: usize,
 }
 
@@ -66,6 +68,7 @@ impl<'a> Ctx<'a> {
             model,
             rules,
             trusted: false,
+            negated: false,
             next_alias: 0,
         }
     }

@@ -30,7 +30,7 @@ fn fk(cols: &[&str], target: &str, ref_cols: &[&str]) -> ForeignKey {
     ForeignKey::new(cols, "public", target, ref_cols)
 }
 
-fn catalog(backend: Backend) -> Catalog {
+fn catalog(backend: Backend, enforced: bool) -> Catalog {
     let schema = match backend {
         Backend::Postgres => "public",
         Backend::Sqlite => "main",
@@ -66,14 +66,15 @@ fn catalog(backend: Backend) -> Catalog {
         t.schema = schema.into();
         for f in &mut t.foreign_keys {
             f.ref_schema = schema.into();
+            f.enforced = enforced && backend == Backend::Postgres;
         }
     }
     c
 }
 
-fn model(backend: Backend, convention: Convention) -> SchemaModel {
+fn model(backend: Backend, convention: Convention, enforced: bool) -> SchemaModel {
     grafton_schema::build(
-        catalog(backend),
+        catalog(backend, enforced),
         &Config::default(),
         Naming::new(convention),
         backend,
@@ -83,6 +84,11 @@ fn model(backend: Backend, convention: Convention) -> SchemaModel {
 
 /// Renders `query` with `variables` for both dialects as one snapshot text.
 fn sql(query: &str, variables: Value, convention: Convention) -> String {
+    sql_with(query, variables, convention, false)
+}
+
+/// [`sql`], with the foreign keys enforced by PostgreSQL when `enforced`.
+fn sql_with(query: &str, variables: Value, convention: Convention, enforced: bool) -> String {
     let vars: Map<String, Value> = match variables {
         Value::Object(m) => m,
         _ => Map::new(),
@@ -92,7 +98,7 @@ fn sql(query: &str, variables: Value, convention: Convention) -> String {
         (Backend::Postgres, Dialect::Postgres),
         (Backend::Sqlite, Dialect::Sqlite),
     ] {
-        let m = model(backend, convention);
+        let m = model(backend, convention, enforced);
         let doc = ast::Document::parse(query, "q.graphql")
             .expect("parses")
             .to_executable_validate(&m.schema)
@@ -179,5 +185,19 @@ fn identifiers_and_literals_are_escaped() {
         r#"{ a: venues(where: {name: {_eq: "'; DROP TABLE venues; --"}}) { id } }"#,
         json!({}),
         Convention::HasuraDefault,
+    ));
+}
+
+#[test]
+fn an_enforced_keys_target_key_is_read_on_the_row() {
+    // The first condition reads only the venue's key through an enforced foreign
+    // key: written on meetups.venue_id, no probe of venues. Under `_not` (NULL and
+    // false differ) and on another column of venues the probe stays; SQLite, whose
+    // keys are not enforced, always probes.
+    insta::assert_snapshot!(sql_with(
+        "{ meetups(where: {_and: [{venue: {id: {_gt: 5}}}, {_not: {venue: {id: {_lt: 3}}}}, {venue: {name: {_eq: \"x\"}}}]}) { id } }",
+        json!({}),
+        Convention::HasuraDefault,
+        true,
     ));
 }

@@ -111,6 +111,8 @@ struct Draft {
     disambiguator: String,
     /// See [`Relationship::after_parent`].
     after_parent: bool,
+    /// See [`Relationship::enforced`].
+    enforced: bool,
 }
 
 pub(super) fn relationships(
@@ -171,6 +173,7 @@ pub(super) fn relationships(
                 mapping: mapping.clone(),
                 disambiguator: format!("_by_{cols}"),
                 after_parent: false,
+                enforced: fk.enforced,
             });
             let fks_to_same = table
                 .foreign_keys
@@ -189,6 +192,7 @@ pub(super) fn relationships(
                 mapping: mapping.iter().map(|(a, b)| (*b, *a)).collect(),
                 disambiguator: format!("_by_{cols}"),
                 after_parent: false,
+                enforced: false,
             });
         }
     }
@@ -250,6 +254,7 @@ pub(super) fn relationships(
                 disambiguator: "_manual".to_owned(),
                 after_parent: manual.kind == ManualKind::Object
                     && manual.insertion_order == InsertionOrder::AfterParent,
+                enforced: false,
             });
         }
         for (name, fk) in &tc.foreign_key_relationships {
@@ -308,6 +313,7 @@ pub(super) fn relationships(
                     mapping: d.mapping.clone(),
                     disambiguator: "_manual".to_owned(),
                     after_parent: true,
+                    enforced: false,
                 };
                 drafts.push(object);
             } else {
@@ -368,6 +374,7 @@ pub(super) fn relationships(
             target: d.target,
             mapping: d.mapping,
             after_parent: d.after_parent,
+            enforced: d.enforced,
         });
     }
     Ok(out)

@@ -87,6 +87,25 @@ const CASES: &[Case] = &[
         r#"{"owner": {"org_id": {"_eq": "X-Hasura-Org-Id"}}}"#,
         "EXISTS (SELECT 1 FROM users u WHERE u.id = d.owner_id AND u.org_id = 1)",
     ),
+    // Through the owner's key only: on PostgreSQL, whose foreign key is enforced,
+    // written on documents.owner_id instead of probing users (the ownerless
+    // document, inserted by the test, must stay out); under `_not` the probe stays.
+    doc(
+        r#"{"owner": {"id": {"_eq": "X-Hasura-User-Id"}}}"#,
+        "EXISTS (SELECT 1 FROM users u WHERE u.id = d.owner_id AND u.id = 1)",
+    ),
+    doc(
+        r#"{"owner": {"_or": [{"id": {"_gt": 1}}, {"id": {"_is_null": true}}]}}"#,
+        "EXISTS (SELECT 1 FROM users u WHERE u.id = d.owner_id AND (u.id > 1 OR u.id IS NULL))",
+    ),
+    doc(
+        r#"{"owner": {"_not": {"id": {"_in": [2, 3]}}}}"#,
+        "EXISTS (SELECT 1 FROM users u WHERE u.id = d.owner_id AND NOT u.id IN (2, 3))",
+    ),
+    doc(
+        r#"{"_not": {"owner": {"id": {"_eq": 1}}}}"#,
+        "NOT EXISTS (SELECT 1 FROM users u WHERE u.id = d.owner_id AND u.id = 1)",
+    ),
     doc(
         r#"{"organisation": {"members": {"id": "X-Hasura-User-Id"}}}"#,
         "EXISTS (SELECT 1 FROM users u WHERE u.org_id = d.org_id AND u.id = 1)",
@@ -212,6 +231,10 @@ const JSON_VENUES: &str = r#"mutation { insert_venues(objects: [
   {name: "j4"}
 ]) { affected_rows } }"#;
 
+/// A document without an owner (removed again at the end).
+const ORPHAN_DOCUMENT: &str =
+    r#"mutation { insert_documents_one(object: {id: 60, org_id: 1, title: "orphan"}) { id } }"#;
+
 fn key_column(table: &str) -> &'static str {
     if table == "venues" {
         "name"
@@ -302,6 +325,7 @@ async fn every_rule_form_sees_what_its_sql_sees() {
     let _g = serial().await;
     for db in BOTH {
         ok(db, JSON_VENUES, json!(null)).await;
+        ok(db, ORPHAN_DOCUMENT, json!(null)).await;
     }
     for db in BOTH {
         let cases: Vec<(usize, &Case)> = CASES
@@ -393,6 +417,12 @@ async fn every_rule_form_sees_what_its_sql_sees() {
         ok(
             db,
             r#"mutation { delete_venues(where: {name: {_like: "j%"}}) { affected_rows } }"#,
+            json!(null),
+        )
+        .await;
+        ok(
+            db,
+            r#"mutation { delete_documents(where: {title: {_eq: "orphan"}}) { affected_rows } }"#,
             json!(null),
         )
         .await;
