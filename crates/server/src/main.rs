@@ -66,6 +66,19 @@ fn worker_threads(cli: &Cli) -> usize {
     })
 }
 
+/// Threads for blocking work: SQLite statements run there, one per pooled
+/// connection at most, plus a few for start-up and file reads. Unbounded, tokio's
+/// pool grew past 2.5 threads per connection under 100 clients, each holding its
+/// allocator caches (docs/performance.md, "SQLite memory").
+fn blocking_threads(cli: &Cli) -> usize {
+    let pool = match &cli.command {
+        Command::Serve(a) => a.listen.pool_size,
+        Command::Demo(a) => a.listen.pool_size,
+        Command::Schema(_) | Command::Sql(_) | Command::LiveTriggers(_) => 1,
+    };
+    pool.max(1) + 4
+}
+
 #[derive(Args)]
 struct ServeArgs {
     /// postgres://user:pass@host/db, sqlite://path, or a path to a SQLite file.
@@ -341,6 +354,7 @@ fn main() -> ExitCode {
         b.worker_threads(threads);
         b
     };
+    builder.max_blocking_threads(blocking_threads(&cli));
     let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
