@@ -118,6 +118,12 @@ class Env:
             c.append(("build", f"cargo build --release -p grafton (target dir {self.target_dir})"))
         else:
             c.append(("missing", "cargo (to build Grafton), or set GRAFTON=<binary>"))
+        if cfg.client == "loadgen" and {"fixed", "capacity", "memory"} & set(cfg.scenarios):
+            c.append(("build", "bench/loadgen, the light load client (cargo build --release -p grafton-bench-loadgen)")
+                     if self.cargo else ("missing", "cargo (to build bench/loadgen), or run with --client k6"))
+            if not self.node:
+                c.append(("missing", "node (bench/loadgen/docs.mjs writes the load client's documents from "
+                                     "bench/k6/queries.js), or run with --client k6"))
         c.append(("ok", "bench/k6/closed.js, capacity.js") if self.k6_scripts else
                  ("missing", "bench/k6/closed.js and capacity.js"))
         if "writes" in cfg.scenarios:

@@ -11,6 +11,10 @@ SEED = ["venues", "venue_meetups", "meetups_members"]
 ALL_QUERIES = SEED + ["simple_list", "complex_filter", "aggregate", "by_pk", "roots_1", "roots_4", "roots_9"]
 # Grafton on PostgreSQL, the peers (PostGraphile v4 and v5), Grafton on SQLite.
 SYSTEMS = ["grafton", "postgraphile", "postgraphile5", "sqlite"]
+# The load client of the throughput scenarios (fixed, memory) and of the capacity search:
+# loadgen (bench/loadgen, light: closed loop, and an open-model arrival rate for capacity)
+# or k6 (the seed's own scripts: closed loop, and VUs sleeping 2 s for capacity).
+CLIENTS = ["loadgen", "k6"]
 SCENARIOS = ["fixed", "capacity", "memory", "ceiling", "writes", "auth", "qos", "subscriptions", "ops"]
 NOT_YET: dict[str, str] = {}  # scenario -> why it is a placeholder (none left)
 WRITES = ["insert_one", "insert_batch_100", "update_by_pk"]  # bench/lib/writes.py, bench/k6/mutations.js
@@ -24,6 +28,7 @@ MAX_CONNECTIONS = 300
 class Config:
     mode: str
     rows: int = 100_000
+    client: str = "loadgen"
     limit: int = 50
     pool: int = 20
     systems: list[str] = field(default_factory=lambda: list(SYSTEMS))
@@ -40,10 +45,10 @@ class Config:
     capacity_systems: list[str] = field(default_factory=lambda: ["grafton", "postgraphile", "postgraphile5"])
     ramp_s: int = 30
     hold_s: int = 30
-    step: int = 200
-    refine: int = 100
-    max_vus: int = 3000
-    capacity_budget_s: int = 22 * 60
+    step: int = 500
+    refine: int = 250
+    max_vus: int = 10_000  # users (loadgen's open model); k6: 3000 VUs
+    capacity_budget_s: int = 50 * 60
     probe_s: int = 5
     # memory
     memory_vus: int = 100
@@ -80,8 +85,21 @@ class Config:
     subs_rounds: int = 30
 
     def trial_cost_s(self, vus: int) -> float:
-        """Expected wall time of one capacity trial: ramp + hold + VU initialisation + the last sleeps."""
+        """Expected wall time of one capacity trial: ramp + hold (+ k6's VU initialisation and last sleeps)."""
+        if self.client == "loadgen":
+            return self.ramp_s + self.hold_s + 2
         return self.ramp_s + self.hold_s + 3 + K6_PER_VU_S * vus
+
+    def use_k6(self) -> None:
+        """k6 as the client: the seed's closed-loop VUs, whose own CPU bounds the search."""
+        self.client = "k6"
+        self.max_vus = 1600 if self.mode == "quick" else 3000
+        self.step, self.refine = 200, 100
+        self.capacity_budget_s = 75 if self.mode == "quick" else 22 * 60
+
+    def est(self, seconds: float, vus: int) -> float:
+        """Estimated wall time of one closed-loop run with this client."""
+        return k6_est(seconds, vus) if self.client == "k6" else seconds + 0.3
 
 
 def full(rows: int = 100_000) -> Config:
@@ -94,7 +112,7 @@ def quick(rows: int = 100_000) -> Config:
         fixed_levels=[1, 10, 50], fixed_queries=SEED + ["by_pk"], fixed_s=3,
         warmup_queries=["venues"], warmup_s=2,
         capacity_queries=["venues"], capacity_limits=[50], ramp_s=5, hold_s=5,
-        max_vus=1600, capacity_budget_s=75, probe_s=3,
+        max_vus=6000, capacity_budget_s=75, probe_s=3,
         memory_queries=["venues"], memory_s=4,
         ceiling_levels=[50], ceiling_s=4,
         writes_levels=[10], writes_s=3, writes_warmup_s=1,

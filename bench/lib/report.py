@@ -172,13 +172,21 @@ def capacity_section(results) -> str:
     c = results.get("capacity")
     if not c or not c.get("results"):
         return ""
+    if c.get("client") == "loadgen":
+        how = (f"Open model (`bench/loadgen`): N users each sending one request every 2 s arrive as "
+               f"N/2 requests a second, whatever the answers, ramped over {c.get('ramp_s')} s then held "
+               f"{c.get('hold_s')} s (the *max VUs* column counts users); a trial passes with < 1% "
+               f"failed requests (an error, a status other than 200, or no answer within 10 s), p95 "
+               f"< 500 ms, and no arrival the client could not send")
+    else:
+        how = (f"Each VU sends one request then sleeps 2 s (k6, `bench/k6/capacity.js`); "
+               f"{c.get('ramp_s')} s ramp to the target then {c.get('hold_s')} s hold; a trial passes "
+               f"with `http_req_failed` < 1% and p95 < 500 ms")
     out = ["## Capacity (the seed's test)",
-           f"Each VU sends one request then sleeps 2 s; {c.get('ramp_s')} s ramp to the target "
-           f"then {c.get('hold_s')} s hold; a trial passes with `http_req_failed` < 1% and p95 "
-           f"< 500 ms. The search starts at an estimate from a short closed-loop probe, moves in "
-           f"steps of {c.get('step')} VUs up (or down) to the boundary, then refines by "
+           f"{how}. The search starts at an estimate from a short closed-loop probe, moves in "
+           f"steps of {c.get('step')} up (or down) to the boundary, then refines by "
            f"{c.get('refine')}; bounded at "
-           f"{c.get('max_vus')} VUs and {plan.duration(c.get('budget_s', 0))} in all. "
+           f"{c.get('max_vus')} and {plan.duration(c.get('budget_s', 0))} in all. "
            "Figures are those of the largest passing trial."]
     if c.get("quick"):
         out.append("*Quick mode: short trials and a small bound, a smoke check only; not "

@@ -21,13 +21,13 @@ from common import MAKE_SCRIPTS, k6_system, tail_of
 class Reads:
     def warmup(self, system: str):
         for q in self.cfg.warmup_queries:
-            self.closed(system, q, 10, self.cfg.warmup_s, f"warmup-{system}-{q}")
+            self.load(system, q, 10, self.cfg.warmup_s, f"warmup-{system}-{q}")
 
     def fixed(self, system: str, query: str, vus: int):
         fx = self.results.setdefault("fixed", {"levels": self.cfg.fixed_levels, "queries": self.cfg.fixed_queries,
                                                "duration_s": self.cfg.fixed_s, "runs": []})
         name = f"fixed-{system}-{query}-{vus}"
-        s = self.closed(system, query, vus, self.cfg.fixed_s, name)
+        s = self.load(system, query, vus, self.cfg.fixed_s, name)
         row = {"system": system, "query": query, "vus": vus, "raw": f"raw/{name}.json"}
         if s is None:
             row["error"] = "k6 failed"
@@ -40,11 +40,12 @@ class Reads:
         cfg = self.cfg
         c = self.results.setdefault("capacity", {
             "ramp_s": cfg.ramp_s, "hold_s": cfg.hold_s, "step": cfg.step, "refine": cfg.refine,
-            "max_vus": cfg.max_vus, "budget_s": cfg.capacity_budget_s, "quick": cfg.mode == "quick", "results": []})
+            "max_vus": cfg.max_vus, "budget_s": cfg.capacity_budget_s, "quick": cfg.mode == "quick",
+            "client": cfg.client, "results": []})
         t0 = time.monotonic()
         budget = self.capacity_left_s / max(1, self.capacity_combos_left)
         tag = f"{system}-{query}-{limit}"
-        probe = self.closed(system, query, 50, cfg.probe_s, f"capacity-probe-{tag}", limit=limit)
+        probe = self.load(system, query, 50, cfg.probe_s, f"capacity-probe-{tag}", limit=limit)
         if probe and probe.get("rps"):
             start = min(cap.hint_from_rps(probe["rps"], step=cfg.step), cfg.max_vus)
         else:
@@ -56,6 +57,16 @@ class Reads:
             self.progress.say("capacity", f"{system} {query} limit={limit} trial {trials_n[0]}: {vus} VUs "
                                           f"({cfg.ramp_s} s ramp + {cfg.hold_s} s hold)")
             name = f"capacity-{tag}-{vus}"
+            if cfg.client == "loadgen":
+                s = self.open_trial(system, query, vus, limit, name)
+                if s is None:
+                    return {"vus": vus, "passed": False, "error": "loadgen failed", "raw": f"raw/{name}.json"}
+                # The seed's thresholds, and no arrival the client itself could not send.
+                s["passed"] = (s.get("failed_rate", 1) < 0.01 and (s.get("p95") or 0) < 500
+                               and not s.get("dropped"))
+                keep = {k: s.get(k) for k in ("passed", "p95", "p50", "p99", "min", "max", "avg", "requests", "rps",
+                                              "failed_rate", "dropped")}
+                return {"vus": vus, **keep, "raw": f"raw/{name}.json"}
             s = self.k6("capacity.js", {"URL": self.urls[system], "SYSTEM": k6_system(system), "QUERY": query,
                                         "LIMIT": limit, "TARGET": vus, "RAMP": f"{cfg.ramp_s}s",
                                         "HOLD": f"{cfg.hold_s}s"}, f"{name}.log", self.log(f"{name}.json"))
@@ -97,7 +108,7 @@ class Reads:
         th.start()
         try:
             for q in self.cfg.memory_queries:
-                self.closed(system, q, self.cfg.memory_vus, self.cfg.memory_s, f"memory-{system}-{q}")
+                self.load(system, q, self.cfg.memory_vus, self.cfg.memory_s, f"memory-{system}-{q}")
         finally:
             stop.set()
             th.join()
@@ -146,7 +157,7 @@ class Reads:
         g = next((x for x in self.results.get("fixed", {}).get("runs", [])
                   if (x["system"], x["query"], x["vus"]) == ("grafton", query, vus) and x.get("rps")), None)
         if g is None and "grafton" in self.urls:  # fixed did not run there: measure Grafton now
-            g = self.closed("grafton", query, vus, self.cfg.ceiling_s, f"ceiling-grafton-{query}-{vus}")
+            g = self.load("grafton", query, vus, self.cfg.ceiling_s, f"ceiling-grafton-{query}-{vus}")
         grps = g.get("rps") if g else None
         c["runs"].append({"query": query, "vus": vus, "tps": r["tps"], "latency_avg_ms": r["latency_avg_ms"],
                           "failed": r["failed"], "transactions": r["transactions"], "grafton_rps": grps,

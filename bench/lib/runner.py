@@ -24,6 +24,7 @@ import report
 import writes as wr
 from env import Env
 from run_auth import Auth
+from run_load import Load
 from run_ops import Ops
 from run_qos import Qos
 from run_reads import Reads
@@ -36,7 +37,7 @@ from common import (BENCH, Interrupted, K6_DIR, K6_VERSION, PEERS, PG5_DIR, PG5_
 
 # ----------------------------------------------------------------- the run
 
-class Bench(Setup, Reads, Writes, Auth, Subs, Qos, Ops):
+class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops):
     def __init__(self, cfg: plan.Config, env: Env, out_dir: str, argv: list[str]):
         self.cfg, self.env, self.out = cfg, env, out_dir
         self.raw = os.path.join(out_dir, "raw")
@@ -99,6 +100,11 @@ class Bench(Setup, Reads, Writes, Auth, Subs, Qos, Ops):
         if "sqlite" in cfg.systems:
             st.append(S("setup", f"create the SQLite file ({cfg.rows:,} rows per table)", 1 + 4 * per100k,
                         self.create_sqlite))
+        if cfg.client == "loadgen" and {"fixed", "capacity", "memory"} & set(cfg.scenarios):
+            st.append(S("setup", "build the load client (cargo build --release -p grafton-bench-loadgen)", 30,
+                        self.loadgen_build))
+            st.append(S("setup", "write the load client's documents (node bench/loadgen/docs.mjs)", 2,
+                        self.loadgen_docs))
         st.append(S("setup", f"start {', '.join(report.label(s) for s in cfg.systems)} (pool {cfg.pool})", 4,
                     self.start_servers))
         peers = [p for p in PEERS if p in cfg.systems]
@@ -109,13 +115,13 @@ class Bench(Setup, Reads, Writes, Auth, Subs, Qos, Ops):
         if "fixed" in sc:
             for s in cfg.systems:
                 st.append(S("fixed", f"warm-up {s} ({', '.join(cfg.warmup_queries)}, {cfg.warmup_s} s each)",
-                            len(cfg.warmup_queries) * plan.k6_est(cfg.warmup_s, 10),
+                            len(cfg.warmup_queries) * cfg.est(cfg.warmup_s, 10),
                             lambda s=s: self.warmup(s)))
             for q in cfg.fixed_queries:
                 for i, vus in enumerate(cfg.fixed_levels):
                     order = cfg.systems if i % 2 == 0 else list(reversed(cfg.systems))
                     for s in order:
-                        st.append(S("fixed", f"{s} {q} vus={vus}", plan.k6_est(cfg.fixed_s, vus),
+                        st.append(S("fixed", f"{s} {q} vus={vus}", cfg.est(cfg.fixed_s, vus),
                                     lambda s=s, q=q, v=vus: self.fixed(s, q, v)))
         if "capacity" in sc:
             combos = [(s, q, lim) for q in cfg.capacity_queries for lim in cfg.capacity_limits
@@ -123,13 +129,13 @@ class Bench(Setup, Reads, Writes, Auth, Subs, Qos, Ops):
             self.capacity_combos_left = len(combos)
             share = cfg.capacity_budget_s / max(1, len(combos))
             for s, q, lim in combos:
-                est = min(share, plan.k6_est(cfg.probe_s, 50) + 3 * cfg.trial_cost_s(cfg.max_vus // 2))
+                est = min(share, cfg.est(cfg.probe_s, 50) + 3 * cfg.trial_cost_s(cfg.max_vus // 2))
                 st.append(S("capacity", f"{s} {q} limit={lim}", est,
                             lambda s=s, q=q, lim=lim: self.capacity(s, q, lim)))
         if "memory" in sc:
             for s in cfg.systems:
                 st.append(S("memory", f"{s} RSS under {cfg.memory_vus} VUs ({', '.join(cfg.memory_queries)})",
-                            len(cfg.memory_queries) * plan.k6_est(cfg.memory_s, cfg.memory_vus),
+                            len(cfg.memory_queries) * cfg.est(cfg.memory_s, cfg.memory_vus),
                             lambda s=s: self.memory(s)))
         if "ceiling" in sc:
             levels, _ = plan.ceiling_levels(cfg)
@@ -310,6 +316,8 @@ def parse_args(argv: list[str]):
     p.add_argument("--writes", help="comma-separated subset of the write scenarios: " + ",".join(plan.WRITES))
     p.add_argument("--capacity-budget", type=float, metavar="MIN", help="time budget of the capacity search, minutes")
     p.add_argument("--max-vus", type=int, help="upper bound of the capacity search")
+    p.add_argument("--client", choices=plan.CLIENTS, default="loadgen",
+                   help="load client of fixed, memory and capacity (default loadgen; k6: the seed's scripts)")
     return p.parse_args(argv)
 
 
@@ -329,6 +337,8 @@ def main(argv: list[str]) -> int:
     cfg.scenarios = subset(a.scenarios, plan.SCENARIOS, "scenario") or cfg.scenarios
     cfg.systems = subset(a.systems, plan.SYSTEMS, "system") or cfg.systems
     cfg.writes = subset(a.writes, plan.WRITES, "write") or cfg.writes
+    if a.client == "k6":
+        cfg.use_k6()
     if a.capacity_budget is not None:
         cfg.capacity_budget_s = int(a.capacity_budget * 60)
     if a.max_vus:

@@ -45,8 +45,15 @@ class ConfigTest(unittest.TestCase):
         f = plan.full()
         self.assertEqual(f.fixed_levels, [1, 10, 50, 100, 200, 500, 1000])
         self.assertEqual(len(f.fixed_queries), 10)
-        self.assertEqual((f.ramp_s, f.hold_s, f.step, f.refine), (30, 30, 200, 100))
+        # loadgen's open model searches up to 10,000 users; k6's VUs stop at 3,000.
+        self.assertEqual((f.client, f.ramp_s, f.hold_s, f.step, f.refine, f.max_vus),
+                         ("loadgen", 30, 30, 500, 250, 10_000))
         self.assertEqual(f.capacity_limits, [50, 100])
+        self.assertEqual(f.capacity_systems, ["grafton", "postgraphile", "postgraphile5"])
+        self.assertEqual(f.trial_cost_s(5000), 62)
+        f.use_k6()
+        self.assertEqual((f.client, f.step, f.refine, f.max_vus), ("k6", 200, 100, 3000))
+        self.assertGreater(f.trial_cost_s(3000), 70)
 
     def test_ceiling_levels_fit_max_connections(self):
         f = plan.full()
