@@ -19,6 +19,9 @@ BENCH = os.path.join(ROOT, "bench")
 TOOLS = os.path.join(BENCH, ".tools")
 K6_DIR = os.path.join(BENCH, "k6")
 MAKE_SCRIPTS = os.environ.get("MAKE_SCRIPTS") or os.path.join(BENCH, "pgbench", "make_scripts.py")
+# Hand-written SQL for the seed queries (the ceiling's second reference) and its check.
+BEST_DIR = os.path.join(BENCH, "pgbench", "best")
+BEST_CHECK = os.path.join(BENCH, "pgbench", "best.py")
 K6_VERSION = "v1.8.1"
 # @graphile/subscriptions-lds: PostGraphile v4's live queries (the subscriptions scenario's peer).
 POSTGRAPHILE_PINS = ["postgraphile@4.14.1", "postgraphile-plugin-connection-filter@2.3.0",

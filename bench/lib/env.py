@@ -118,7 +118,7 @@ class Env:
             c.append(("build", f"cargo build --release -p grafton (target dir {self.target_dir})"))
         else:
             c.append(("missing", "cargo (to build Grafton), or set GRAFTON=<binary>"))
-        if cfg.client == "loadgen" and {"fixed", "capacity", "memory"} & set(cfg.scenarios):
+        if cfg.client == "loadgen" and {"fixed", "capacity", "memory", "ceiling"} & set(cfg.scenarios):
             c.append(("build", "bench/loadgen, the light load client (cargo build --release -p grafton-bench-loadgen)")
                      if self.cargo else ("missing", "cargo (to build bench/loadgen), or run with --client k6"))
             if not self.node:

@@ -237,12 +237,20 @@ def ceiling_section(results) -> str:
                 "(same random variables) at the same concurrency; the fraction is Grafton's "
                 "requests/s over pgbench's transactions/s." + (
                     f" {c['note']}" if c.get("note") else ""))
+    if c.get("best_check"):
+        head.append("The second reference is the fastest SQL we could write by hand for the same "
+                    "answer (`bench/pgbench/best/`), run the same way; `bench/pgbench/best.py` checked "
+                    f"it against Grafton's answers first: {c['best_check']}. *Grafton's SQL / best* "
+                    "measures the generated SQL; *Grafton / best* the whole server against the best "
+                    "the database can do.")
+    f2 = lambda v: f"{v:.2f}" if v is not None else "—"  # noqa: E731
     rows = [[r["query"], str(r["vus"]), rate(r.get("tps")), ms(r.get("latency_avg_ms")),
-             rate(r.get("grafton_rps")),
-             f"{r['fraction']:.2f}" if r.get("fraction") is not None else "—"]
+             rate(r.get("best_tps")), f2(r.get("sql_quality")), rate(r.get("grafton_rps")),
+             f2(r.get("fraction")), f2(r.get("fraction_best"))]
             for r in c.get("runs", [])]
-    return "\n\n".join(head + [table(["query", "VUs", "pgbench tps", "pgbench latency avg",
-                                      "Grafton req/s", "Grafton / pgbench"], rows)])
+    return "\n\n".join(head + [table(["query", "VUs", "pgbench tps (Grafton's SQL)", "latency avg",
+                                      "pgbench tps (best SQL)", "Grafton's SQL / best", "Grafton req/s",
+                                      "Grafton / pgbench", "Grafton / best"], rows)])
 
 
 def _writes_index(results) -> dict:

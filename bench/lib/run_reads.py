@@ -15,7 +15,7 @@ import capacity as cap
 import pgbench
 import plan
 import procs
-from common import MAKE_SCRIPTS, k6_system, tail_of
+from common import BEST_CHECK, BEST_DIR, MAKE_SCRIPTS, k6_system, tail_of
 
 
 class Reads:
@@ -138,6 +138,14 @@ class Reads:
                     shutil.copy(os.path.join(d, f"{q}.sql"), self.log(f"ceiling-{q}.sql"))
             except (RuntimeError, OSError) as e:
                 c["status"] = f"skipped: {str(e).splitlines()[0]}"
+        if c["status"] == "ok" and "grafton" in self.urls:
+            # The hand-written SQL counts only once it is shown to give Grafton's JSON.
+            rc = self.procs.run([sys.executable, BEST_CHECK, "--psql", self.env.pg("psql"), "--database-url",
+                                 self.db_url, "--grafton-url", self.urls["grafton"], "--sets", "10"],
+                                log_path=self.log("ceiling-best-check.log"), timeout=300)
+            c["best_check"] = "same JSON as Grafton" if rc == 0 else (
+                f"differs from Grafton (raw/ceiling-best-check.log: {tail_of(self.log('ceiling-best-check.log'), 2)})")
+            self.best_sql = rc == 0
         if c["status"] != "ok":
             self.progress.say("ceiling", c["status"])
 
@@ -159,6 +167,19 @@ class Reads:
         if g is None and "grafton" in self.urls:  # fixed did not run there: measure Grafton now
             g = self.load("grafton", query, vus, self.cfg.ceiling_s, f"ceiling-grafton-{query}-{vus}")
         grps = g.get("rps") if g else None
-        c["runs"].append({"query": query, "vus": vus, "tps": r["tps"], "latency_avg_ms": r["latency_avg_ms"],
-                          "failed": r["failed"], "transactions": r["transactions"], "grafton_rps": grps,
-                          "fraction": grps / r["tps"] if grps and r["tps"] else None, "raw": f"raw/{name}.txt"})
+        row = {"query": query, "vus": vus, "tps": r["tps"], "latency_avg_ms": r["latency_avg_ms"],
+               "failed": r["failed"], "transactions": r["transactions"], "grafton_rps": grps,
+               "fraction": grps / r["tps"] if grps and r["tps"] else None, "raw": f"raw/{name}.txt"}
+        best = os.path.join(BEST_DIR, f"{query}.sql")
+        if getattr(self, "best_sql", False) and os.path.exists(best):
+            bname = f"ceiling-best-{query}-{vus}"
+            argv = pgbench.command(self.env.pg("pgbench"), self.db_url, best, vus, self.cfg.ceiling_s)
+            self.procs.run(argv, log_path=self.log(f"{bname}.txt"), timeout=self.cfg.ceiling_s + 120)
+            try:
+                with open(self.log(f"{bname}.txt"), errors="replace") as f:
+                    b = pgbench.parse(f.read())
+                row.update({"best_tps": b["tps"], "sql_quality": r["tps"] / b["tps"] if b["tps"] else None,
+                            "fraction_best": grps / b["tps"] if grps and b["tps"] else None})
+            except (OSError, ValueError):
+                self.error(f"{bname}: pgbench failed (raw/{bname}.txt: {tail_of(self.log(bname + '.txt'), 3)})")
+        c["runs"].append(row)

@@ -100,7 +100,7 @@ class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops):
         if "sqlite" in cfg.systems:
             st.append(S("setup", f"create the SQLite file ({cfg.rows:,} rows per table)", 1 + 4 * per100k,
                         self.create_sqlite))
-        if cfg.client == "loadgen" and {"fixed", "capacity", "memory"} & set(cfg.scenarios):
+        if cfg.client == "loadgen" and {"fixed", "capacity", "memory", "ceiling"} & set(cfg.scenarios):
             st.append(S("setup", "build the load client (cargo build --release -p grafton-bench-loadgen)", 30,
                         self.loadgen_build))
             st.append(S("setup", "write the load client's documents (node bench/loadgen/docs.mjs)", 2,

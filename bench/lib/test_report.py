@@ -149,7 +149,15 @@ class RenderTest(unittest.TestCase):
 
     def test_memory_and_ceiling(self):
         self.assertEqual(self.row("PostGraphile v4", "92.8 MB"), ["PostGraphile v4", "92.8 MB", "208.0 MB", "210.0 MB"])
-        self.assertEqual(self.row("venues", "50", "3,000"), ["venues", "50", "3,000", "16.0", "2,100", "0.70"])
+        self.assertEqual(self.row("venues", "50", "3,000"),
+                         ["venues", "50", "3,000", "16.0", "—", "—", "2,100", "0.70", "—"])
+        # With the hand-written SQL measured too: its tps and both ratios.
+        runs = [{**RESULTS["ceiling"]["runs"][1], "best_tps": 4000, "sql_quality": 0.75, "fraction_best": 0.525}]
+        self.md = report.render({**RESULTS, "ceiling": {"status": "ok", "runs": runs,
+                                                        "best_check": "same JSON as Grafton"}})
+        self.assertEqual(self.row("venues", "50", "3,000"),
+                         ["venues", "50", "3,000", "16.0", "4,000", "0.75", "2,100", "0.70", "0.53"])
+        self.assertIn("checked it against Grafton's answers first: same JSON as Grafton", self.md)
 
     def test_writes_tables(self):
         w = self.md[self.md.index("## Writes"):]
