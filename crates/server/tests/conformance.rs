@@ -51,7 +51,11 @@ const PACKAGES: [&str; 4] = [
 ];
 
 /// Installs the packages into `tests/conformance/node_modules` when one is missing.
+/// One test at a time: two `npm ci` in one directory race (each first deletes
+/// `node_modules`), which failed a clean CI run with ENOENT.
 fn ensure_installed(dir: &Path) {
+    static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
     let missing = |p: &&str| !dir.join("node_modules").join(p).is_dir();
     if !PACKAGES.iter().any(missing) {
         return;
