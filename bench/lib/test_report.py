@@ -132,7 +132,7 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(self.row("Grafton RSS under the 100-VU load < 60 MB")[1:], ["33.5 MB", "met"])
 
     def test_every_peer_target_and_fastest_peer_ratio(self):
-        self.assertEqual(self.row("venues: ahead of every peer at ≥ 10 VUs (req/s and p95)")[1:],
+        self.assertEqual(self.row("venues: ahead of every peer at ≥ 10 VUs (answered req/s and p95, < 1% failed)")[1:],
                          ["3.50–4.00× over 2 peer × level pairs; p95 lower at 2/2", "met"])
         # A faster v5 becomes the reference of ×fastest peer, and a level it wins is a miss.
         runs = RESULTS["fixed"]["runs"] + [fixed_run("postgraphile5", "venues", 10, 1000, 20),
@@ -143,9 +143,18 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(self.row("10", "Grafton PG")[2:4], ["2,000", "2.00×"])
         self.assertEqual(self.row("50", "Grafton PG")[2:4], ["2,100", "0.84×"])
         self.assertEqual(self.row("10", "PostGraphile v5")[3], "")
-        self.assertEqual(self.row("venues: ahead of every peer at ≥ 10 VUs (req/s and p95)")[1:],
+        self.assertEqual(self.row("venues: ahead of every peer at ≥ 10 VUs (answered req/s and p95, < 1% failed)")[1:],
                          ["0.84–4.00× over 4 peer × level pairs; p95 lower at 3/4", "**missed**"])
         self.assertIsNone(report.fastest_peer([None, {"error": "k6 failed"}]))
+        # A Grafton run refusing most requests fast is not ahead: answered req/s count.
+        runs = RESULTS["fixed"]["runs"] + [{**fixed_run("grafton", "venues", 200, 9000, 20), "failed_rate": 0.9},
+                                           fixed_run("postgraphile", "venues", 200, 1000, 300)]
+        results = {**RESULTS, "fixed": {**RESULTS["fixed"], "levels": [1, 10, 50, 200], "runs": runs}}
+        self.md = report.render(results)
+        self.assertEqual(self.row("200", "Grafton PG")[3], "0.90×")
+        t = self.row("venues: ahead of every peer at ≥ 10 VUs (answered req/s and p95, < 1% failed)")
+        self.assertIn("Grafton ≥ 1% failed at 200 VUs", t[1])
+        self.assertEqual(t[2], "**missed**")
 
     def test_memory_and_ceiling(self):
         self.assertEqual(self.row("PostGraphile v4", "92.8 MB"), ["PostGraphile v4", "92.8 MB", "208.0 MB", "210.0 MB"])

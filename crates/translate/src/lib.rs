@@ -1,10 +1,12 @@
 //! IR → SQL AST. One statement per operation: every root field is a scalar subquery
 //! of one `SELECT`, and the database builds the whole `data` object as JSON.
 
+mod aggregate;
 mod filter;
 mod key_path;
 pub mod mutation;
 mod order;
+mod read_columns;
 mod select;
 
 pub use select::translate_query;

@@ -1,11 +1,10 @@
 //! Row lists, single rows and aggregates as JSON-building subqueries.
 
-use crate::filter::column_value;
+use crate::aggregate::aggregate_values;
+use crate::read_columns::{has_item, select_read_columns};
 use grafton_catalog::{Backend, ScalarKind, Table};
 use grafton_ir::permissions::{RoleRules, TableRules};
-use grafton_ir::{
-    Aggregate, AggregateField, AggregateValue, Args, BoolExp, Field, FuncField, Query, Root, Rows,
-};
+use grafton_ir::{Aggregate, AggregateField, Args, BoolExp, Field, Query, Root, Rows};
 use grafton_schema::{RelId, SchemaModel, TableId};
 use grafton_sql::{Expr, From, JsonKind, OrderItem, Select, SelectItem};
 
@@ -22,7 +21,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) next_alias: usize,
 }
 
-const ORDER_KEY: &str = "__grafton_o";
+/// Prefix of the names under which an inner query projects its sort keys.
+pub(crate) const ORDER_KEY: &str = "__grafton_o";
 
 /// Translates a query to one `SELECT` whose single value is the JSON `data` object,
 /// with the role's row rules (if any) on every table it reads.
@@ -53,7 +53,7 @@ pub fn translate_query(
 }
 
 /// How a column's value becomes JSON.
-fn json_kind(kind: &ScalarKind) -> JsonKind {
+pub(crate) fn json_kind(kind: &ScalarKind) -> JsonKind {
     match kind {
         ScalarKind::Boolean => JsonKind::Boolean,
         ScalarKind::Float | ScalarKind::Numeric => JsonKind::Float,
@@ -404,83 +404,4 @@ impl<'a> Ctx<'a> {
         }
         pairs
     }
-}
-
-/// Puts in front of the inner query's select list (which holds the order keys) the
-/// columns of `alias` that `outer` reads through `outer_alias`, or the whole row if
-/// it reads that. A narrower row is cheaper to sort, page and hand to the aggregate.
-fn select_read_columns(inner: &mut Select, alias: &str, outer_alias: &str, outer: &Expr) {
-    let items: Vec<SelectItem> = match grafton_sql::columns_of(outer_alias, [outer]) {
-        Some(columns) => columns
-            .into_iter()
-            .filter(|c| !c.starts_with(ORDER_KEY) && !has_item(inner, c))
-            .map(|c| SelectItem::Expr(Expr::column(alias, &c), c))
-            .collect(),
-        None => vec![SelectItem::AllFrom(alias.to_owned())],
-    };
-    inner.items.splice(0..0, items);
-}
-
-/// Whether the select list already has an item named `name`.
-fn has_item(select: &Select, name: &str) -> bool {
-    select
-        .items
-        .iter()
-        .any(|i| matches!(i, SelectItem::Expr(_, n) if n == name))
-}
-
-fn aggregate_values(
-    backend: Backend,
-    t: &Table,
-    alias: &str,
-    values: &[(String, AggregateValue)],
-) -> Vec<(String, Expr)> {
-    values
-        .iter()
-        .map(|(key, v)| {
-            let expr = match v {
-                AggregateValue::Typename(name) => Expr::Str(name.clone()),
-                AggregateValue::Count { columns, distinct } => {
-                    if columns.is_empty() {
-                        Expr::CountStar
-                    } else {
-                        Expr::Count {
-                            columns: columns
-                                .iter()
-                                .map(|&c| Expr::column(alias, &t.columns[c].name))
-                                .collect(),
-                            distinct: *distinct,
-                        }
-                    }
-                }
-                AggregateValue::Func(func, fields) => Expr::JsonObject(
-                    fields
-                        .iter()
-                        .map(|(k, f)| {
-                            let e = match f {
-                                FuncField::Typename(name) => Expr::Str(name.clone()),
-                                FuncField::Column(c) => {
-                                    let col = &t.columns[*c];
-                                    let kind = if func.is_statistical() {
-                                        JsonKind::Float
-                                    } else {
-                                        json_kind(&col.scalar)
-                                    };
-                                    Expr::ToJson(
-                                        Box::new(Expr::Agg(
-                                            *func,
-                                            Box::new(column_value(backend, col, alias)),
-                                        )),
-                                        kind,
-                                    )
-                                }
-                            };
-                            (k.clone(), e)
-                        })
-                        .collect(),
-                ),
-            };
-            (key.clone(), expr)
-        })
-        .collect()
 }
