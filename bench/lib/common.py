@@ -106,6 +106,19 @@ def first_lines(path: str, prefix: str, n: int) -> list[str]:
     return out
 
 
+# What a closed-loop run keeps of a client's summary (k6's and loadgen's share these keys).
+RUN_KEYS = ("rps", "requests", "failed_rate", "p50", "p75", "p90", "p95", "p99", "min", "max", "avg")
+
+
+def run_row(row: dict, summary: dict | None, client: str) -> dict:
+    """`row` with the run's figures, or with the error of a client that wrote no summary."""
+    if summary is None:
+        row["error"] = f"{client} failed"
+    else:
+        row.update({k: summary.get(k) for k in RUN_KEYS})
+    return row
+
+
 def tail_of(path: str, n: int = 15) -> str:
     try:
         with open(path, errors="replace") as f:

@@ -15,7 +15,7 @@ import auth
 import plan
 import procs
 import report
-from common import tail_of
+from common import run_row, tail_of
 
 
 class Auth:
@@ -176,12 +176,7 @@ class Auth:
         s = self.closed(system, auth.QUERY, vus, self.cfg.auth_s, name, url=self.auth_urls[system],
                         headers=self.auth_headers[who])
         row = {"system": system, "vus": vus, "who": who, "rep": rep, "raw": f"raw/{name}.json"}
-        if s is None:
-            row["error"] = "k6 failed"
-        else:
-            row.update({k: s.get(k) for k in ("rps", "requests", "failed_rate", "p50", "p75", "p90", "p95", "p99",
-                                              "min", "max", "avg")})
-        a["runs"].append(row)
+        a["runs"].append(run_row(row, s, "k6"))
         a["overhead"] = auth.overhead(a["runs"])
 
     def auth_stop(self):

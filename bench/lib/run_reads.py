@@ -15,7 +15,7 @@ import capacity as cap
 import pgbench
 import plan
 import procs
-from common import BEST_CHECK, BEST_DIR, MAKE_SCRIPTS, k6_system, tail_of
+from common import BEST_CHECK, BEST_DIR, MAKE_SCRIPTS, k6_system, run_row, tail_of
 
 
 class Reads:
@@ -29,12 +29,7 @@ class Reads:
         name = f"fixed-{system}-{query}-{vus}"
         s = self.load(system, query, vus, self.cfg.fixed_s, name)
         row = {"system": system, "query": query, "vus": vus, "raw": f"raw/{name}.json"}
-        if s is None:
-            row["error"] = "k6 failed"
-        else:
-            row.update({k: s.get(k) for k in ("rps", "requests", "failed_rate", "p50", "p75", "p90", "p95", "p99",
-                                              "min", "max", "avg")})
-        fx["runs"].append(row)
+        fx["runs"].append(run_row(row, s, self.cfg.client))
 
     def capacity(self, system: str, query: str, limit: int):
         cfg = self.cfg
