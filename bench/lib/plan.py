@@ -37,6 +37,7 @@ class Config:
     fixed_levels: list[int] = field(default_factory=lambda: [1, 10, 50, 100, 200, 500, 1000])
     fixed_queries: list[str] = field(default_factory=lambda: list(ALL_QUERIES))
     fixed_s: int = 8
+    fixed_rounds: int = 3
     warmup_queries: list[str] = field(default_factory=lambda: list(ALL_QUERIES))
     warmup_s: int = 2
     # capacity (ramp + hold trials)
@@ -109,7 +110,7 @@ def full(rows: int = 100_000) -> Config:
 def quick(rows: int = 100_000) -> Config:
     return Config(
         mode="quick", rows=rows,
-        fixed_levels=[1, 10, 50], fixed_queries=SEED + ["by_pk"], fixed_s=3,
+        fixed_levels=[1, 10, 50], fixed_queries=SEED + ["by_pk"], fixed_s=3, fixed_rounds=1,
         warmup_queries=["venues"], warmup_s=2,
         capacity_queries=["venues"], capacity_limits=[50], ramp_s=5, hold_s=5,
         max_vus=6000, capacity_budget_s=75, probe_s=3,

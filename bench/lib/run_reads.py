@@ -23,12 +23,13 @@ class Reads:
         for q in self.cfg.warmup_queries:
             self.load(system, q, 10, self.cfg.warmup_s, f"warmup-{system}-{q}")
 
-    def fixed(self, system: str, query: str, vus: int):
+    def fixed(self, system: str, query: str, vus: int, rnd: int = 0):
         fx = self.results.setdefault("fixed", {"levels": self.cfg.fixed_levels, "queries": self.cfg.fixed_queries,
-                                               "duration_s": self.cfg.fixed_s, "runs": []})
-        name = f"fixed-{system}-{query}-{vus}"
+                                               "duration_s": self.cfg.fixed_s, "rounds": self.cfg.fixed_rounds,
+                                               "runs": []})
+        name = f"fixed-{system}-{query}-{vus}" + (f"-r{rnd + 1}" if self.cfg.fixed_rounds > 1 else "")
         s = self.load(system, query, vus, self.cfg.fixed_s, name)
-        row = {"system": system, "query": query, "vus": vus, "raw": f"raw/{name}.json"}
+        row = {"system": system, "query": query, "vus": vus, "round": rnd + 1, "raw": f"raw/{name}.json"}
         fx["runs"].append(run_row(row, s, self.cfg.client))
 
     def capacity(self, system: str, query: str, limit: int):

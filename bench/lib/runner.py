@@ -117,12 +117,17 @@ class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops):
                 st.append(S("fixed", f"warm-up {s} ({', '.join(cfg.warmup_queries)}, {cfg.warmup_s} s each)",
                             len(cfg.warmup_queries) * cfg.est(cfg.warmup_s, 10),
                             lambda s=s: self.warmup(s)))
-            for q in cfg.fixed_queries:
-                for i, vus in enumerate(cfg.fixed_levels):
-                    order = cfg.systems if i % 2 == 0 else list(reversed(cfg.systems))
-                    for s in order:
-                        st.append(S("fixed", f"{s} {q} vus={vus}", cfg.est(cfg.fixed_s, vus),
-                                    lambda s=s, q=q, v=vus: self.fixed(s, q, v)))
+            # Rounds over the whole grid, the systems' order alternating per level and per
+            # round, so drift on a shared machine falls on every system alike; the report
+            # takes the median of the rounds.
+            for rnd in range(cfg.fixed_rounds):
+                for q in cfg.fixed_queries:
+                    for i, vus in enumerate(cfg.fixed_levels):
+                        order = cfg.systems if (i + rnd) % 2 == 0 else list(reversed(cfg.systems))
+                        for s in order:
+                            label = f"{s} {q} vus={vus}" + (f" round {rnd + 1}" if cfg.fixed_rounds > 1 else "")
+                            st.append(S("fixed", label, cfg.est(cfg.fixed_s, vus),
+                                        lambda s=s, q=q, v=vus, r=rnd: self.fixed(s, q, v, r)))
         if "capacity" in sc:
             combos = [(s, q, lim) for q in cfg.capacity_queries for lim in cfg.capacity_limits
                       for s in cfg.capacity_systems if s in cfg.systems]
@@ -314,6 +319,9 @@ def parse_args(argv: list[str]):
     p.add_argument("--scenarios", help="comma-separated subset of: " + ",".join(plan.SCENARIOS))
     p.add_argument("--systems", help="comma-separated subset of: " + ",".join(plan.SYSTEMS))
     p.add_argument("--writes", help="comma-separated subset of the write scenarios: " + ",".join(plan.WRITES))
+    p.add_argument("--queries", help="fixed: comma-separated subset of: " + ",".join(plan.ALL_QUERIES))
+    p.add_argument("--levels", help="fixed: comma-separated concurrency levels (default 1,10,50,100,200,500,1000)")
+    p.add_argument("--rounds", type=int, help="fixed: rounds over every level, reported as medians (default 3)")
     p.add_argument("--capacity-budget", type=float, metavar="MIN", help="time budget of the capacity search, minutes")
     p.add_argument("--max-vus", type=int, help="upper bound of the capacity search")
     p.add_argument("--client", choices=plan.CLIENTS, default="loadgen",
@@ -337,6 +345,18 @@ def main(argv: list[str]) -> int:
     cfg.scenarios = subset(a.scenarios, plan.SCENARIOS, "scenario") or cfg.scenarios
     cfg.systems = subset(a.systems, plan.SYSTEMS, "system") or cfg.systems
     cfg.writes = subset(a.writes, plan.WRITES, "write") or cfg.writes
+    cfg.fixed_queries = subset(a.queries, plan.ALL_QUERIES, "query") or cfg.fixed_queries
+    if a.levels:
+        try:
+            cfg.fixed_levels = sorted({int(x) for x in a.levels.split(",") if x.strip()})
+        except ValueError:
+            raise SystemExit(f"bench/run: --levels takes whole numbers: {a.levels}")
+        if not cfg.fixed_levels or min(cfg.fixed_levels) < 1:
+            raise SystemExit("bench/run: --levels must be positive")
+    if a.rounds is not None:
+        if a.rounds < 1:
+            raise SystemExit("bench/run: --rounds must be at least 1")
+        cfg.fixed_rounds = a.rounds
     if a.client == "k6":
         cfg.use_k6()
     if a.capacity_budget is not None:

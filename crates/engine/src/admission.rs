@@ -5,14 +5,19 @@
 //! soon as one is free. A heavier one must first enter the heavy lane, which holds
 //! fewer places than the pool has connections, so heavy queries can never take every
 //! connection: cheap requests keep flowing while they run. A role with
-//! `max_concurrent` has a gate of its own as well. Every gate has a bounded queue;
-//! past it, or after waiting [`QUEUE_WAIT`], a request is refused at once as
-//! `overloaded` rather than stalled.
+//! `max_concurrent` has a gate of its own as well.
+//!
+//! A gate's queue is bounded by time, not by a count tuned for one load: a request
+//! that would wait longer than [`QUEUE_WAIT`] (the requests ahead of it times the
+//! recent mean time a place is held, over the places) is refused at once as
+//! `overloaded`, and one that waits that long anyway is refused then. A hard cap
+//! ([`queue_for`]) bounds the memory of the waiting requests.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
 
 /// The largest cost estimate that still takes the light lane.
 pub const LIGHT_COST: u64 = 1000;
@@ -31,48 +36,78 @@ pub struct Gate {
     places: Arc<Semaphore>,
     size: usize,
     waiting: AtomicUsize,
-    /// The most requests that may wait.
+    /// The most requests that may wait, whatever their expected wait.
     queue: usize,
+    /// The recent mean time a place was held, in microseconds (0: none yet).
+    held_us: Arc<AtomicU64>,
     what: &'static str,
 }
 
-/// A place at a gate, released when dropped.
-pub type Permit = OwnedSemaphorePermit;
+/// A place at a gate, released when dropped (and timed, for the expected wait).
+#[derive(Debug)]
+pub struct Permit {
+    _place: OwnedSemaphorePermit,
+    since: Instant,
+    held_us: Arc<AtomicU64>,
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let sample = u64::try_from(self.since.elapsed().as_micros()).unwrap_or(u64::MAX);
+        // An exponential mean over about the last 16 holds; a lost race between two
+        // releases loses one sample, which an estimate can afford.
+        let old = self.held_us.load(Ordering::Relaxed);
+        let new = if old == 0 {
+            sample.max(1)
+        } else {
+            (old.saturating_mul(15).saturating_add(sample) / 16).max(1)
+        };
+        self.held_us.store(new, Ordering::Relaxed);
+    }
+}
 
 impl Gate {
-    /// A gate for `size` requests at once and [`queue_for`]`(size)` waiting.
+    /// A gate for `size` requests at once and at most [`queue_for`]`(size)` waiting.
     pub fn new(size: usize, what: &'static str) -> Self {
         let size = size.max(1);
         Self::with_queue(size, queue_for(size), what)
     }
 
-    /// A gate for `size` requests at once and `queue` waiting.
+    /// A gate for `size` requests at once and at most `queue` waiting.
     pub fn with_queue(size: usize, queue: usize, what: &'static str) -> Self {
         Self {
             places: Arc::new(Semaphore::new(size.max(1))),
             size: size.max(1),
             waiting: AtomicUsize::new(0),
             queue,
+            held_us: Arc::new(AtomicU64::new(0)),
             what,
         }
     }
 
-    /// Enters the gate, waiting in its queue if there is room there.
+    fn permit(&self, place: OwnedSemaphorePermit) -> Permit {
+        Permit {
+            _place: place,
+            since: Instant::now(),
+            held_us: self.held_us.clone(),
+        }
+    }
+
+    /// How long the `ahead`-th request in the queue can expect to wait.
+    fn expected_wait(&self, ahead: usize) -> Duration {
+        let held = self.held_us.load(Ordering::Relaxed);
+        let ahead = u64::try_from(ahead).unwrap_or(u64::MAX);
+        let places = u64::try_from(self.size).unwrap_or(u64::MAX);
+        Duration::from_micros(held.saturating_mul(ahead) / places)
+    }
+
+    /// Enters the gate, waiting in its queue if the wait is expected to be short.
     pub async fn enter(&self) -> Result<Permit, Overloaded> {
-        if let Ok(permit) = self.places.clone().try_acquire_owned() {
-            return Ok(permit);
+        if let Ok(place) = self.places.clone().try_acquire_owned() {
+            return Ok(self.permit(place));
         }
-        let refused = || {
-            Overloaded(format!(
-                "{} requests already run and {} wait ({})",
-                self.size, self.queue, self.what
-            ))
-        };
-        if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.queue {
-            self.waiting.fetch_sub(1, Ordering::AcqRel);
-            return Err(refused());
-        }
-        // Leaves the queue however the wait ends (admitted, timed out, or dropped).
+        let ahead = self.waiting.fetch_add(1, Ordering::AcqRel);
+        // Leaves the queue however the wait ends (admitted, refused, timed out, dropped).
         struct Waiting<'a>(&'a AtomicUsize);
         impl Drop for Waiting<'_> {
             fn drop(&mut self) {
@@ -80,18 +115,31 @@ impl Gate {
             }
         }
         let _waiting = Waiting(&self.waiting);
+        let expected = self.expected_wait(ahead + 1);
+        if ahead >= self.queue || expected > QUEUE_WAIT {
+            return Err(Overloaded(format!(
+                "{} requests already run and {ahead} wait, about {} ms ahead ({})",
+                self.size,
+                expected.as_millis(),
+                self.what
+            )));
+        }
         match tokio::time::timeout(QUEUE_WAIT, self.places.clone().acquire_owned()).await {
-            Ok(Ok(permit)) => Ok(permit),
-            _ => Err(refused()),
+            Ok(Ok(place)) => Ok(self.permit(place)),
+            _ => Err(Overloaded(format!(
+                "{} requests ran for the {} s this one waited ({})",
+                self.size,
+                QUEUE_WAIT.as_secs(),
+                self.what
+            ))),
         }
     }
 }
 
-/// How many may wait at a gate for `size`: eight times its places, at least 64.
-/// A closed-loop load of a few hundred clients queues briefly instead of being
-/// refused; what bounds a wait is [`QUEUE_WAIT`].
+/// The most that may wait at a gate for `size`: 64 times its places, at least 256.
+/// What bounds a queue in practice is the expected wait; this bounds its memory.
 pub fn queue_for(size: usize) -> usize {
-    size.saturating_mul(8).max(64)
+    size.saturating_mul(64).max(256)
 }
 
 /// The heavy lane for a pool of `pool_size` connections: all but a fifth of them
@@ -129,11 +177,39 @@ mod tests {
         assert_eq!(gate.waiting.load(Ordering::Acquire), 0);
     }
 
+    #[tokio::test(start_paused = true)]
+    async fn a_queue_is_bounded_by_the_expected_wait() {
+        let gate = Arc::new(Gate::with_queue(1, 100, "test"));
+        // One hold of 1.5 s teaches the gate how long a place is kept.
+        let first = gate.enter().await.expect("a free place");
+        tokio::time::advance(Duration::from_millis(1500)).await;
+        drop(first);
+        assert_eq!(gate.expected_wait(1), Duration::from_millis(1500));
+        let _running = gate.enter().await.expect("a free place");
+        // The first in the queue expects 1.5 s: it waits.
+        let waiter = {
+            let gate = gate.clone();
+            tokio::spawn(async move { gate.enter().await.map(|_| ()) })
+        };
+        while gate.waiting.load(Ordering::Acquire) == 0 {
+            tokio::task::yield_now().await;
+        }
+        // The second would expect 3 s, over QUEUE_WAIT: refused at once, though the
+        // hard cap has room for 99 more.
+        let refused = gate.enter().await.expect_err("expected wait too long");
+        assert!(refused.0.contains("about 3000 ms ahead"), "{refused}");
+        assert_eq!(gate.waiting.load(Ordering::Acquire), 1);
+        // The first waits its 2 s out while the place stays held, and is refused then.
+        let timed_out = waiter.await.expect("task").expect_err("waited too long");
+        assert!(timed_out.0.contains("for the 2 s"), "{timed_out}");
+        assert_eq!(gate.waiting.load(Ordering::Acquire), 0);
+    }
+
     #[test]
     fn the_heavy_lane_leaves_connections_for_light_requests() {
         assert_eq!(heavy_lane(10).size, 8);
         assert_eq!(heavy_lane(2).size, 1);
         assert_eq!(heavy_lane(1).size, 1);
-        assert_eq!((heavy_lane(20).size, heavy_lane(20).queue), (16, 128));
+        assert_eq!((heavy_lane(20).size, heavy_lane(20).queue), (16, 1024));
     }
 }

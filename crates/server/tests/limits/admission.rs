@@ -1,5 +1,6 @@
 //! Admission control: heavy queries never hold every connection, so cheap ones keep
-//! answering; a full gate queues briefly, then refuses at once with 503 `overloaded`.
+//! answering; a full gate queues a request only while its expected wait is short, and
+//! otherwise refuses it at once with 503 `overloaded`.
 
 use crate::*;
 use serde_json::json;
@@ -70,6 +71,34 @@ async fn cheap_queries_keep_answering_while_heavy_ones_fill_their_lane() {
             assert_eq!(
                 (count("timeout"), count("overloaded")),
                 (4, 6),
+                "{db:?}: {codes:?}"
+            );
+            // The lane now knows a place is held about 3 s: of a second wave, the first
+            // two waiters expect 0.75 and 1.5 s and queue; the rest would wait over 2 s
+            // and are refused at once instead of after their 2 s.
+            let wave: Vec<_> = (0..10)
+                .map(|_| {
+                    let url = url.clone();
+                    tokio::spawn(async move {
+                        let started = Instant::now();
+                        let (_, code, _) = attempt(url, None, "{ slow { id } }").await;
+                        (code, started.elapsed())
+                    })
+                })
+                .collect();
+            let mut quick = 0;
+            let mut codes = Vec::new();
+            for w in wave {
+                let (code, took) = w.await.expect("task");
+                if code == "overloaded" && took < Duration::from_millis(1000) {
+                    quick += 1;
+                }
+                codes.push(code);
+            }
+            let count = |c: &str| codes.iter().filter(|x| *x == c).count();
+            assert_eq!(
+                (count("timeout"), count("overloaded"), quick),
+                (4, 6, 4),
                 "{db:?}: {codes:?}"
             );
         }

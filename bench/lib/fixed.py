@@ -1,0 +1,41 @@
+"""The fixed-concurrency scenario's figures: one row per system, query and level, the
+median of its rounds. Standard library only."""
+
+from __future__ import annotations
+
+import statistics
+
+LATENCIES = ("p50", "p75", "p90", "p95", "p99", "avg")
+
+
+def answered(r: dict) -> float:
+    """Answered requests a second of one run (failures left out)."""
+    return (r.get("rps") or 0) * (1 - (r.get("failed_rate") or 0))
+
+
+def median_row(rows: list[dict]) -> dict:
+    """One row for several rounds of the same run. Throughput (req/s, failures) is the
+    round with the median answered rate, so the two stay a pair; each latency percentile
+    is the median of the rounds'. Rounds that failed to run are left out, unless all did."""
+    ok = [r for r in rows if not r.get("error") and r.get("rps")]
+    if len(ok) <= 1:
+        base = dict(ok[0] if ok else rows[0])
+        base["rounds"] = len(ok)
+        return base
+    ranked = sorted(ok, key=answered)
+    mid = dict(ranked[(len(ranked) - 1) // 2])
+    for key in LATENCIES:
+        values = [r[key] for r in ok if r.get(key) is not None]
+        mid[key] = statistics.median(values) if values else None
+    mid["rounds"] = len(ok)
+    mid["rps_range"] = [ranked[0]["rps"], ranked[-1]["rps"]]
+    mid.pop("round", None)
+    return mid
+
+
+def index(runs: list[dict]) -> dict:
+    """{(system, query, vus): the median row of its rounds}."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in runs:
+        groups.setdefault((r["system"], r["query"], r["vus"]), []).append(r)
+    return {k: median_row(v) for k, v in groups.items()}
