@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 SEED = ["venues", "venue_meetups", "meetups_members"]
+# The ceiling's queries: each has Grafton's SQL and the best hand-written SQL (bench/pgbench/best/).
+CEILING = SEED + ["complex_filter"]
 ALL_QUERIES = SEED + ["simple_list", "complex_filter", "aggregate", "by_pk", "roots_1", "roots_4", "roots_9"]
 # Grafton on PostgreSQL, the peers (PostGraphile v4 and v5), Grafton on SQLite.
 SYSTEMS = ["grafton", "postgraphile", "postgraphile5", "sqlite"]

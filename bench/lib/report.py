@@ -25,6 +25,9 @@ PHRAG_CAPACITY = {
     ("venues", 100): 2000, ("venue_meetups", 100): 900, ("meetups_members", 100): 700,
 }
 MEMORY_TARGET_MB = 60
+# Grafton's req/s over pgbench's tps on the best SQL: the no-nest query pays the HTTP and
+# JSON round trip on a cheap statement, so its bar is lower.
+BEST_TARGET = {"venues": 0.8}
 QUERY_NOTES = {
     "venues": "seed, no nest", "venue_meetups": "seed, has-many nest",
     "meetups_members": "seed, has-many then has-one", "simple_list": "members(limit: 10)",
@@ -158,7 +161,8 @@ def ceiling_section(results) -> str:
     head = ["## The ceiling: pgbench on Grafton's SQL"]
     if c.get("status", "ok") != "ok":
         return "\n\n".join(head + [c["status"]])
-    head.append("`pgbench -n -M prepared` runs the SQL Grafton generates for each seed query "
+    head.append("`pgbench -n -M prepared` runs the SQL Grafton generates for each seed query and the "
+                "complex filter "
                 "(same random variables) at the same concurrency; the fraction is Grafton's "
                 "requests/s over pgbench's transactions/s." + (
                     f" {c['note']}" if c.get("note") else ""))
@@ -229,6 +233,14 @@ def targets_section(results) -> str:
             rows.append([f"{q}: Grafton ≥ ½ of pgbench on the same SQL",
                          span(fr) + f" at {len(fr)} level{'s' if len(fr) > 1 else ''}",
                          "met" if min(fr) >= 0.5 else "**missed**"])
+    for q in plan.CEILING:
+        fr = [r["fraction_best"] for r in ce.get("runs", []) if r["query"] == q and r["vus"] >= 10
+              and r.get("fraction_best")]
+        want = BEST_TARGET.get(q, 0.9)
+        if fr:
+            rows.append([f"{q}: Grafton ≥ {want:.1f} of pgbench on the best hand-written SQL (≥ 10 clients)",
+                         span(fr) + f" at {len(fr)} level{'s' if len(fr) > 1 else ''}",
+                         "met" if min(fr) >= want else "**missed**"])
     g = results.get("memory", {}).get("systems", {}).get("grafton", {})
     if g.get("load_kb"):
         rows.append([f"Grafton RSS under the 100-VU load < {MEMORY_TARGET_MB} MB", mb(g["load_kb"]),

@@ -12,6 +12,7 @@ import threading
 import time
 
 import capacity as cap
+import fixed
 import pgbench
 import plan
 import procs
@@ -130,7 +131,7 @@ class Reads:
                                  self.db_url, "--out", d, "--limit", str(self.cfg.limit)], "make_scripts.log",
                                 "make_scripts.py")
                 self.ceiling_sql = d
-                for q in plan.SEED:
+                for q in plan.CEILING:
                     shutil.copy(os.path.join(d, f"{q}.sql"), self.log(f"ceiling-{q}.sql"))
             except (RuntimeError, OSError) as e:
                 c["status"] = f"skipped: {str(e).splitlines()[0]}"
@@ -158,8 +159,8 @@ class Reads:
         except ValueError:
             self.error(f"{name}: pgbench failed (exit {rc}, raw/{name}.txt: {tail_of(self.log(name + '.txt'), 3)})")
             return
-        g = next((x for x in self.results.get("fixed", {}).get("runs", [])
-                  if (x["system"], x["query"], x["vus"]) == ("grafton", query, vus) and x.get("rps")), None)
+        g = fixed.index(self.results.get("fixed", {}).get("runs", [])).get(("grafton", query, vus))
+        g = g if g and g.get("rps") else None
         if g is None and "grafton" in self.urls:  # fixed did not run there: measure Grafton now
             g = self.load("grafton", query, vus, self.cfg.ceiling_s, f"ceiling-grafton-{query}-{vus}")
         grps = g.get("rps") if g else None

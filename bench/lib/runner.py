@@ -145,7 +145,7 @@ class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops):
         if "ceiling" in sc:
             levels, _ = plan.ceiling_levels(cfg)
             st.append(S("ceiling", "generate Grafton's SQL for pgbench (make_scripts.py)", 2, self.ceiling_prepare))
-            for q in plan.SEED:
+            for q in plan.CEILING:
                 for vus in levels:
                     st.append(S("ceiling", f"pgbench {q} clients={vus}", cfg.ceiling_s + 1,
                                 lambda q=q, v=vus: self.ceiling(q, v), when=lambda: bool(self.ceiling_sql)))

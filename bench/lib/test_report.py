@@ -168,6 +168,15 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(self.row("venues", "50", "3,000"),
                          ["venues", "50", "3,000", "16.0", "4,000", "0.75", "2,100", "0.70", "0.53"])
         self.assertIn("checked it against Grafton's answers first: same JSON as Grafton", self.md)
+        # The targets against the best SQL: 0.8 for the no-nest query, 0.9 for the others.
+        runs.append({"query": "complex_filter", "vus": 10, "tps": 140, "best_tps": 142, "grafton_rps": 130,
+                     "fraction": 0.93, "sql_quality": 0.99, "fraction_best": 0.915})
+        self.md = report.render({**RESULTS, "ceiling": {"status": "ok", "runs": runs}})
+        self.assertEqual(self.row("venues: Grafton ≥ 0.8 of pgbench on the best hand-written SQL (≥ 10 clients)"),
+                         ["venues: Grafton ≥ 0.8 of pgbench on the best hand-written SQL (≥ 10 clients)",
+                          "0.53 at 1 level", "**missed**"])
+        self.assertEqual(self.row("complex_filter: Grafton ≥ 0.9 of pgbench on the best hand-written SQL "
+                                  "(≥ 10 clients)")[1:], ["0.92 at 1 level", "met"])
 
     def test_writes_tables(self):
         w = self.md[self.md.index("## Writes"):]

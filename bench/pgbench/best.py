@@ -22,7 +22,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from make_scripts import SEED_QUERIES  # noqa: E402
+from make_scripts import CEILING_QUERIES  # noqa: E402
 
 BEST = os.path.join(HERE, "best")
 SET = re.compile(r"^\\set\s+(\w+)\s+(?:(-?\d+)|random\((-?\d+),\s*(-?\d+)\))\s*$")
@@ -75,7 +75,7 @@ def main(argv):
     a = p.parse_args(argv)
     rng = random.Random(a.seed)
     bad = 0
-    for name in sorted(SEED_QUERIES):
+    for name in sorted(CEILING_QUERIES):
         path = os.path.join(BEST, f"{name}.sql")
         if not os.path.exists(path):
             continue
@@ -84,7 +84,7 @@ def main(argv):
             variables = {k: rng.randint(lo, hi) for k, (lo, hi) in draws.items()}
             if i == 0:
                 variables["id_gt"] = 99990  # a short last page
-            want = by_grafton(a.grafton_url, SEED_QUERIES[name], variables)
+            want = by_grafton(a.grafton_url, CEILING_QUERIES[name], variables)
             got = by_sql(a.psql, a.database_url, sql, variables)
             if got != want:
                 bad += 1

@@ -41,7 +41,7 @@ def sql_lines(script):
 
 class SeedScripts(unittest.TestCase):
     def test_venues(self):
-        script = ms.build_script("venues", ms.SEED_QUERIES["venues"], fixture("venues"), 50)
+        script = ms.build_script("venues", ms.CEILING_QUERIES["venues"], fixture("venues"), 50)
         lines = sql_lines(script)
         self.assertEqual(lines[:3], ["\\set limit 50", "\\set offset random(0, 49)", "\\set id_gt random(0, 99999)"])
         self.assertEqual(len(lines), 4)
@@ -54,7 +54,7 @@ class SeedScripts(unittest.TestCase):
         # venue_meetups uses $1 (limit) for both the parent and the child page.
         raw = fixture("venue_meetups")
         self.assertEqual(raw["sql"].count('$1::"int8"'), 2)
-        script = ms.build_script("venue_meetups", ms.SEED_QUERIES["venue_meetups"], raw, 100)
+        script = ms.build_script("venue_meetups", ms.CEILING_QUERIES["venue_meetups"], raw, 100)
         sql = sql_lines(script)[3]
         self.assertEqual(sql.count(':limit::"int8"'), 2)
         self.assertEqual(sql.count(':id_gt::"int4"'), 1)
@@ -63,25 +63,30 @@ class SeedScripts(unittest.TestCase):
         self.assertNotRegex(sql, r"\$\d")
 
     def test_all_fixtures_keep_the_sql_otherwise_unchanged(self):
-        for name in ms.SEED_QUERIES:
+        for name in ms.CEILING_QUERIES:
             raw = fixture(name)
             sql, used = ms.render_script_sql(raw["sql"], raw["params"])
-            self.assertEqual(sorted(used), ["id_gt", "limit", "offset"], name)
+            want = ["id_gt"] if name == "complex_filter" else ["id_gt", "limit", "offset"]
+            self.assertEqual(sorted(used), want, name)
             # Putting the placeholders back gives Grafton's SQL byte for byte.
             back = sql
             for i, p in enumerate(raw["params"]):
-                back = back.replace(":" + p["variable"] + "::", "$%d::" % (i + 1))
+                # A variable became :name; a constant, its literal (complex_filter's pattern,
+                # bound and page size).
+                text = ":" + p["variable"] if "variable" in p else ms.sql_literal(p["value"])
+                self.assertIn(text + "::", back, name)
+                back = back.replace(text + "::", "$%d::" % (i + 1), -1 if "variable" in p else 1)
             self.assertEqual(back, raw["sql"], name)
 
     def test_seed_queries_match_k6_queries(self):
         with open(QUERIES_JS) as f:
             js = f.read()
-        for name, q in ms.SEED_QUERIES.items():
+        for name, q in ms.CEILING_QUERIES.items():
             self.assertIn("'" + q + "'", js, "%s differs from bench/k6/queries.js" % name)
 
     def test_comment_lines_come_first(self):
         # pgbench drops comments only before a command; keep them at the top.
-        script = ms.build_script("venues", ms.SEED_QUERIES["venues"], fixture("venues"), 50)
+        script = ms.build_script("venues", ms.CEILING_QUERIES["venues"], fixture("venues"), 50)
         lines = script.splitlines()
         first_non_comment = next(i for i, l in enumerate(lines) if not l.startswith("--"))
         self.assertTrue(all(not l.startswith("--") for l in lines[first_non_comment:]))
@@ -183,7 +188,8 @@ assert args[0] == "sql", args
 opts = dict(zip(args[1::2], args[2::2]))
 assert opts["--naming"] == "phrag" and opts["--database-url"] == "postgres://fake/meetup", opts
 json.loads(opts["--variables"])
-names = {"queryVenues": "venues", "queryVenueMeetups": "venue_meetups", "queryMeetupsWithMembers": "meetups_members"}
+names = {"queryVenues": "venues", "queryVenueMeetups": "venue_meetups", "queryMeetupsWithMembers": "meetups_members",
+         "complexFilter": "complex_filter"}
 name = names[opts["--query"].split("(")[0].split()[1]]
 with open(TESTDATA + "/" + name + ".json") as f:
     sys.stdout.write(f.read())
@@ -201,7 +207,7 @@ class CommandLine(unittest.TestCase):
             out = os.path.join(tmp, "out")
             rc = ms.main(["--grafton", fake, "--database-url", "postgres://fake/meetup", "--out", out, "--limit", "100"])
             self.assertEqual(rc, 0)
-            self.assertEqual(sorted(os.listdir(out)), sorted(n + e for n in ms.SEED_QUERIES for e in (".sql", ".json")))
+            self.assertEqual(sorted(os.listdir(out)), sorted(n + e for n in ms.CEILING_QUERIES for e in (".sql", ".json")))
             with open(os.path.join(out, "meetups_members.sql")) as f:
                 script = f.read()
             self.assertIn("\\set limit 100", script)
@@ -221,10 +227,10 @@ class RealPgbench(unittest.TestCase):
         url = os.environ["PGBENCH_TEST_DATABASE_URL"]
         tmp = tempfile.mkdtemp()
         try:
-            for name in ms.SEED_QUERIES:
+            for name in ms.CEILING_QUERIES:
                 path = os.path.join(tmp, name + ".sql")
                 with open(path, "w") as f:
-                    f.write(ms.build_script(name, ms.SEED_QUERIES[name], fixture(name), 50))
+                    f.write(ms.build_script(name, ms.CEILING_QUERIES[name], fixture(name), 50))
                 proc = subprocess.run(["pgbench", "-n", "-M", "prepared", "-c", "2", "-j", "2", "-t", "20", "-f", path, url],
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 self.assertEqual(proc.returncode, 0, proc.stderr + proc.stdout)
