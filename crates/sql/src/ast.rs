@@ -437,6 +437,10 @@ pub enum Expr {
     Least(Box<Expr>, i64),
     /// The position of a row in a [`From::RowIds`] list, for ordering.
     RowIdOrder(String),
+    /// A subquery's whole row as a JSON object, its columns' names as the keys
+    /// (PostgreSQL): the row itself where an enclosing `array_to_json(ARRAY(…))` or
+    /// `json_agg` turns it into JSON, `to_json(row)` elsewhere.
+    RowJson(String),
     /// The row (aliased) is one of these identities (see [`From::RowIds`]).
     RowIdIn {
         /// Table alias.

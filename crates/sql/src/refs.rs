@@ -42,7 +42,7 @@ impl Refs<'_> {
             | Expr::Null
             | Expr::CountStar => {}
             Expr::Bare(_) => self.whole_row = true,
-            Expr::RowIdOrder(a) | Expr::RowIdIn { alias: a, .. } => {
+            Expr::RowIdOrder(a) | Expr::RowIdIn { alias: a, .. } | Expr::RowJson(a) => {
                 if a == self.alias {
                     self.whole_row = true;
                 }

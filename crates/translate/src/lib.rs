@@ -7,6 +7,7 @@ mod key_path;
 pub mod mutation;
 mod order;
 mod read_columns;
+mod record;
 mod select;
 
 pub use select::translate_query;

@@ -2,7 +2,7 @@
 //! query reads, so a narrower row goes through the sort, the page and the aggregate.
 
 use crate::select::ORDER_KEY;
-use grafton_sql::{Expr, Select, SelectItem};
+use grafton_sql::{Expr, OrderItem, Select, SelectItem};
 
 /// Puts in front of the inner query's select list (which holds the order keys) the
 /// columns of `alias` that `outer` reads through `outer_alias`, or the whole row if
@@ -30,6 +30,36 @@ pub(crate) fn select_read_columns(
         }
     };
     inner.items.splice(0..0, items);
+}
+
+/// Exposes the inner query's sort keys as columns so the outer aggregate can
+/// keep the same order (aggregate input order is otherwise unspecified).
+pub(crate) fn project_order_keys(
+    inner: &mut Select,
+    outer_alias: &str,
+    order: &[OrderItem],
+) -> Vec<OrderItem> {
+    order
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            // A plain column is projected under its own name, so a field that
+            // reads it too shares it.
+            let name = match &o.expr {
+                Expr::Column { column, .. } if !has_item(inner, column) => column.clone(),
+                _ => format!("{ORDER_KEY}{i}"),
+            };
+            if !has_item(inner, &name) {
+                inner
+                    .items
+                    .push(SelectItem::Expr(o.expr.clone(), name.clone()));
+            }
+            OrderItem {
+                expr: Expr::column(outer_alias, &name),
+                ..o.clone()
+            }
+        })
+        .collect()
 }
 
 /// Whether the select list already has an item named `name`.

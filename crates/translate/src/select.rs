@@ -1,7 +1,8 @@
 //! Row lists, single rows and aggregates as JSON-building subqueries.
 
 use crate::aggregate::aggregate_values;
-use crate::read_columns::{has_item, select_read_columns};
+use crate::read_columns::{project_order_keys, select_read_columns};
+use crate::record::record_row;
 use grafton_catalog::{Backend, ScalarKind, Table};
 use grafton_ir::permissions::{RoleRules, TableRules};
 use grafton_ir::{Aggregate, AggregateField, Args, BoolExp, Field, Query, Root, Rows};
@@ -270,13 +271,25 @@ impl<'a> Ctx<'a> {
             return Expr::JsonSubquery(Box::new(inner));
         }
         let outer_alias = self.alias("_e");
-        let agg_order = self.project_order_keys(&mut inner, &outer_alias, &order);
         let object = self.row_object(rows.table, &outer_alias, &rows.fields);
-        select_read_columns(&mut inner, &alias, &outer_alias, &object);
+        let record = (self.model.backend == Backend::Postgres && inner.items.is_empty())
+            .then(|| record_row(&object, &alias, &outer_alias, &order))
+            .flatten();
+        let (element, agg_order) = match record {
+            Some((items, agg_order)) => {
+                inner.items = items;
+                (Expr::RowJson(outer_alias.clone()), agg_order)
+            }
+            None => {
+                let agg_order = project_order_keys(&mut inner, &outer_alias, &order);
+                select_read_columns(&mut inner, &alias, &outer_alias, &object);
+                (object, agg_order)
+            }
+        };
         Expr::JsonSubquery(Box::new(Select {
             items: vec![SelectItem::Expr(
                 Expr::JsonAgg {
-                    expr: Box::new(object),
+                    expr: Box::new(element),
                     order_by: agg_order,
                 },
                 "root".into(),
@@ -287,37 +300,6 @@ impl<'a> Ctx<'a> {
             }),
             ..Select::default()
         }))
-    }
-
-    /// Exposes the inner query's sort keys as columns so the outer aggregate can
-    /// keep the same order (aggregate input order is otherwise unspecified).
-    fn project_order_keys(
-        &mut self,
-        inner: &mut Select,
-        outer_alias: &str,
-        order: &[OrderItem],
-    ) -> Vec<OrderItem> {
-        order
-            .iter()
-            .enumerate()
-            .map(|(i, o)| {
-                // A plain column is projected under its own name, so a field that
-                // reads it too shares it.
-                let name = match &o.expr {
-                    Expr::Column { column, .. } if !has_item(inner, column) => column.clone(),
-                    _ => format!("{ORDER_KEY}{i}"),
-                };
-                if !has_item(inner, &name) {
-                    inner
-                        .items
-                        .push(SelectItem::Expr(o.expr.clone(), name.clone()));
-                }
-                OrderItem {
-                    expr: Expr::column(outer_alias, &name),
-                    ..o.clone()
-                }
-            })
-            .collect()
     }
 
     /// `{aggregate: {…}, nodes: […]}` over the rows selected by the arguments.
@@ -367,7 +349,7 @@ impl<'a> Ctx<'a> {
     ) -> Expr {
         let (mut inner, alias, order) = self.base(agg.table, &agg.args, parent, false);
         let outer_alias = self.alias("_e");
-        let agg_order = self.project_order_keys(&mut inner, &outer_alias, &order);
+        let agg_order = project_order_keys(&mut inner, &outer_alias, &order);
         let item = item(self, &outer_alias, &agg_order);
         select_read_columns(&mut inner, &alias, &outer_alias, &item);
         Expr::JsonSubquery(Box::new(Select {

@@ -10,5 +10,6 @@ mod filters;
 mod http;
 mod naming;
 mod ordering;
+mod row_keys;
 mod shapes;
 mod startup;

@@ -25,6 +25,11 @@ impl Renderer {
                     Dialect::Sqlite => ".\"key\"",
                 });
             }
+            Expr::RowJson(alias) => {
+                self.push("to_json(");
+                self.ident(alias);
+                self.push(")");
+            }
             Expr::RowIdIn { alias, ids, key } if !key.is_empty() => self.key_in(alias, ids, key),
             Expr::RowIdIn { alias, ids, .. } => self.row_id_in(alias, ids),
             Expr::Least(value, cap) => match self.dialect {
@@ -137,7 +142,7 @@ impl Renderer {
                     // aggregate (PostgreSQL 15: 15% of a `venues` page, docs/performance.md).
                     Some((element, order_by, from)) => {
                         self.push("array_to_json(ARRAY(SELECT ");
-                        self.expr(element);
+                        self.json_element(element);
                         self.push(" FROM ");
                         self.from(from);
                         if !order_by.is_empty() {
@@ -166,7 +171,7 @@ impl Renderer {
                     Dialect::Postgres => self.push("coalesce(json_agg("),
                     Dialect::Sqlite => self.push("json_group_array(json("),
                 }
-                self.expr(expr);
+                self.json_element(expr);
                 if self.dialect == Dialect::Sqlite {
                     self.push(")");
                 }
@@ -276,6 +281,18 @@ impl Renderer {
             self.push(" ESCAPE '\\'");
         }
         self.push(")");
+    }
+}
+
+impl Renderer {
+    /// An element of a JSON array: a [`Expr::RowJson`] row as itself, since the
+    /// aggregate or `array_to_json` around it makes the JSON object (cheaper than
+    /// building one per row), anything else as an expression.
+    fn json_element(&mut self, e: &Expr) {
+        match e {
+            Expr::RowJson(alias) => self.ident(alias),
+            other => self.expr(other),
+        }
     }
 }
 

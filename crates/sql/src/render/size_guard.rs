@@ -4,10 +4,6 @@
 
 use super::Statement;
 
-/// Wraps a PostgreSQL query whose one column is `data` (JSON): column 1 becomes
-/// that JSON when it is at most `max_bytes` long (else NULL), column 2 its length.
-/// `OFFSET 0` keeps the planner from inlining the subquery, which would build the
-/// JSON once per reference.
 /// [`size_guard_postgres`] for a multiplexed statement (`render_multiplexed`, whose
 /// rows are `(i, d)`): each subscriber's JSON when it is at most `max_bytes` long,
 /// and its length, so no answer past the limit crosses the wire.
@@ -23,6 +19,10 @@ pub fn size_guard_multiplexed(statement: &Statement, max_bytes: u64) -> Statemen
     }
 }
 
+/// Wraps a PostgreSQL query whose one column is `data` (JSON): column 1 becomes
+/// that JSON when it is at most `max_bytes` long (else NULL), column 2 its length.
+/// `OFFSET 0` keeps the planner from inlining the subquery, which would build the
+/// JSON once per reference.
 pub fn size_guard_postgres(statement: &Statement, max_bytes: u64) -> Statement {
     let sql = format!(
         "SELECT CASE WHEN octet_length(\"g\".\"data\"::text) <= {max_bytes} THEN \"g\".\"data\" END, \
