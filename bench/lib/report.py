@@ -295,6 +295,11 @@ def render(results: dict) -> str:
              if results.get(k) and results[k].get("status", "ok") != "ok"]
     if later:
         parts.append("## Not yet measured\n\n" + "\n".join(later))
+    if results.get("settle"):
+        parts.append("## Waits for a quiet database\n\nEach run starts once PostgreSQL has no other active "
+                     "statement (an earlier run's backlog would be charged to it); these waited over a second:\n\n"
+                     + "\n".join(f"- {w['run']}: {w['waited_s']:.1f} s" + ("" if w["settled"] else
+                                  f", gave up with {w['active']} still active") for w in results["settle"]))
     if results.get("errors"):
         parts.append("## Errors\n\n" + "\n".join(f"- {e}" for e in results["errors"]))
     return "\n\n".join(p for p in parts if p) + "\n"

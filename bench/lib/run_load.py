@@ -10,11 +10,14 @@ import json
 import os
 import subprocess
 
-from common import BENCH, ROOT, k6_system, tail_of
+import settle as st
+from common import BENCH, ROOT, _out, k6_system, tail_of
 
 LOADGEN_DOCS = os.path.join(BENCH, "loadgen", "docs.mjs")
 # Variable sets per document: drawn once by queries.js's generators, then at random per request.
 DOC_SETS = 4096
+# The longest a run waits for an earlier run's backlog to drain in the database.
+SETTLE_TIMEOUT_S = 180
 
 
 class Load:
@@ -70,6 +73,7 @@ class Load:
         """The seed's capacity trial as an open model: `users` each sending one request
         every 2 s is users/2 requests a second, ramped then held, whatever the answers."""
         cfg = self.cfg
+        self.settle(name)
         argv = [self.loadgen(), "--url", self.urls[system], "--doc", self.doc_file(system, query, limit),
                 "--mode", "open", "--rate", str(users / 2), "--ramp", str(cfg.ramp_s), "--hold", str(cfg.hold_s),
                 "--timeout", "10"]
@@ -78,6 +82,25 @@ class Load:
     def load(self, system: str, query: str, vus: int, seconds: int, name: str,
              limit: int | None = None) -> dict | None:
         """A closed-loop run with the configured client."""
+        self.settle(name)
         if self.cfg.client == "loadgen":
             return self.light(system, query, vus, seconds, name, limit=limit)
         return self.closed(system, query, vus, seconds, name, limit=limit)
+
+    def settle(self, name: str) -> dict | None:
+        """Waits for PostgreSQL to have no other active statement (see settle.py); a
+        wait over a second, or one that timed out, is kept in results["settle"]."""
+        if not self.db_url:
+            return None
+        psql = [self.env.pg("psql"), "-At", self.db_url, "-c", st.ACTIVE_SQL]
+
+        def active() -> int | None:
+            out = _out(psql)
+            return int(out) if out and out.isdigit() else None
+
+        r = st.wait_quiet(active, timeout_s=SETTLE_TIMEOUT_S)
+        if r["waited_s"] > 1.5 or not r["settled"]:
+            self.results.setdefault("settle", []).append({"run": name, **r})
+            self.progress.say("settle", f"{name}: waited {r['waited_s']:.1f} s for the database to go quiet"
+                                        + ("" if r["settled"] else f" (gave up; {r['active']} still active)"))
+        return r

@@ -149,6 +149,7 @@ class Reads:
     def ceiling(self, query: str, vus: int):
         c = self.results["ceiling"]
         name = f"ceiling-{query}-{vus}"
+        self.settle(name)
         argv = pgbench.command(self.env.pg("pgbench"), self.db_url, os.path.join(self.ceiling_sql, f"{query}.sql"),
                                vus, self.cfg.ceiling_s)
         rc = self.procs.run(argv, log_path=self.log(f"{name}.txt"), timeout=self.cfg.ceiling_s + 120)
@@ -170,6 +171,7 @@ class Reads:
         best = os.path.join(BEST_DIR, f"{query}.sql")
         if getattr(self, "best_sql", False) and os.path.exists(best):
             bname = f"ceiling-best-{query}-{vus}"
+            self.settle(bname)
             argv = pgbench.command(self.env.pg("pgbench"), self.db_url, best, vus, self.cfg.ceiling_s)
             self.procs.run(argv, log_path=self.log(f"{bname}.txt"), timeout=self.cfg.ceiling_s + 120)
             try:

@@ -178,6 +178,15 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(self.row("complex_filter: Grafton ≥ 0.9 of pgbench on the best hand-written SQL "
                                   "(≥ 10 clients)")[1:], ["0.92 at 1 level", "met"])
 
+    def test_waits_for_a_quiet_database_are_listed(self):
+        self.assertNotIn("## Waits for a quiet database", self.md)
+        md = report.render({**RESULTS, "settle": [
+            {"run": "fixed-grafton-aggregate-1-r1", "waited_s": 42.25, "settled": True, "active": 0},
+            {"run": "fixed-grafton-venues-10-r1", "waited_s": 180.0, "settled": False, "active": 7}]})
+        w = md[md.index("## Waits for a quiet database"):]
+        self.assertIn("- fixed-grafton-aggregate-1-r1: 42.2 s\n", w)
+        self.assertIn("- fixed-grafton-venues-10-r1: 180.0 s, gave up with 7 still active", w)
+
     def test_writes_tables(self):
         w = self.md[self.md.index("## Writes"):]
         self.assertIn("100 aliased `createVenue` fields (one row per call, 100 calls in one request)", w)
