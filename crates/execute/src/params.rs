@@ -11,8 +11,8 @@ pub(crate) fn value_of<'a>(param: &'a Param, variables: &'a Map<String, Value>) 
     }
 }
 
-/// Postgres parameters travel as text and are cast in the SQL (`$1::"int4"`), so one
-/// prepared statement serves every type, enums included.
+/// A Postgres parameter's text: parsed by its declared type's input function (see
+/// `pg_params`), or, for enums and other named types, cast in the SQL.
 pub(crate) fn postgres_text(param: &Param, value: &Value) -> Option<String> {
     if param.list {
         let items = match value {

@@ -16,8 +16,8 @@ pub const STATEMENT_CACHE_SIZE: usize = 256;
 /// A pooled connection and the order in which its statements were last used.
 pub struct PgConn {
     client: ClientWrapper,
-    /// SQL text → its parameter count, least recently used first out.
-    used: Mutex<lru::LruCache<String, usize>>,
+    /// SQL text → its parameter types, least recently used first out.
+    used: Mutex<lru::LruCache<String, Vec<Type>>>,
 }
 
 impl std::ops::Deref for PgConn {
@@ -54,29 +54,26 @@ pub type Pool = managed::Pool<Manager>;
 /// A pooled connection.
 pub type Object = managed::Object<Manager>;
 
-/// `sql` prepared on `conn` with `params` text parameters: from the connection's
+/// `sql` prepared on `conn` with parameters of `types`: from the connection's
 /// cache, or prepared now, closing the statement used longest ago when the cache
 /// is full.
 pub async fn prepare(
     conn: &PgConn,
     sql: &str,
-    params: usize,
+    types: &[Type],
 ) -> Result<tokio_postgres::Statement, tokio_postgres::Error> {
-    let types = vec![Type::TEXT; params];
     let evicted = {
         let mut used = conn.used.lock().unwrap_or_else(|p| p.into_inner());
         if used.get(sql).is_some() {
             None
         } else {
-            used.push(sql.to_owned(), params)
+            used.push(sql.to_owned(), types.to_vec())
                 .filter(|(old, _)| old != sql)
         }
     };
-    if let Some((old, n)) = evicted {
+    if let Some((old, old_types)) = evicted {
         // Dropping the last handle of a statement closes it on the server.
-        conn.client
-            .statement_cache
-            .remove(&old, &vec![Type::TEXT; n]);
+        conn.client.statement_cache.remove(&old, &old_types);
     }
-    conn.client.prepare_typed_cached(sql, &types).await
+    conn.client.prepare_typed_cached(sql, types).await
 }

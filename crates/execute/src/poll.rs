@@ -115,7 +115,12 @@ impl crate::postgres::PgDatabase {
     ) -> Result<Vec<Answer>, ExecuteError> {
         let max = budget.max_bytes;
         self.with_deadline(budget.timeout, async |client: &crate::pg_pool::Object| {
-            let prepared = crate::pg_pool::prepare(client, &statement.sql, 1).await?;
+            let prepared = crate::pg_pool::prepare(
+                client,
+                &statement.sql,
+                &[tokio_postgres::types::Type::TEXT],
+            )
+            .await?;
             let rows = client.query(&prepared, &[&batch.as_str()]).await?;
             let mut out = Vec::with_capacity(rows.len());
             for row in rows {

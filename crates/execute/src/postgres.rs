@@ -2,6 +2,7 @@
 
 use crate::error::{DbErrorKind, ExecuteError};
 use crate::params::{postgres_text, value_of};
+use crate::pg_params::{declared_type, TextParam};
 use crate::pg_pool::{Object, Pool};
 use deadpool_postgres::{Config, ManagerConfig, PoolConfig, RecyclingMethod, Runtime, Timeouts};
 use grafton_catalog::Introspected;
@@ -239,17 +240,19 @@ pub(crate) async fn settle(client: Object) {
 pub use crate::pg_pool::STATEMENT_CACHE_SIZE;
 
 /// Prepares (once per connection, see [`crate::pg_pool`]) and runs `statement` on
-/// `client`. Parameters travel as text and are cast in the SQL.
+/// `client`. Parameters are declared with their type and travel as text (see
+/// [`crate::pg_params`]).
 pub(crate) async fn query(
     client: &Object,
     statement: &Statement,
     variables: &Map<String, Value>,
 ) -> Result<Vec<tokio_postgres::Row>, ExecuteError> {
-    let prepared = crate::pg_pool::prepare(client, &statement.sql, statement.params.len()).await?;
-    let values: Vec<Option<String>> = statement
+    let types: Vec<Type> = statement.params.iter().map(declared_type).collect();
+    let prepared = crate::pg_pool::prepare(client, &statement.sql, &types).await?;
+    let values: Vec<TextParam> = statement
         .params
         .iter()
-        .map(|p| postgres_text(p, value_of(p, variables)))
+        .map(|p| TextParam(postgres_text(p, value_of(p, variables))))
         .collect();
     let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
     Ok(client.query(&prepared, &refs).await?)
