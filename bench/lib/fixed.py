@@ -39,3 +39,30 @@ def index(runs: list[dict]) -> dict:
     for r in runs:
         groups.setdefault((r["system"], r["query"], r["vus"]), []).append(r)
     return {k: median_row(v) for k, v in groups.items()}
+
+
+def _median(rows: list[dict], key: str):
+    values = [r[key] for r in rows if r.get(key) is not None]
+    return statistics.median(values) if values else None
+
+
+def ceiling_index(runs: list[dict]) -> list[dict]:
+    """The ceiling's rows, one per query and level, in first-seen order: the median of
+    the rounds' pgbench tps (Grafton's SQL and the best SQL) and of Grafton's req/s, and
+    the ratios recomputed from those medians."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in runs:
+        groups.setdefault((r["query"], r["vus"]), []).append(r)
+    out = []
+    for (query, vus), rows in groups.items():
+        row = {"query": query, "vus": vus, "rounds": len(rows),
+               **{k: _median(rows, k) for k in ("tps", "latency_avg_ms", "best_tps", "grafton_rps")}}
+        tps, best, g = row["tps"], row["best_tps"], row["grafton_rps"]
+        row["sql_quality"] = tps / best if tps and best else None
+        row["fraction"] = g / tps if g and tps else None
+        row["fraction_best"] = g / best if g and best else None
+        if len(rows) > 1:
+            row["tps_range"] = [min(r["tps"] for r in rows if r.get("tps") is not None),
+                                max(r["tps"] for r in rows if r.get("tps") is not None)]
+        out.append(row)
+    return out

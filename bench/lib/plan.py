@@ -60,6 +60,7 @@ class Config:
     # ceiling (pgbench)
     ceiling_levels: list[int] = field(default_factory=lambda: [1, 10, 50, 100, 200])
     ceiling_s: int = 10
+    ceiling_rounds: int = 3  # reported as medians, like fixed
     # writes (closed loop; after every read scenario, the table restored after each run)
     writes: list[str] = field(default_factory=lambda: list(WRITES))
     writes_levels: list[int] = field(default_factory=lambda: [1, 10, 50])
@@ -117,7 +118,7 @@ def quick(rows: int = 100_000) -> Config:
         capacity_queries=["venues"], capacity_limits=[50], ramp_s=5, hold_s=5,
         max_vus=6000, capacity_budget_s=75, probe_s=3,
         memory_queries=["venues"], memory_s=4,
-        ceiling_levels=[50], ceiling_s=4,
+        ceiling_levels=[50], ceiling_s=4, ceiling_rounds=1,
         writes_levels=[10], writes_s=3, writes_warmup_s=1,
         auth_levels=[10], auth_s=2, auth_warmup_s=1, auth_idle_window_s=1.0, auth_idle_max_s=5.0,
         qos_attack_s=8, qos_overhead_vus=10, qos_overhead_s=3, qos_overhead_reps=3, qos_warmup_s=1, qos_wso2_levels=[50, 200],

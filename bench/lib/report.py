@@ -163,8 +163,10 @@ def ceiling_section(results) -> str:
         return "\n\n".join(head + [c["status"]])
     head.append("`pgbench -n -M prepared` runs the SQL Grafton generates for each seed query and the "
                 "complex filter "
-                "(same random variables) at the same concurrency; the fraction is Grafton's "
-                "requests/s over pgbench's transactions/s." + (
+                "(same random variables) at the same concurrency"
+                + (f", in {c['rounds']} rounds (each figure the median of the rounds')"
+                   if c.get("rounds", 1) > 1 else "")
+                + "; the fraction is Grafton's requests/s over pgbench's transactions/s." + (
                     f" {c['note']}" if c.get("note") else ""))
     if c.get("best_check"):
         head.append("The second reference is the fastest SQL we could write by hand for the same "
@@ -176,7 +178,7 @@ def ceiling_section(results) -> str:
     rows = [[r["query"], str(r["vus"]), rate(r.get("tps")), ms(r.get("latency_avg_ms")),
              rate(r.get("best_tps")), f2(r.get("sql_quality")), rate(r.get("grafton_rps")),
              f2(r.get("fraction")), f2(r.get("fraction_best"))]
-            for r in c.get("runs", [])]
+            for r in fixed.ceiling_index(c.get("runs", []))]
     return "\n\n".join(head + [table(["query", "VUs", "pgbench tps (Grafton's SQL)", "latency avg",
                                       "pgbench tps (best SQL)", "Grafton's SQL / best", "Grafton req/s",
                                       "Grafton / pgbench", "Grafton / best"], rows)])
@@ -226,15 +228,15 @@ def targets_section(results) -> str:
                    else "open (search bounded)" if bound else "**missed**")
         rows.append([f"capacity {r['query']} limit {r['limit']} > {want} VUs (Phrag)",
                      f"{got} VUs" + (f" ({cap.EXPLAIN[r['stopped_by']]})" if bound else ""), verdict])
-    ce = results.get("ceiling", {})
+    ce_rows = fixed.ceiling_index(results.get("ceiling", {}).get("runs", []))
     for q in SEED:
-        fr = [r["fraction"] for r in ce.get("runs", []) if r["query"] == q and r.get("fraction")]
+        fr = [r["fraction"] for r in ce_rows if r["query"] == q and r.get("fraction")]
         if fr:
             rows.append([f"{q}: Grafton ≥ ½ of pgbench on the same SQL",
                          span(fr) + f" at {len(fr)} level{'s' if len(fr) > 1 else ''}",
                          "met" if min(fr) >= 0.5 else "**missed**"])
     for q in plan.CEILING:
-        fr = [r["fraction_best"] for r in ce.get("runs", []) if r["query"] == q and r["vus"] >= 10
+        fr = [r["fraction_best"] for r in ce_rows if r["query"] == q and r["vus"] >= 10
               and r.get("fraction_best")]
         want = BEST_TARGET.get(q, 0.9)
         if fr:
@@ -310,7 +312,7 @@ def chart_files(results: dict) -> dict[str, str]:
     the pgbench ceiling is drawn dashed on the throughput chart when measured."""
     fx = results.get("fixed", {})
     idx = _fixed_index(results)
-    ceiling = results.get("ceiling", {}).get("runs", [])
+    ceiling = fixed.ceiling_index(results.get("ceiling", {}).get("runs", []))
     out = {}
     for q in fx.get("queries", []):
         def series(key):

@@ -146,9 +146,11 @@ class Reads:
         if c["status"] != "ok":
             self.progress.say("ceiling", c["status"])
 
-    def ceiling(self, query: str, vus: int):
+    def ceiling(self, query: str, vus: int, rnd: int = 0):
         c = self.results["ceiling"]
-        name = f"ceiling-{query}-{vus}"
+        c["rounds"] = self.cfg.ceiling_rounds
+        suffix = f"-r{rnd + 1}" if self.cfg.ceiling_rounds > 1 else ""
+        name = f"ceiling-{query}-{vus}{suffix}"
         self.settle(name)
         argv = pgbench.command(self.env.pg("pgbench"), self.db_url, os.path.join(self.ceiling_sql, f"{query}.sql"),
                                vus, self.cfg.ceiling_s)
@@ -163,14 +165,14 @@ class Reads:
         g = fixed.index(self.results.get("fixed", {}).get("runs", [])).get(("grafton", query, vus))
         g = g if g and g.get("rps") else None
         if g is None and "grafton" in self.urls:  # fixed did not run there: measure Grafton now
-            g = self.load("grafton", query, vus, self.cfg.ceiling_s, f"ceiling-grafton-{query}-{vus}")
+            g = self.load("grafton", query, vus, self.cfg.ceiling_s, f"ceiling-grafton-{query}-{vus}{suffix}")
         grps = g.get("rps") if g else None
-        row = {"query": query, "vus": vus, "tps": r["tps"], "latency_avg_ms": r["latency_avg_ms"],
+        row = {"query": query, "vus": vus, "round": rnd + 1, "tps": r["tps"], "latency_avg_ms": r["latency_avg_ms"],
                "failed": r["failed"], "transactions": r["transactions"], "grafton_rps": grps,
                "fraction": grps / r["tps"] if grps and r["tps"] else None, "raw": f"raw/{name}.txt"}
         best = os.path.join(BEST_DIR, f"{query}.sql")
         if getattr(self, "best_sql", False) and os.path.exists(best):
-            bname = f"ceiling-best-{query}-{vus}"
+            bname = f"ceiling-best-{query}-{vus}{suffix}"
             self.settle(bname)
             argv = pgbench.command(self.env.pg("pgbench"), self.db_url, best, vus, self.cfg.ceiling_s)
             self.procs.run(argv, log_path=self.log(f"{bname}.txt"), timeout=self.cfg.ceiling_s + 120)

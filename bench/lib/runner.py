@@ -145,10 +145,14 @@ class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops):
         if "ceiling" in sc:
             levels, _ = plan.ceiling_levels(cfg)
             st.append(S("ceiling", "generate Grafton's SQL for pgbench (make_scripts.py)", 2, self.ceiling_prepare))
-            for q in plan.CEILING:
-                for vus in levels:
-                    st.append(S("ceiling", f"pgbench {q} clients={vus}", cfg.ceiling_s + 1,
-                                lambda q=q, v=vus: self.ceiling(q, v), when=lambda: bool(self.ceiling_sql)))
+            for rnd in range(cfg.ceiling_rounds):
+                for q in plan.CEILING:
+                    for vus in levels:
+                        label = f"pgbench {q} clients={vus}" + (
+                            f" round {rnd + 1}" if cfg.ceiling_rounds > 1 else "")
+                        st.append(S("ceiling", label, 2 * cfg.ceiling_s + 2,
+                                    lambda q=q, v=vus, r=rnd: self.ceiling(q, v, r),
+                                    when=lambda: bool(self.ceiling_sql)))
         if "writes" in sc:
             st.append(S("writes", "start PostGraphile with its default mutations; venues' max(id)", wr.PREPARE_S,
                         self.writes_prepare))
@@ -321,7 +325,7 @@ def parse_args(argv: list[str]):
     p.add_argument("--writes", help="comma-separated subset of the write scenarios: " + ",".join(plan.WRITES))
     p.add_argument("--queries", help="fixed: comma-separated subset of: " + ",".join(plan.ALL_QUERIES))
     p.add_argument("--levels", help="fixed: comma-separated concurrency levels (default 1,10,50,100,200,500,1000)")
-    p.add_argument("--rounds", type=int, help="fixed: rounds over every level, reported as medians (default 3)")
+    p.add_argument("--rounds", type=int, help="fixed and ceiling: rounds over every level, reported as medians (default 3)")
     p.add_argument("--capacity-budget", type=float, metavar="MIN", help="time budget of the capacity search, minutes")
     p.add_argument("--max-vus", type=int, help="upper bound of the capacity search")
     p.add_argument("--client", choices=plan.CLIENTS, default="loadgen",
@@ -356,7 +360,7 @@ def main(argv: list[str]) -> int:
     if a.rounds is not None:
         if a.rounds < 1:
             raise SystemExit("bench/run: --rounds must be at least 1")
-        cfg.fixed_rounds = a.rounds
+        cfg.fixed_rounds = cfg.ceiling_rounds = a.rounds
     if a.client == "k6":
         cfg.use_k6()
     if a.capacity_budget is not None:

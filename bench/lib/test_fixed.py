@@ -35,5 +35,26 @@ class MedianRow(unittest.TestCase):
         self.assertEqual(idx[("grafton", "venues", 10)]["rounds"], 2)
 
 
+class CeilingIndex(unittest.TestCase):
+    def test_medians_per_query_and_level_and_ratios_from_them(self):
+        def c(q, vus, tps, best, g, rnd):
+            return {"query": q, "vus": vus, "round": rnd, "tps": tps, "best_tps": best, "grafton_rps": g,
+                    "latency_avg_ms": 1000 * vus / tps}
+        runs = [c("venues", 10, 9000, 10000, 8000, 1), c("complex_filter", 10, 140, 141, 130, 1),
+                c("venues", 10, 9500, 11000, 8000, 2), c("venues", 10, 7000, 12000, 8000, 3)]
+        rows = fixed.ceiling_index(runs)
+        self.assertEqual([(r["query"], r["rounds"]) for r in rows], [("venues", 3), ("complex_filter", 1)])
+        v = rows[0]
+        self.assertEqual((v["tps"], v["best_tps"], v["grafton_rps"], v["tps_range"]), (9000, 11000, 8000, [7000, 9500]))
+        self.assertAlmostEqual(v["fraction_best"], 8000 / 11000)
+        self.assertAlmostEqual(v["sql_quality"], 9000 / 11000)
+        self.assertAlmostEqual(v["fraction"], 8000 / 9000)
+        self.assertNotIn("tps_range", rows[1])
+
+    def test_missing_best_sql_leaves_its_ratios_empty(self):
+        rows = fixed.ceiling_index([{"query": "venues", "vus": 1, "tps": 100, "grafton_rps": 50}])
+        self.assertEqual((rows[0]["best_tps"], rows[0]["fraction_best"], rows[0]["fraction"]), (None, None, 0.5))
+
+
 if __name__ == "__main__":
     unittest.main()
