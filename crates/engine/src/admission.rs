@@ -8,7 +8,8 @@
 //! `max_concurrent` has a gate of its own as well.
 //!
 //! A gate's queue is bounded by time, not by a count tuned for one load: a request
-//! that would wait longer than [`QUEUE_WAIT`] (the requests ahead of it times the
+//! that would wait longer than its gate's longest wait (`--queue-timeout`, by default
+//! [`QUEUE_WAIT`]; the requests ahead of it times the
 //! recent mean time a place is held, over the places) is refused at once as
 //! `overloaded`, and one that waits that long anyway is refused then. A hard cap
 //! ([`queue_for`]) bounds the memory of the waiting requests.
@@ -22,7 +23,7 @@ use tokio::time::Instant;
 /// The largest cost estimate that still takes the light lane.
 pub const LIGHT_COST: u64 = 1000;
 
-/// The longest a request waits at a gate.
+/// The longest a request waits at a gate unless `--queue-timeout` says otherwise.
 pub const QUEUE_WAIT: Duration = Duration::from_secs(2);
 
 /// Why a request was not admitted.
@@ -38,6 +39,8 @@ pub struct Gate {
     waiting: AtomicUsize,
     /// The most requests that may wait, whatever their expected wait.
     queue: usize,
+    /// The longest a request waits, expected or actual.
+    max_wait: Duration,
     /// The recent mean time a place was held, in microseconds (0: none yet).
     held_us: Arc<AtomicU64>,
     what: &'static str,
@@ -80,9 +83,18 @@ impl Gate {
             size: size.max(1),
             waiting: AtomicUsize::new(0),
             queue,
+            max_wait: QUEUE_WAIT,
             held_us: Arc::new(AtomicU64::new(0)),
             what,
         }
+    }
+
+    /// The same gate, with requests waiting at most `max_wait` (not zero).
+    pub fn waiting_at_most(mut self, max_wait: Duration) -> Self {
+        if !max_wait.is_zero() {
+            self.max_wait = max_wait;
+        }
+        self
     }
 
     fn permit(&self, place: OwnedSemaphorePermit) -> Permit {
@@ -116,7 +128,7 @@ impl Gate {
         }
         let _waiting = Waiting(&self.waiting);
         let expected = self.expected_wait(ahead + 1);
-        if ahead >= self.queue || expected > QUEUE_WAIT {
+        if ahead >= self.queue || expected > self.max_wait {
             return Err(Overloaded(format!(
                 "{} requests already run and {ahead} wait, about {} ms ahead ({})",
                 self.size,
@@ -124,12 +136,12 @@ impl Gate {
                 self.what
             )));
         }
-        match tokio::time::timeout(QUEUE_WAIT, self.places.clone().acquire_owned()).await {
+        match tokio::time::timeout(self.max_wait, self.places.clone().acquire_owned()).await {
             Ok(Ok(place)) => Ok(self.permit(place)),
             _ => Err(Overloaded(format!(
-                "{} requests ran for the {} s this one waited ({})",
+                "{} requests ran for the {} ms this one waited ({})",
                 self.size,
-                QUEUE_WAIT.as_secs(),
+                self.max_wait.as_millis(),
                 self.what
             ))),
         }
@@ -143,13 +155,15 @@ pub fn queue_for(size: usize) -> usize {
 }
 
 /// The heavy lane for a pool of `pool_size` connections: all but a fifth of them
-/// (at least one kept back), or the one connection of a pool of one.
-pub fn heavy_lane(pool_size: usize) -> Gate {
+/// (at least one kept back), or the one connection of a pool of one; requests wait
+/// at most `max_wait` in it.
+pub fn heavy_lane(pool_size: usize, max_wait: Duration) -> Gate {
     let reserved = (pool_size / 5).max(1);
     Gate::new(
         pool_size.saturating_sub(reserved).max(1),
         "heavy queries (estimated cost over 1000)",
     )
+    .waiting_at_most(max_wait)
 }
 
 #[cfg(test)]
@@ -194,22 +208,57 @@ mod tests {
         while gate.waiting.load(Ordering::Acquire) == 0 {
             tokio::task::yield_now().await;
         }
-        // The second would expect 3 s, over QUEUE_WAIT: refused at once, though the
+        // The second would expect 3 s, over the default 2 s: refused at once, though the
         // hard cap has room for 99 more.
         let refused = gate.enter().await.expect_err("expected wait too long");
         assert!(refused.0.contains("about 3000 ms ahead"), "{refused}");
         assert_eq!(gate.waiting.load(Ordering::Acquire), 1);
         // The first waits its 2 s out while the place stays held, and is refused then.
         let timed_out = waiter.await.expect("task").expect_err("waited too long");
-        assert!(timed_out.0.contains("for the 2 s"), "{timed_out}");
+        assert!(timed_out.0.contains("for the 2000 ms"), "{timed_out}");
         assert_eq!(gate.waiting.load(Ordering::Acquire), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_longer_queue_timeout_lets_more_wait() {
+        let wait = Duration::from_secs(4);
+        let gate = Arc::new(Gate::with_queue(1, 100, "test").waiting_at_most(wait));
+        let first = gate.enter().await.expect("a free place");
+        tokio::time::advance(Duration::from_millis(1500)).await;
+        drop(first);
+        let running = gate.enter().await.expect("a free place");
+        let spawn_waiter = || {
+            let gate = gate.clone();
+            tokio::spawn(async move { gate.enter().await.map(|_| ()) })
+        };
+        // Expected 1.5 s and 3 s: both under 4 s, so both wait (at 2 s the second
+        // would have been refused at once).
+        let one = spawn_waiter();
+        while gate.waiting.load(Ordering::Acquire) < 1 {
+            tokio::task::yield_now().await;
+        }
+        let two = spawn_waiter();
+        while gate.waiting.load(Ordering::Acquire) < 2 {
+            tokio::task::yield_now().await;
+        }
+        // A third would expect 4.5 s: refused at once.
+        let refused = gate.enter().await.expect_err("over 4 s");
+        assert!(refused.0.contains("about 4500 ms ahead"), "{refused}");
+        drop(running);
+        assert_eq!(one.await.expect("task"), Ok(()));
+        assert_eq!(two.await.expect("task"), Ok(()));
     }
 
     #[test]
     fn the_heavy_lane_leaves_connections_for_light_requests() {
-        assert_eq!(heavy_lane(10).size, 8);
-        assert_eq!(heavy_lane(2).size, 1);
-        assert_eq!(heavy_lane(1).size, 1);
-        assert_eq!((heavy_lane(20).size, heavy_lane(20).queue), (16, 1024));
+        let lane = |n| heavy_lane(n, QUEUE_WAIT);
+        assert_eq!(lane(10).size, 8);
+        assert_eq!(lane(2).size, 1);
+        assert_eq!(lane(1).size, 1);
+        assert_eq!((lane(20).size, lane(20).queue), (16, 1024));
+        assert_eq!(
+            heavy_lane(20, Duration::from_secs(9)).max_wait,
+            Duration::from_secs(9)
+        );
     }
 }

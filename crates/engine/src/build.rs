@@ -20,7 +20,8 @@ pub struct EngineOptions {
     pub schemas: Vec<String>,
     /// Refuse documents declaring variables they do not use (the spec's rule).
     pub strict_graphql: bool,
-    /// The server's own limits (response size, request timeout, default row limit).
+    /// The server's own limits (response size, request timeout, default row limit,
+    /// queue timeout).
     pub limits: crate::ServerLimits,
 }
 
@@ -48,10 +49,11 @@ pub async fn build(options: &EngineOptions) -> Result<Engine, BuildError> {
     let pool = grafton_execute::PoolOptions {
         size: options.pool_size,
         statement_timeout: options.limits.request_timeout,
+        wait: options.limits.queue_timeout,
     };
     let db = Database::connect(&target, pool).await?;
     let schemas = schemas(&db, options).await?;
-    Ok(Engine::with_schemas(schemas, db))
+    Ok(Engine::with_schemas(schemas, db).with_queue_timeout(options.limits.queue_timeout))
 }
 
 /// What a reload did.

@@ -62,13 +62,19 @@ impl Engine {
         let live = crate::live::LiveOptions::default();
         Self {
             schemas: arc_swap::ArcSwap::from_pointee(schemas.count_in(&metrics.cache)),
-            heavy: crate::admission::heavy_lane(db.max_connections()),
+            heavy: crate::admission::heavy_lane(db.max_connections(), crate::admission::QUEUE_WAIT),
             persisted: Box::<crate::trusted::LocalDocuments>::default(),
             live: crate::live::Live::new(live, metrics.poll_seconds.clone()),
             reloading: tokio::sync::Mutex::new(()),
             metrics,
             db,
         }
+    }
+
+    /// Heavy queries wait at most `max_wait` for their lane (`--queue-timeout`).
+    pub fn with_queue_timeout(mut self, max_wait: std::time::Duration) -> Self {
+        self.heavy = crate::admission::heavy_lane(self.db.max_connections(), max_wait);
+        self
     }
 
     /// How live queries poll (`--live-query-interval` and friends).

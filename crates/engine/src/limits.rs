@@ -20,6 +20,10 @@ pub struct ServerLimits {
     /// Rows a list without `limit` returns (`--default-limit`; off by default, as
     /// Hasura has none).
     pub default_limit: Option<u64>,
+    /// Longest a request waits for its turn: at an admission gate (refused at once
+    /// when it could not get in by then) and for a pooled connection
+    /// (`--queue-timeout`).
+    pub queue_timeout: Duration,
 }
 
 impl Default for ServerLimits {
@@ -28,6 +32,7 @@ impl Default for ServerLimits {
             max_response_bytes: 64 * 1024 * 1024,
             request_timeout: Duration::from_secs(60),
             default_limit: None,
+            queue_timeout: crate::admission::QUEUE_WAIT,
         }
     }
 }

@@ -87,7 +87,7 @@ impl Schemas {
         for (name, _, p) in self.planners_mut() {
             p.limits = RoleLimits::resolve(api, server, name);
             p.default_limit = server.default_limit;
-            p.gate = gate(&p.limits).map(Arc::new);
+            p.gate = gate(&p.limits, server.queue_timeout).map(Arc::new);
             p.rate = p.limits.rate.as_ref().map(|r| Arc::new(RoleRate::local(r)));
         }
         self
@@ -168,12 +168,14 @@ impl Schemas {
     }
 }
 
-/// The `max_concurrent` gate of a role's limits.
-fn gate(limits: &RoleLimits) -> Option<crate::admission::Gate> {
+/// The `max_concurrent` gate of a role's limits, where requests wait at most
+/// `max_wait`.
+fn gate(limits: &RoleLimits, max_wait: std::time::Duration) -> Option<crate::admission::Gate> {
     limits.max_concurrent.map(|n| {
         crate::admission::Gate::new(
             usize::try_from(n).unwrap_or(usize::MAX),
             "the role's max_concurrent",
         )
+        .waiting_at_most(max_wait)
     })
 }

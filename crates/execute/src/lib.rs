@@ -48,14 +48,18 @@ pub struct PoolOptions {
     /// PostgreSQL's `statement_timeout` for every pooled session: a backstop under
     /// Grafton's own per-request deadlines, for a statement whose cancel got lost.
     pub statement_timeout: std::time::Duration,
+    /// The longest a caller waits for a free connection before it is told every
+    /// connection stayed busy.
+    pub wait: std::time::Duration,
 }
 
 impl PoolOptions {
-    /// `size` connections, with a 60 s statement timeout.
+    /// `size` connections, with a 60 s statement timeout and a 2 s wait.
     pub fn new(size: usize) -> Self {
         Self {
             size,
             statement_timeout: std::time::Duration::from_secs(60),
+            wait: std::time::Duration::from_secs(2),
         }
     }
 }
@@ -120,7 +124,7 @@ impl Database {
                 postgres::PgDatabase::connect(url, pool).await?,
             )),
             Target::Sqlite(path) => Ok(Self::Sqlite(
-                sqlite::SqliteDatabase::open(path, pool.size).await?,
+                sqlite::SqliteDatabase::open(path, pool.size, pool.wait).await?,
             )),
         }
     }

@@ -66,7 +66,7 @@ impl PgDatabase {
         cfg.options = Some(session_options(url, options.statement_timeout)?);
         let mut pool_cfg = PoolConfig::new(pool_size.max(1));
         pool_cfg.timeouts = Timeouts {
-            wait: Some(Duration::from_secs(5)),
+            wait: Some(options.wait),
             create: Some(Duration::from_secs(5)),
             recycle: Some(Duration::from_secs(5)),
         };

@@ -204,8 +204,9 @@ fn pool_error(e: managed::PoolError<rusqlite::Error>) -> ExecuteError {
 }
 
 impl SqliteDatabase {
-    /// Opens the pool and checks that the file opens as a database.
-    pub async fn open(path: &Path, pool_size: usize) -> Result<Self, ExecuteError> {
+    /// Opens the pool and checks that the file opens as a database; a caller waits
+    /// at most `wait` for a connection.
+    pub async fn open(path: &Path, pool_size: usize, wait: Duration) -> Result<Self, ExecuteError> {
         if !path.exists() {
             return Err(ExecuteError::Connect(format!(
                 "SQLite file '{}' does not exist",
@@ -217,7 +218,7 @@ impl SqliteDatabase {
         })
         .max_size(pool_size.max(1))
         .runtime(Runtime::Tokio1)
-        .wait_timeout(Some(Duration::from_secs(5)))
+        .wait_timeout(Some(wait))
         .build()
         .map_err(|e| ExecuteError::Config(e.to_string()))?;
         let db = Self {

@@ -48,6 +48,11 @@ pub(crate) struct SchemaOptions {
     /// lower it per role).
     #[arg(long, env = "GRAFTON_REQUEST_TIMEOUT", default_value_t = 60.0)]
     pub(crate) request_timeout: f64,
+    /// Seconds a request may wait for its turn (a heavy-query or max_concurrent
+    /// place, a database connection); one that would wait longer is refused with
+    /// `overloaded` (503). See docs/limits.md.
+    #[arg(long, env = "GRAFTON_QUEUE_TIMEOUT", default_value_t = 2.0)]
+    pub(crate) queue_timeout: f64,
 }
 
 /// Options for listening.
@@ -185,6 +190,7 @@ pub(crate) fn options(
             max_response_bytes: schema.max_response_bytes,
             request_timeout: seconds(schema.request_timeout, "--request-timeout")?,
             default_limit: schema.default_limit,
+            queue_timeout: seconds(schema.queue_timeout, "--queue-timeout")?,
         },
         ..ServeOptions::default()
     };

@@ -106,6 +106,28 @@ async fn cheap_queries_keep_answering_while_heavy_ones_fill_their_lane() {
 }
 
 #[tokio::test]
+async fn a_longer_queue_timeout_lets_heavy_queries_wait_their_turn() {
+    run(async {
+        // As above, but --queue-timeout 4: the 4 requests past the heavy lane's 4
+        // places wait the 3 s its holders run, get in, and run into their own time
+        // limit; none is refused (with the default 2 s, they were).
+        let mut o = options(Db::Sqlite);
+        o.pool_size = 5;
+        o.limits.request_timeout = Duration::from_secs(3);
+        o.limits.queue_timeout = Duration::from_secs(4);
+        let url = start(o);
+        let heavy: Vec<_> = (0..8)
+            .map(|_| tokio::spawn(attempt(url.clone(), None, "{ slow { id } }")))
+            .collect();
+        let mut codes = Vec::new();
+        for h in heavy {
+            codes.push(h.await.expect("task").1);
+        }
+        assert!(codes.iter().all(|c| c == "timeout"), "{codes:?}");
+    })
+}
+
+#[tokio::test]
 async fn max_concurrent_gates_a_role() {
     run(async {
         let url = start(options(Db::Sqlite));
