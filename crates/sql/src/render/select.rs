@@ -99,12 +99,38 @@ impl Renderer {
     }
 
     /// SQLite has no `DISTINCT ON`: keep the first row per partition by a window.
+    /// The windowed subquery carries only the columns the outer select reads.
     pub(super) fn sqlite_distinct_on(&mut self, s: &Select, alias: &str) {
         self.push("SELECT ");
         self.select_items(&s.items);
         self.push(" FROM (SELECT ");
-        self.ident(alias);
-        self.push(".*, row_number() OVER (PARTITION BY ");
+        let whole_row = s
+            .items
+            .iter()
+            .any(|i| matches!(i, SelectItem::AllFrom(a) if a == alias));
+        let read = s
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                SelectItem::Expr(e, _) => Some(e),
+                SelectItem::AllFrom(_) => None,
+            })
+            .chain(s.order_by.iter().map(|o| &o.expr));
+        match crate::refs::columns_of(alias, read).filter(|_| !whole_row) {
+            Some(columns) => {
+                for column in &columns {
+                    self.ident(alias);
+                    self.push(".");
+                    self.ident(column);
+                    self.push(", ");
+                }
+            }
+            None => {
+                self.ident(alias);
+                self.push(".*, ");
+            }
+        }
+        self.push("row_number() OVER (PARTITION BY ");
         self.comma_list(&s.distinct_on, |r, e| r.expr(e));
         if !s.order_by.is_empty() {
             self.push(" ORDER BY ");
