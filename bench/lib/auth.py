@@ -18,6 +18,7 @@ import hashlib
 import hmac
 import json
 import re
+import statistics
 
 # The roles measured against admin: the same rows kept, two ways.
 COLUMN_ROLE, RELATION_ROLE = "user", "user_rel"
@@ -243,26 +244,28 @@ def brief(value) -> str:
 
 # ----------------------------------------------------------------- runs
 
-def run_order(levels: list[int], systems: list[str], who: list[str] = WHO) -> list[tuple[str, int, str, int]]:
+def run_order(levels: list[int], systems: list[str], who: list[str] = WHO,
+              reps: int = 2) -> list[tuple[str, int, str, int]]:
     """(system, vus, who, rep) in run order. Per level every system, the system order
-    alternating from one level to the next; per system and level admin and the roles
-    in a mirrored pattern (A B C C B A; the next level C B A A B C), so a drift of
-    the machine over the runs weighs on each alike."""
+    alternating from one level to the next; per system and level `reps` rounds of admin
+    and the roles, each round the mirror of the one before (A B C C B A A B C; the next
+    level starts C B A), so a drift of the machine over the runs weighs on each alike."""
     out = []
     for i, vus in enumerate(levels):
         seq = list(who) if i % 2 == 0 else list(reversed(who))
         for s in (systems if i % 2 == 0 else list(reversed(systems))):
-            out += [(s, vus, w, 1) for w in seq] + [(s, vus, w, 2) for w in reversed(seq)]
+            for rep in range(1, reps + 1):
+                out += [(s, vus, w, rep) for w in (seq if rep % 2 else list(reversed(seq)))]
     return out
 
 
-def _mean(values):
+def _median(values):
     vals = [v for v in values if v is not None]
-    return sum(vals) / len(vals) if vals else None
+    return statistics.median(vals) if vals else None
 
 
 def overhead(runs: list[dict]) -> list[dict]:
-    """Per (system, vus, role): admin's and the role's p50/p95 (the mean over their
+    """Per (system, vus, role): admin's and the role's p50/p95 (the median over their
     runs), req/s, failures, and role/admin for p50 and p95."""
     keys: list[tuple[str, int, str]] = []
     for r in runs:
@@ -271,7 +274,7 @@ def overhead(runs: list[dict]) -> list[dict]:
 
     def stats(s, v, who):
         rs = [r for r in runs if (r["system"], r["vus"], r["who"]) == (s, v, who) and not r.get("error")]
-        return {"runs": len(rs), **{k: _mean(r.get(k) for r in rs) for k in ("rps", "p50", "p95", "p99")},
+        return {"runs": len(rs), **{k: _median(r.get(k) for r in rs) for k in ("rps", "p50", "p95", "p99")},
                 "failed_rate": max((r.get("failed_rate") or 0 for r in rs), default=None)}
 
     out = []

@@ -70,6 +70,7 @@ class Config:
     # then idle RSS with and without the role schemas
     auth_levels: list[int] = field(default_factory=lambda: [1, 10, 50])
     auth_s: int = 4
+    auth_reps: int = 3  # rounds per system and level, each the mirror of the one before; medians
     auth_warmup_s: int = 2
     auth_idle_window_s: float = 2.0  # idle: RSS within 1% and no CPU used over this long
     auth_idle_max_s: float = 15.0
@@ -120,7 +121,7 @@ def quick(rows: int = 100_000) -> Config:
         memory_queries=["venues"], memory_s=4,
         ceiling_levels=[50], ceiling_s=4, ceiling_rounds=1,
         writes_levels=[10], writes_s=3, writes_warmup_s=1,
-        auth_levels=[10], auth_s=2, auth_warmup_s=1, auth_idle_window_s=1.0, auth_idle_max_s=5.0,
+        auth_levels=[10], auth_s=2, auth_reps=2, auth_warmup_s=1, auth_idle_window_s=1.0, auth_idle_max_s=5.0,
         qos_attack_s=8, qos_overhead_vus=10, qos_overhead_s=3, qos_overhead_reps=3, qos_warmup_s=1, qos_wso2_levels=[50, 200],
         qos_wso2_s=3, qos_reject_rate=500, qos_reject_s=4,
         subs_levels=[1000], subs_rounds=10,

@@ -38,8 +38,8 @@ class Auth:
             st.append(S("auth", f"warm-up {s} {auth.QUERY} as {', '.join(auth.WHO)} ({cfg.auth_warmup_s} s "
                                 "each, 10 VUs)", len(auth.WHO) * plan.k6_est(cfg.auth_warmup_s, 10),
                         lambda s=s: self.auth_warmup(s), when=live(s)))
-        for s, vus, who, rep in auth.run_order(cfg.auth_levels, systems):
-            st.append(S("auth", f"{s} {auth.QUERY} as {who} vus={vus} ({rep}/2)", plan.k6_est(cfg.auth_s, vus),
+        for s, vus, who, rep in auth.run_order(cfg.auth_levels, systems, reps=cfg.auth_reps):
+            st.append(S("auth", f"{s} {auth.QUERY} as {who} vus={vus} ({rep}/{cfg.auth_reps})", plan.k6_est(cfg.auth_s, vus),
                         lambda s=s, v=vus, w=who, r=rep: self.auth_run(s, v, w, r), when=live(s)))
         st.append(S("auth", "stop the auth servers", 0.5, self.auth_stop))
         idle_est = auth.MEMORY_START_S + cfg.auth_idle_window_s + 0.5

@@ -114,6 +114,17 @@ class RunsTest(unittest.TestCase):
             whos = [w for s2, v2, w, _ in order if (s2, v2) == (s, v)]
             self.assertEqual(sorted(whos), sorted(auth.WHO * 2))
 
+    def test_three_rounds_keep_mirroring(self):
+        order = auth.run_order([1], ["grafton"], reps=3)
+        self.assertEqual([(w, rep) for _, _, w, rep in order],
+                         [("admin", 1), ("user", 1), ("user_rel", 1), ("user_rel", 2), ("user", 2), ("admin", 2),
+                          ("admin", 3), ("user", 3), ("user_rel", 3)])
+        # The median of three runs, not their mean: one disturbed run does not move it.
+        runs = [{"system": "grafton", "vus": 1, "who": w, "rep": rep, "rps": 100, "p50": p50, "p95": 2 * p50,
+                 "failed_rate": 0} for (_, _, w, rep), p50 in zip(order, (1.0, 1.0, 1.0, 9.0, 1.1, 1.0, 1.0, 1.0, 1.1))]
+        rel = [r for r in auth.overhead(runs) if r["role"] == "user_rel"][0]
+        self.assertEqual((rel["as_role"]["p50"], rel["as_role"]["runs"], rel["p50_ratio"]), (1.1, 3, 1.1))
+
     def test_overhead_and_verdict(self):
         runs = [{"system": "grafton", "vus": 10, "who": w, "rep": i, "rps": 1000, "p50": p50, "p95": p95,
                  "failed_rate": 0} for w, i, p50, p95 in
@@ -149,10 +160,10 @@ class RunsTest(unittest.TestCase):
 
 class PlanTest(unittest.TestCase):
     def test_time_budget(self):
-        for cfg, limit in ((plan.full(), 4 * 60), (plan.quick(), 60)):
+        for cfg, limit in ((plan.full(), 6 * 60), (plan.quick(), 60)):
             a = [s for s in steps(cfg) if s.scenario == "auth"]
             runs = [s for s in a if " vus=" in s.label]
-            self.assertEqual(len(runs), 2 * 6 * len(cfg.auth_levels), cfg.mode)
+            self.assertEqual(len(runs), 2 * 3 * cfg.auth_reps * len(cfg.auth_levels), cfg.mode)
             self.assertLessEqual(sum(s.est_s for s in a), limit, cfg.mode)
 
     def test_only_auth(self):
