@@ -18,7 +18,8 @@ import hashlib
 import hmac
 import json
 import re
-import statistics
+
+from fixed import median_of
 
 # The roles measured against admin: the same rows kept, two ways.
 COLUMN_ROLE, RELATION_ROLE = "user", "user_rel"
@@ -259,11 +260,6 @@ def run_order(levels: list[int], systems: list[str], who: list[str] = WHO,
     return out
 
 
-def _median(values):
-    vals = [v for v in values if v is not None]
-    return statistics.median(vals) if vals else None
-
-
 def overhead(runs: list[dict]) -> list[dict]:
     """Per (system, vus, role): admin's and the role's p50/p95 (the median over their
     runs), req/s, failures, and role/admin for p50 and p95."""
@@ -274,7 +270,7 @@ def overhead(runs: list[dict]) -> list[dict]:
 
     def stats(s, v, who):
         rs = [r for r in runs if (r["system"], r["vus"], r["who"]) == (s, v, who) and not r.get("error")]
-        return {"runs": len(rs), **{k: _median(r.get(k) for r in rs) for k in ("rps", "p50", "p95", "p99")},
+        return {"runs": len(rs), **{k: median_of(r.get(k) for r in rs) for k in ("rps", "p50", "p95", "p99")},
                 "failed_rate": max((r.get("failed_rate") or 0 for r in rs), default=None)}
 
     out = []

@@ -25,8 +25,7 @@ def median_row(rows: list[dict]) -> dict:
     ranked = sorted(ok, key=answered)
     mid = dict(ranked[(len(ranked) - 1) // 2])
     for key in LATENCIES:
-        values = [r[key] for r in ok if r.get(key) is not None]
-        mid[key] = statistics.median(values) if values else None
+        mid[key] = median_of(r.get(key) for r in ok)
     mid["rounds"] = len(ok)
     mid["rps_range"] = [ranked[0]["rps"], ranked[-1]["rps"]]
     mid.pop("round", None)
@@ -41,9 +40,10 @@ def index(runs: list[dict]) -> dict:
     return {k: median_row(v) for k, v in groups.items()}
 
 
-def _median(rows: list[dict], key: str):
-    values = [r[key] for r in rows if r.get(key) is not None]
-    return statistics.median(values) if values else None
+def median_of(values) -> float | None:
+    """The median of the values that are not None; None if there are none."""
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
 
 
 def ceiling_index(runs: list[dict]) -> list[dict]:
@@ -56,7 +56,7 @@ def ceiling_index(runs: list[dict]) -> list[dict]:
     out = []
     for (query, vus), rows in groups.items():
         row = {"query": query, "vus": vus, "rounds": len(rows),
-               **{k: _median(rows, k) for k in ("tps", "latency_avg_ms", "best_tps", "grafton_rps")}}
+               **{k: median_of(r.get(k) for r in rows) for k in ("tps", "latency_avg_ms", "best_tps", "grafton_rps")}}
         tps, best, g = row["tps"], row["best_tps"], row["grafton_rps"]
         row["sql_quality"] = tps / best if tps and best else None
         row["fraction"] = g / tps if g and tps else None

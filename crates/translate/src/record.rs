@@ -67,20 +67,13 @@ pub(crate) fn record_row(
 
 /// `outer_alias.column` (or its cast) as `alias.column`; `None` for anything else.
 fn retarget(value: &Expr, outer_alias: &str, alias: &str) -> Option<Expr> {
-    match value {
-        Expr::Column { table, column } if table == outer_alias => Some(Expr::column(alias, column)),
-        Expr::Cast(inner, ty) => Some(Expr::Cast(
-            Box::new(retarget_column(inner, outer_alias, alias)?),
-            ty.clone(),
-        )),
-        _ => None,
-    }
-}
-
-fn retarget_column(value: &Expr, outer_alias: &str, alias: &str) -> Option<Expr> {
-    match value {
+    let column = |e: &Expr| match e {
         Expr::Column { table, column } if table == outer_alias => Some(Expr::column(alias, column)),
         _ => None,
+    };
+    match value {
+        Expr::Cast(inner, ty) => Some(Expr::Cast(Box::new(column(inner)?), ty.clone())),
+        other => column(other),
     }
 }
 
