@@ -15,6 +15,12 @@ Pure logic over a trial callback, so it can be tested without k6:
 2. refine: between the last pass `lo` and the first fail `hi`, try
    `lo + refine`, `lo + 2*refine`, … below `hi`, up while they pass.
 
+With `grow=True` the coarse stride doubles after every trial (`step`, 2×`step`,
+4×`step`, …), so a start far from the boundary costs a few trials, not dozens,
+and the refine phase halves the bracket until it is `refine` wide. An
+open-model client can reach ten thousand users and more, where a fixed stride
+would run out of time before the server's limit.
+
 Before each trial the remaining time budget is checked against its expected
 cost (`trial_cost_s`, a number or a function of the VU count); when a trial no
 longer fits, the search stops and says so (`stopped_by == "budget"`), so a
@@ -49,6 +55,7 @@ def search(
     budget_s: float = float("inf"),
     trial_cost_s: float | Callable[[int], float] = 0.0,
     clock: Callable[[], float] = time.monotonic,
+    grow: bool = False,
 ) -> dict:
     """Run the search; return {best_vus, best, trials, stopped_by}.
 
@@ -86,6 +93,7 @@ def search(
     top = max(step, (max_vus // step) * step)
     v = min(top, max(step, (int(start) // step) * step))
     lo, hi = 0, None  # largest pass, smallest fail
+    stride = step
     # Coarse phase.
     while True:
         if not fits(v):
@@ -103,15 +111,29 @@ def search(
                 return done(MAX_VUS)
             if hi is not None:
                 break
-            v += step
+            v = min(top, v + stride)
         else:
             hi = v
             if v <= step:
                 break
             if lo:
                 break
-            v -= step
+            v = max(step, v - stride)
+        if grow:
+            stride *= 2
     # Refine phase: lo passed (or 0), hi failed.
+    if grow:
+        while hi - lo > refine:
+            mid = lo + max(refine, (hi - lo) // 2 // refine * refine)
+            if mid >= hi:
+                break
+            if not fits(mid):
+                return done(BUDGET)
+            if run(mid):
+                lo = mid
+            else:
+                hi = mid
+        return done(THRESHOLD if lo else NO_PASS)
     v = lo + refine
     while v < hi:
         if not fits(v):

@@ -76,7 +76,8 @@ class Reads:
 
         # The probe's time counts against this combination's share.
         res = cap.search(trial, start=start, step=cfg.step, refine=cfg.refine, max_vus=cfg.max_vus,
-                         budget_s=max(0.0, budget - (time.monotonic() - t0)), trial_cost_s=cfg.trial_cost_s)
+                         budget_s=max(0.0, budget - (time.monotonic() - t0)), trial_cost_s=cfg.trial_cost_s,
+                         grow=cfg.client == "loadgen")
         best = res["best"]
         c["results"].append({
             "system": system, "query": query, "limit": limit, "max_vus": res["best_vus"],

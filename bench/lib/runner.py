@@ -6,7 +6,6 @@ class each, which `Bench` combines.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import os
@@ -18,6 +17,7 @@ import subprocess
 import sys
 import time
 
+import cli
 import plan
 import procs
 import report
@@ -314,61 +314,9 @@ class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops):
         return rc
 
 
-def parse_args(argv: list[str]):
-    p = argparse.ArgumentParser(prog="bench/run", description="Grafton's benchmark suite (see bench/README.md).")
-    p.add_argument("--quick", action="store_true", help="smoke run, under 7 minutes")
-    p.add_argument("--dry-run", action="store_true", help="check the environment and print the plan; run nothing")
-    p.add_argument("--rows", type=int, default=100_000, help="rows per main table (default 100000)")
-    p.add_argument("--out", help="results directory (default bench/results/<UTC timestamp>)")
-    p.add_argument("--scenarios", help="comma-separated subset of: " + ",".join(plan.SCENARIOS))
-    p.add_argument("--systems", help="comma-separated subset of: " + ",".join(plan.SYSTEMS))
-    p.add_argument("--writes", help="comma-separated subset of the write scenarios: " + ",".join(plan.WRITES))
-    p.add_argument("--queries", help="fixed: comma-separated subset of: " + ",".join(plan.ALL_QUERIES))
-    p.add_argument("--levels", help="fixed: comma-separated concurrency levels (default 1,10,50,100,200,500,1000)")
-    p.add_argument("--rounds", type=int, help="fixed and ceiling: rounds over every level, reported as medians (default 3)")
-    p.add_argument("--capacity-budget", type=float, metavar="MIN", help="time budget of the capacity search, minutes")
-    p.add_argument("--max-vus", type=int, help="upper bound of the capacity search")
-    p.add_argument("--client", choices=plan.CLIENTS, default="loadgen",
-                   help="load client of fixed, memory and capacity (default loadgen; k6: the seed's scripts)")
-    return p.parse_args(argv)
-
-
-def subset(value: str | None, allowed: list[str], what: str) -> list[str] | None:
-    if value is None:
-        return None
-    items = [x.strip() for x in value.split(",") if x.strip()]
-    bad = [x for x in items if x not in allowed]
-    if bad or not items:
-        raise SystemExit(f"bench/run: unknown {what}: {', '.join(bad) or '(none)'}; choose from {', '.join(allowed)}")
-    return [x for x in allowed if x in items]
-
-
 def main(argv: list[str]) -> int:
-    a = parse_args(argv)
-    cfg = plan.quick(a.rows) if a.quick else plan.full(a.rows)
-    cfg.scenarios = subset(a.scenarios, plan.SCENARIOS, "scenario") or cfg.scenarios
-    cfg.systems = subset(a.systems, plan.SYSTEMS, "system") or cfg.systems
-    cfg.writes = subset(a.writes, plan.WRITES, "write") or cfg.writes
-    cfg.fixed_queries = subset(a.queries, plan.ALL_QUERIES, "query") or cfg.fixed_queries
-    if a.levels:
-        try:
-            cfg.fixed_levels = sorted({int(x) for x in a.levels.split(",") if x.strip()})
-        except ValueError:
-            raise SystemExit(f"bench/run: --levels takes whole numbers: {a.levels}")
-        if not cfg.fixed_levels or min(cfg.fixed_levels) < 1:
-            raise SystemExit("bench/run: --levels must be positive")
-    if a.rounds is not None:
-        if a.rounds < 1:
-            raise SystemExit("bench/run: --rounds must be at least 1")
-        cfg.fixed_rounds = cfg.ceiling_rounds = a.rounds
-    if a.client == "k6":
-        cfg.use_k6()
-    if a.capacity_budget is not None:
-        cfg.capacity_budget_s = int(a.capacity_budget * 60)
-    if a.max_vus:
-        cfg.max_vus = a.max_vus
-    if a.rows <= 0:
-        raise SystemExit("bench/run: --rows must be positive")
+    a = cli.parse_args(argv)
+    cfg = cli.config(a)
     env = Env()
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = os.path.abspath(a.out or os.path.join(BENCH, "results", stamp))

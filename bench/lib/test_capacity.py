@@ -108,6 +108,39 @@ class SearchTest(unittest.TestCase):
                    trial_cost_s=lambda vus: vus / 40, clock=clock)
         self.assertEqual(ran, [200, 400, 600])  # the 4th (800 VUs, 20 s) would end at 50 s
 
+    def test_growing_stride_reaches_a_far_boundary_in_few_trials(self):
+        trial, ran = trial_below(9_100)
+        r = cap.search(trial, start=5500, step=500, refine=250, max_vus=20_000, grow=True)
+        # up by 500, 1000, 2000, 4000; then halve the bracket [9000, 13000] down to 250
+        self.assertEqual(ran, [5500, 6000, 7000, 9000, 13000, 11000, 10000, 9500, 9250])
+        self.assertEqual((r["best_vus"], r["stopped_by"]), (9000, cap.THRESHOLD))
+
+    def test_growing_stride_down_and_bisect(self):
+        trial, ran = trial_below(1_300)
+        r = cap.search(trial, start=8000, step=500, refine=250, max_vus=20_000, grow=True)
+        self.assertEqual(ran, [8000, 7500, 6500, 4500, 500, 2500, 1500, 1000, 1250])
+        self.assertEqual((r["best_vus"], r["stopped_by"]), (1250, cap.THRESHOLD))
+
+    def test_growing_stride_stops_at_max_vus(self):
+        trial, ran = trial_below(50_000)
+        r = cap.search(trial, start=5000, step=500, refine=250, max_vus=9_000, grow=True)
+        self.assertEqual(ran, [5000, 5500, 6500, 8500, 9000])
+        self.assertEqual((r["best_vus"], r["stopped_by"]), (9000, cap.MAX_VUS))
+
+    def test_growing_stride_when_nothing_passes(self):
+        trial, ran = trial_below(100)
+        r = cap.search(trial, start=1000, step=500, refine=250, max_vus=20_000, grow=True)
+        self.assertEqual(ran, [1000, 500, 250])
+        self.assertEqual((r["best_vus"], r["stopped_by"]), (0, cap.NO_PASS))
+
+    def test_growing_stride_respects_the_budget(self):
+        clock = FakeClock()
+        trial, ran = trial_below(9_100, clock, cost=60)
+        r = cap.search(trial, start=5500, step=500, refine=250, max_vus=20_000, grow=True,
+                       budget_s=250, trial_cost_s=60, clock=clock)
+        self.assertEqual(ran, [5500, 6000, 7000, 9000])
+        self.assertEqual((r["best_vus"], r["stopped_by"]), (9000, cap.BUDGET))
+
     def test_bad_arguments(self):
         with self.assertRaises(ValueError):
             cap.search(lambda v: {"passed": True}, step=0)
