@@ -110,10 +110,14 @@ def capacity_section(results) -> str:
         how = (f"Each VU sends one request then sleeps 2 s (k6, `bench/k6/capacity.js`); "
                f"{c.get('ramp_s')} s ramp to the target then {c.get('hold_s')} s hold; a trial passes "
                f"with `http_req_failed` < 1% and p95 < 500 ms")
+    if c.get("client") == "loadgen":  # the stride grows (capacity.search(grow=True))
+        moves = (f"moves up (or down) by {c.get('step')}, then twice as far after each trial, to "
+                 f"the boundary, then halves the bracket until it is {c.get('refine')} wide")
+    else:
+        moves = (f"moves in steps of {c.get('step')} up (or down) to the boundary, then refines by "
+                 f"{c.get('refine')}")
     out = ["## Capacity (the seed's test)",
-           f"{how}. The search starts at an estimate from a short closed-loop probe, moves in "
-           f"steps of {c.get('step')} up (or down) to the boundary, then refines by "
-           f"{c.get('refine')}; bounded at "
+           f"{how}. The search starts at an estimate from a short closed-loop probe, {moves}; bounded at "
            f"{c.get('max_vus')} and {plan.duration(c.get('budget_s', 0))} in all. "
            "Figures are those of the largest passing trial."]
     if c.get("quick"):
