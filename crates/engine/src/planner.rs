@@ -1,25 +1,28 @@
 //! Everything before the database: parse + validate (cached) → IR → SQL (cached).
 //! No I/O; benchmarked on its own (`cargo bench -p grafton --bench request_path`).
 
+mod document;
+mod introspect;
+mod plan;
+
 use crate::error::EngineError;
 use crate::limits::cost::Cost;
-use crate::limits::shape::{self, Shape};
+use crate::limits::shape::Shape;
 use crate::limits::{LimitKind, RoleLimits};
 use apollo_compiler::collections::HashMap;
-use apollo_compiler::executable::{Operation, OperationType};
+use apollo_compiler::executable::OperationType;
 use apollo_compiler::response::JsonMap;
 use apollo_compiler::schema::Implementers;
 use apollo_compiler::validation::Valid;
-use apollo_compiler::{ast, introspection, request, ExecutableDocument, Name};
+use apollo_compiler::{request, Name};
+use document::{operation, DocEntry};
 
 use grafton_ir::permissions::RoleRules;
-use grafton_ir::Root;
 use grafton_schema::SchemaModel;
 use grafton_sql::{Dialect, Statement};
 use quick_cache::sync::Cache;
 use serde_json::{Map, Value};
-use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// A GraphQL request as received.
 #[derive(Debug, Default)]
@@ -43,18 +46,6 @@ pub enum Transport {
     Get,
     /// A WebSocket: subscriptions too.
     WebSocket,
-}
-
-/// A validated document and the plans built from it.
-struct DocEntry {
-    document: Valid<ExecutableDocument>,
-    /// Each operation's size, measured once.
-    shapes: std::collections::HashMap<Option<Name>, Shape>,
-    /// Each operation's canonical text, for the allow list (empty when it is off).
-    normalized: std::collections::HashMap<Option<Name>, String>,
-    /// Every variable seen shaping a plan of this document (grows, never shrinks).
-    shape_vars: Mutex<BTreeSet<String>>,
-    plans: Cache<String, Arc<Plan>>,
 }
 
 /// Everything needed to answer one operation shape.
@@ -423,243 +414,10 @@ impl Planner {
             shape,
         })
     }
-
-    /// Parses and validates a document.
-    fn parse(&self, req: &GraphqlRequest) -> Result<Arc<DocEntry>, EngineError> {
-        let mut ast = ast::Document::parse(req.query.as_str(), "query.graphql").map_err(|e| {
-            EngineError::ParseFailed(e.errors.iter().map(|d| d.to_json()).collect())
-        })?;
-        // The allow list compares documents as sent, before any leniency.
-        let normalized = match self.allowed {
-            Some(_) => crate::trusted::normalized(&ast),
-            None => Default::default(),
-        };
-        // Only a document with a string literal can have a string offset.
-        if req.query.contains('"') {
-            crate::lenient::numeric_offsets(&mut ast, &self.model.args.offset);
-        }
-        let document = match ast.to_executable_validate(&self.model.schema) {
-            Ok(document) => document,
-            // Hasura accepts declared-but-unused variables; so do we unless strict.
-            Err(e)
-                if !self.strict
-                    && e.errors
-                        .iter()
-                        .all(|d| d.error.unstable_error_name() == Some("UnusedVariable")) =>
-            {
-                Valid::assume_valid(e.partial)
-            }
-            Err(e) => {
-                return Err(EngineError::Validation(
-                    e.errors.iter().map(|d| d.to_json()).collect(),
-                ))
-            }
-        };
-        Ok(Arc::new(DocEntry {
-            shapes: shape::measure(&document),
-            normalized,
-            document,
-            shape_vars: Mutex::new(BTreeSet::new()),
-            plans: Cache::new(PLANS_PER_DOCUMENT),
-        }))
-    }
-
-    /// The plan for this operation and these variables' shape, built on a cache miss.
-    fn plan(
-        &self,
-        entry: &DocEntry,
-        operation: &Operation,
-        variables: &Map<String, Value>,
-        use_cache: bool,
-    ) -> Result<Arc<Plan>, EngineError> {
-        let op_name = operation.name.as_ref().map(|n| n.as_str()).unwrap_or("");
-        if use_cache {
-            let key = plan_key(op_name, &lock(&entry.shape_vars), variables);
-            if let Some(plan) = entry.plans.get(&key) {
-                self.cache_stats.plan_hit.inc();
-                return Ok(plan);
-            }
-            self.cache_stats.plan_miss.inc();
-        }
-        let mut query =
-            grafton_ir::build_query(&self.model, &entry.document, operation, variables)?;
-        if let Some(rows) = self.default_limit {
-            crate::limits::default_limit(&mut query, rows);
-        }
-        let introspection_nodes = entry
-            .shapes
-            .get(&operation.name)
-            .map_or(0, |s| s.introspection_nodes);
-        let select = grafton_translate::translate_query(&self.model, self.rules.as_deref(), &query);
-        let live = operation.operation_type == OperationType::Subscription;
-        let multiplexed = select
-            .as_ref()
-            .filter(|_| live)
-            .map(|select| grafton_sql::render::render_multiplexed(select, self.dialect))
-            .map(|mut m| {
-                // Each subscriber's answer within the role's size, checked in PostgreSQL.
-                if self.dialect == Dialect::Postgres {
-                    m.statement = grafton_sql::render::size_guard_multiplexed(
-                        &m.statement,
-                        self.limits.max_response_bytes,
-                    );
-                }
-                m
-            });
-        let statement = select
-            .filter(|_| !live)
-            .map(|select| grafton_sql::render(&select, self.dialect))
-            .map(|st| match self.dialect {
-                // PostgreSQL sends a response in one piece: never receive one
-                // past the limit (SQLite's is checked before it is copied).
-                Dialect::Postgres => {
-                    grafton_sql::render::size_guard_postgres(&st, self.limits.max_response_bytes)
-                }
-                Dialect::Sqlite => st,
-            });
-        let session_vars = statement
-            .iter()
-            .chain(multiplexed.as_ref().map(|m| &m.statement))
-            .flat_map(|s| &s.params)
-            .filter_map(|p| match &p.value {
-                grafton_sql::ParamValue::Variable(v) if v.contains('-') => Some(v.clone()),
-                _ => None,
-            })
-            .collect();
-        let roots: Vec<(String, bool)> = query
-            .root
-            .iter()
-            .map(|(k, r)| (k.clone(), matches!(r, Root::Introspection)))
-            .collect();
-        let has_introspection = roots.iter().any(|(_, intro)| *intro);
-        // Key the plan on every variable known to shape this document, including the
-        // ones this build just discovered.
-        let key = {
-            let mut shape = lock(&entry.shape_vars);
-            shape.extend(query.shape_vars.iter().cloned());
-            plan_key(op_name, &shape, variables)
-        };
-        let plan = Arc::new(Plan {
-            cost: Cost::of(&query, self.rules.as_deref(), introspection_nodes),
-            statement,
-            multiplexed,
-            stream: query.stream.clone(),
-            key: key.clone(),
-            non_negative_vars: query.non_negative_vars.iter().cloned().collect(),
-            roots,
-            has_introspection,
-            session_vars,
-        });
-        if use_cache {
-            entry.plans.insert(key, plan.clone());
-        }
-        Ok(plan)
-    }
-
-    /// Introspection fields are answered by apollo-compiler from the schema and merged,
-    /// in document order, with whatever the database returned.
-    pub(crate) fn merge_introspection(
-        &self,
-        prepared: &Prepared,
-        db_json: Option<String>,
-    ) -> Result<String, EngineError> {
-        let document = &prepared.entry.document;
-        let operation = operation(&prepared.entry, prepared.operation_name.as_deref())?;
-        introspection::check_max_depth(document, operation)
-            .map_err(|e| EngineError::validation(e.message().to_string()))?;
-        let roots = prepared
-            .entry
-            .shapes
-            .get(&operation.name)
-            .map_or(1, |s| s.introspection_roots);
-        let each = *self
-            .introspection_size
-            .get_or_init(|| crate::limits::introspection::full_size(&self.model.schema));
-        let max = self.limits.max_response_bytes;
-        crate::limits::check(
-            LimitKind::Introspection,
-            Some(max),
-            roots.saturating_mul(each),
-        )?;
-        let response = introspection::partial_execute(
-            &self.model.schema,
-            &self.implementers,
-            document,
-            operation,
-            &prepared.coerced,
-        )
-        .map_err(|e| EngineError::validation(e.message().to_string()))?;
-        let intro = response.data.unwrap_or_default();
-        let mut db: Map<String, Value> = match db_json {
-            Some(text) => serde_json::from_str(&text).map_err(|e| {
-                EngineError::Execute(grafton_execute::ExecuteError::Config(format!(
-                    "database returned invalid JSON: {e}"
-                )))
-            })?,
-            None => Map::new(),
-        };
-        let mut data = Map::new();
-        for (key, from_intro) in &prepared.plan.roots {
-            let value = if *from_intro {
-                intro
-                    .get(key.as_str())
-                    .map(|v| serde_json::to_value(v).unwrap_or(Value::Null))
-                    .unwrap_or(Value::Null)
-            } else {
-                db.remove(key).unwrap_or(Value::Null)
-            };
-            data.insert(key.clone(), value);
-        }
-        let mut body = Map::new();
-        body.insert("data".into(), Value::Object(data));
-        if !response.errors.is_empty() {
-            body.insert(
-                "errors".into(),
-                serde_json::to_value(&response.errors).unwrap_or(Value::Null),
-            );
-        }
-        let body = Value::Object(body).to_string();
-        crate::limits::check(LimitKind::ResponseBytes, Some(max), body.len() as u64)?;
-        Ok(body)
-    }
-}
-
-fn operation<'a>(entry: &'a DocEntry, name: Option<&str>) -> Result<&'a Operation, EngineError> {
-    entry
-        .document
-        .operations
-        .get(name)
-        .map(|op| &**op)
-        .map_err(|e| EngineError::validation(e.message().to_string()))
 }
 
 /// A session variable the rules need and the request lacks (a list use, `name[]`,
 /// is reported by the variable's own name).
 pub(crate) fn missing_session(name: &str) -> EngineError {
     grafton_ir::IrError::MissingSession(name.trim_end_matches("[]").to_owned()).into()
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A panic while holding this lock cannot leave the set inconsistent.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Operation name, which variables were provided (presence can drop a field), and the
-/// values of the variables that shape the plan.
-fn plan_key(op: &str, shape: &BTreeSet<String>, variables: &Map<String, Value>) -> String {
-    let mut key = String::from(op);
-    key.push('\u{0}');
-    let mut names: Vec<&String> = variables.keys().collect();
-    names.sort();
-    for n in names {
-        key.push_str(n);
-        key.push(',');
-    }
-    for s in shape {
-        key.push('\u{0}');
-        key.push_str(s);
-        key.push('=');
-        key.push_str(&variables.get(s).map(|v| v.to_string()).unwrap_or_default());
-    }
-    key
 }

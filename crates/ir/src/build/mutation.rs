@@ -2,14 +2,16 @@
 //! plan shape, and are checked here (column JSON Schemas, SQLite's missing type
 //! checks) before anything reaches the database.
 
+mod insert;
+mod values;
+
 use super::{Builder, Fields, IrError};
 use crate::input::Input;
 use crate::permissions::{Preset, RoleRules};
 use crate::types::*;
 use apollo_compiler::executable::{self, Field as AstField};
 use apollo_compiler::{ast, ExecutableDocument, Node};
-use grafton_catalog::{Backend, ScalarKind};
-use grafton_schema::{CompareOp, MutationField, SchemaModel, TableField, TableId};
+use grafton_schema::{CompareOp, MutationField, SchemaModel, TableId};
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeSet;
 
@@ -349,156 +351,6 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn insert_row(
-        &mut self,
-        table: TableId,
-        input: Input<'a>,
-        path: &str,
-    ) -> Result<InsertRow, IrError> {
-        let model = self.model;
-        let info = &model.tables[table];
-        let names = &model.mutation_names;
-        let mut row = InsertRow::default();
-        for (key, v) in self.vars.object(input) {
-            // Inserted columns need not be readable: look them up among all columns
-            // (the role's insert input type has already limited which ones arrive).
-            if let Some(c) = model.column_by_name(table, key) {
-                if let Some(json) = self.value(v) {
-                    self.check_value(table, c, &json, &format!("{path}.{key}"))?;
-                    row.columns.push((c, json));
-                }
-                continue;
-            }
-            match info.fields.get(key) {
-                Some(TableField::Object(r)) | Some(TableField::Array(r)) => {
-                    let rel = &model.relationships[*r];
-                    let fields = self.vars.object(v);
-                    if fields.is_empty() {
-                        continue;
-                    }
-                    let mut rows = Vec::new();
-                    let mut on_conflict = None;
-                    for (k, inner) in fields {
-                        if k == names.data {
-                            for (i, item) in self.vars.list(inner).into_iter().enumerate() {
-                                let p = format!("{path}.{key}.data[{i}]");
-                                rows.push(self.insert_row(rel.target, item, &p)?);
-                            }
-                        } else if k == names.on_conflict {
-                            on_conflict = self.on_conflict(rel.target, inner)?;
-                        }
-                    }
-                    let nested = Nested {
-                        rel: *r,
-                        rows,
-                        on_conflict,
-                    };
-                    // A related row that copies this row's key goes in after it.
-                    match info.fields.get(key) {
-                        Some(TableField::Object(_)) if !rel.after_parent => {
-                            row.objects.push(nested)
-                        }
-                        _ => row.arrays.push(nested),
-                    }
-                }
-                _ => {
-                    return Err(IrError::Validation(format!(
-                        "{path}: '{key}' is not a column or relationship of '{}'",
-                        info.type_name
-                    )))
-                }
-            }
-        }
-        self.check_nested(table, &row, path)?;
-        Ok(row)
-    }
-
-    /// A key column filled from a relationship must not also be given a value.
-    fn check_nested(&self, table: TableId, row: &InsertRow, path: &str) -> Result<(), IrError> {
-        let model = self.model;
-        for nested in &row.objects {
-            let rel = &model.relationships[nested.rel];
-            for &(source, _) in &rel.mapping {
-                if row.columns.iter().any(|(c, _)| *c == source) {
-                    return Err(IrError::Validation(format!(
-                        "{path}: '{}' cannot be given together with the relationship '{}', which sets it",
-                        model.tables[table].column_fields[source], rel.name
-                    )));
-                }
-            }
-        }
-        for nested in &row.arrays {
-            let rel = &model.relationships[nested.rel];
-            for child in &nested.rows {
-                for &(_, target) in &rel.mapping {
-                    if child.columns.iter().any(|(c, _)| *c == target) {
-                        return Err(IrError::Validation(format!(
-                            "{path}.{}: '{}' is set by the relationship and cannot be given",
-                            rel.name, model.tables[rel.target].column_fields[target]
-                        )));
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn on_conflict_arg(
-        &mut self,
-        table: TableId,
-        field: &'a AstField,
-    ) -> Result<Option<OnConflict>, IrError> {
-        let name = self.model.mutation_names.on_conflict.clone();
-        match self.arg(field, &name) {
-            Some(v) => self.on_conflict(table, v),
-            None => Ok(None),
-        }
-    }
-
-    fn on_conflict(
-        &mut self,
-        table: TableId,
-        input: Input<'a>,
-    ) -> Result<Option<OnConflict>, IrError> {
-        let model = self.model;
-        let names = &model.mutation_names;
-        let info = &model.tables[table];
-        let fields = self.vars.object(input);
-        if fields.is_empty() {
-            return Ok(None);
-        }
-        let mut columns = None;
-        let mut update_columns = Vec::new();
-        let mut filter = None;
-        for (k, v) in fields {
-            if k == names.constraint {
-                let name = self.vars.enum_name(v).unwrap_or_default();
-                columns = Some(info.constraints.get(name).cloned().ok_or_else(|| {
-                    IrError::Validation(format!(
-                        "'{name}' is not a constraint of '{}'",
-                        info.type_name
-                    ))
-                })?);
-            } else if k == names.update_columns {
-                for item in self.vars.list(v) {
-                    if let Some(col) = self.vars.enum_name(item) {
-                        update_columns.push(self.write_column(table, col)?);
-                    }
-                }
-            } else if k == model.args.where_ && self.vars.deref(v).is_some() {
-                filter = Some(self.bool_exp(table, v)?);
-            }
-        }
-        let columns = columns.ok_or_else(|| {
-            IrError::Validation(format!("on_conflict needs a '{}'", names.constraint))
-        })?;
-        Ok(Some(OnConflict {
-            columns,
-            update_columns,
-            filter,
-        }))
-    }
-
     fn response(
         &mut self,
         table: TableId,
@@ -529,78 +381,5 @@ impl<'a> Builder<'a> {
     fn single(&mut self, table: TableId, group: &[&'a Node<AstField>]) -> Result<Output, IrError> {
         let fields = self.sub_fields(group);
         Ok(Output::Single(self.table_fields(table, &fields)?))
-    }
-
-    /// Checks a value written to a column: its JSON Schema, if the config gives one, and
-    /// on SQLite (which stores anything) the type checks Postgres would make.
-    fn check_value(
-        &self,
-        table: TableId,
-        column: usize,
-        value: &Json,
-        path: &str,
-    ) -> Result<(), IrError> {
-        let model = self.model;
-        if value.is_null() {
-            // NULL is the absence of a value: NOT NULL, not the schema, rules on it.
-            return Ok(());
-        }
-        if let Some(schema) = model.validators.get(&(table, column)) {
-            let violations = schema.violations(value);
-            if let Some(first) = violations.first() {
-                let field = &model.tables[table].column_fields[column];
-                return Err(IrError::InvalidInput {
-                    message: format!(
-                        "{path} does not match the JSON Schema of '{field}' at '{}': {}",
-                        first.pointer, first.message
-                    ),
-                    path: path.to_owned(),
-                    pointer: first.pointer.clone(),
-                });
-            }
-        }
-        if model.backend == Backend::Sqlite {
-            let col = &model.table(table).columns[column];
-            if let Err(message) = sqlite_type_check(&col.scalar, value) {
-                return Err(IrError::DataException(format!("{path}: {message}")));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The input checks Postgres makes on these types and SQLite does not.
-fn sqlite_type_check(kind: &ScalarKind, value: &Json) -> Result<(), String> {
-    let text = match value {
-        Json::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    let bad = |ty: &str| Err(format!("invalid input syntax for type {ty}: \"{text}\""));
-    match kind {
-        ScalarKind::Uuid => {
-            let hex: String = text
-                .trim_start_matches('{')
-                .trim_end_matches('}')
-                .chars()
-                .filter(|c| *c != '-')
-                .collect();
-            if hex.len() == 32 && hex.chars().all(|c| c.is_ascii_hexdigit()) {
-                Ok(())
-            } else {
-                bad("uuid")
-            }
-        }
-        ScalarKind::BigInt => match text.trim().parse::<i64>() {
-            Ok(_) => Ok(()),
-            Err(_) if text.trim().parse::<i128>().is_ok() => {
-                Err(format!("value \"{text}\" is out of range for type bigint"))
-            }
-            Err(_) => bad("bigint"),
-        },
-        ScalarKind::Numeric => match text.trim().parse::<f64>() {
-            Ok(f) if f.is_finite() => Ok(()),
-            _ => bad("numeric"),
-        },
-        _ => Ok(()),
     }
 }

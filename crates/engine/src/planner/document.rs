@@ -1,0 +1,78 @@
+//! The document stage: parse and validate a request's document once, and keep it
+//! with the plans built from it.
+
+use super::{GraphqlRequest, Plan, Planner, PLANS_PER_DOCUMENT};
+use crate::error::EngineError;
+use crate::limits::shape::{self, Shape};
+use apollo_compiler::executable::Operation;
+use apollo_compiler::validation::Valid;
+use apollo_compiler::{ast, ExecutableDocument, Name};
+use quick_cache::sync::Cache;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+/// A validated document and the plans built from it.
+pub(super) struct DocEntry {
+    pub(super) document: Valid<ExecutableDocument>,
+    /// Each operation's size, measured once.
+    pub(super) shapes: std::collections::HashMap<Option<Name>, Shape>,
+    /// Each operation's canonical text, for the allow list (empty when it is off).
+    pub(super) normalized: std::collections::HashMap<Option<Name>, String>,
+    /// Every variable seen shaping a plan of this document (grows, never shrinks).
+    pub(super) shape_vars: Mutex<BTreeSet<String>>,
+    pub(super) plans: Cache<String, Arc<Plan>>,
+}
+
+impl Planner {
+    /// Parses and validates a document.
+    pub(super) fn parse(&self, req: &GraphqlRequest) -> Result<Arc<DocEntry>, EngineError> {
+        let mut ast = ast::Document::parse(req.query.as_str(), "query.graphql").map_err(|e| {
+            EngineError::ParseFailed(e.errors.iter().map(|d| d.to_json()).collect())
+        })?;
+        // The allow list compares documents as sent, before any leniency.
+        let normalized = match self.allowed {
+            Some(_) => crate::trusted::normalized(&ast),
+            None => Default::default(),
+        };
+        // Only a document with a string literal can have a string offset.
+        if req.query.contains('"') {
+            crate::lenient::numeric_offsets(&mut ast, &self.model.args.offset);
+        }
+        let document = match ast.to_executable_validate(&self.model.schema) {
+            Ok(document) => document,
+            // Hasura accepts declared-but-unused variables; so do we unless strict.
+            Err(e)
+                if !self.strict
+                    && e.errors
+                        .iter()
+                        .all(|d| d.error.unstable_error_name() == Some("UnusedVariable")) =>
+            {
+                Valid::assume_valid(e.partial)
+            }
+            Err(e) => {
+                return Err(EngineError::Validation(
+                    e.errors.iter().map(|d| d.to_json()).collect(),
+                ))
+            }
+        };
+        Ok(Arc::new(DocEntry {
+            shapes: shape::measure(&document),
+            normalized,
+            document,
+            shape_vars: Mutex::new(BTreeSet::new()),
+            plans: Cache::new(PLANS_PER_DOCUMENT),
+        }))
+    }
+}
+
+pub(super) fn operation<'a>(
+    entry: &'a DocEntry,
+    name: Option<&str>,
+) -> Result<&'a Operation, EngineError> {
+    entry
+        .document
+        .operations
+        .get(name)
+        .map(|op| &**op)
+        .map_err(|e| EngineError::validation(e.message().to_string()))
+}

@@ -1,0 +1,77 @@
+//! Introspection root fields, answered from the schema and merged with the database's.
+
+use super::document::operation;
+use super::{Planner, Prepared};
+use crate::error::EngineError;
+use crate::limits::LimitKind;
+use apollo_compiler::introspection;
+use serde_json::{Map, Value};
+
+impl Planner {
+    /// Introspection fields are answered by apollo-compiler from the schema and merged,
+    /// in document order, with whatever the database returned.
+    pub(crate) fn merge_introspection(
+        &self,
+        prepared: &Prepared,
+        db_json: Option<String>,
+    ) -> Result<String, EngineError> {
+        let document = &prepared.entry.document;
+        let operation = operation(&prepared.entry, prepared.operation_name.as_deref())?;
+        introspection::check_max_depth(document, operation)
+            .map_err(|e| EngineError::validation(e.message().to_string()))?;
+        let roots = prepared
+            .entry
+            .shapes
+            .get(&operation.name)
+            .map_or(1, |s| s.introspection_roots);
+        let each = *self
+            .introspection_size
+            .get_or_init(|| crate::limits::introspection::full_size(&self.model.schema));
+        let max = self.limits.max_response_bytes;
+        crate::limits::check(
+            LimitKind::Introspection,
+            Some(max),
+            roots.saturating_mul(each),
+        )?;
+        let response = introspection::partial_execute(
+            &self.model.schema,
+            &self.implementers,
+            document,
+            operation,
+            &prepared.coerced,
+        )
+        .map_err(|e| EngineError::validation(e.message().to_string()))?;
+        let intro = response.data.unwrap_or_default();
+        let mut db: Map<String, Value> = match db_json {
+            Some(text) => serde_json::from_str(&text).map_err(|e| {
+                EngineError::Execute(grafton_execute::ExecuteError::Config(format!(
+                    "database returned invalid JSON: {e}"
+                )))
+            })?,
+            None => Map::new(),
+        };
+        let mut data = Map::new();
+        for (key, from_intro) in &prepared.plan.roots {
+            let value = if *from_intro {
+                intro
+                    .get(key.as_str())
+                    .map(|v| serde_json::to_value(v).unwrap_or(Value::Null))
+                    .unwrap_or(Value::Null)
+            } else {
+                db.remove(key).unwrap_or(Value::Null)
+            };
+            data.insert(key.clone(), value);
+        }
+        let mut body = Map::new();
+        body.insert("data".into(), Value::Object(data));
+        if !response.errors.is_empty() {
+            body.insert(
+                "errors".into(),
+                serde_json::to_value(&response.errors).unwrap_or(Value::Null),
+            );
+        }
+        let body = Value::Object(body).to_string();
+        crate::limits::check(LimitKind::ResponseBytes, Some(max), body.len() as u64)?;
+        Ok(body)
+    }
+}

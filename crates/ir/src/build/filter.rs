@@ -1,0 +1,100 @@
+//! Boolean expressions (`where`, and the rule language's conditions).
+
+use super::Builder;
+use crate::input::Input;
+use crate::types::*;
+use crate::IrError;
+use grafton_schema::{InputKind, TableField, TableId};
+
+impl<'a> Builder<'a> {
+    pub(crate) fn bool_exp(
+        &mut self,
+        table: TableId,
+        value: Input<'a>,
+    ) -> Result<BoolExp, IrError> {
+        let model = self.model;
+        let [and, or, not] = &model.combinators;
+        let mut all = Vec::new();
+        for (key, v) in self.vars.object(value) {
+            if key == and || key == or {
+                let mut items = Vec::new();
+                for item in self.vars.list(v) {
+                    items.push(self.bool_exp(table, item)?);
+                }
+                // A null `_and`/`_or` is absent, not an empty (and for `_or`, false) list.
+                if self.vars.deref(v).is_none() {
+                    continue;
+                }
+                all.push(if key == and {
+                    BoolExp::And(items)
+                } else {
+                    BoolExp::Or(items)
+                });
+                continue;
+            }
+            if key == not {
+                if self.vars.deref(v).is_some() {
+                    all.push(BoolExp::Not(Box::new(self.bool_exp(table, v)?)));
+                }
+                continue;
+            }
+            let info = &model.tables[table];
+            match info.fields.get(key) {
+                Some(TableField::Column(c)) => {
+                    for (op_name, operand) in self.vars.object(v) {
+                        if op_name == model.cast_op {
+                            // `_cast: {String: {…}}`: the column compared as text.
+                            for (_, inner) in self.vars.object(operand) {
+                                for (name, value) in self.vars.object(inner) {
+                                    let op = *model.ops.get(name).ok_or_else(|| {
+                                        IrError::Validation(format!("unknown operator '{name}'"))
+                                    })?;
+                                    if let Some(value) = self.vars.leaf(value) {
+                                        all.push(BoolExp::CompareText {
+                                            column: *c,
+                                            op,
+                                            value,
+                                        });
+                                    }
+                                }
+                            }
+                            continue;
+                        }
+                        let op = *model.ops.get(op_name).ok_or_else(|| {
+                            IrError::Validation(format!("unknown operator '{op_name}'"))
+                        })?;
+                        if let Some(value) = self.vars.leaf(operand) {
+                            all.push(BoolExp::Compare {
+                                column: *c,
+                                op,
+                                value,
+                            });
+                        }
+                    }
+                }
+                Some(TableField::Object(r)) | Some(TableField::Array(r)) => {
+                    if self.vars.deref(v).is_some() {
+                        let target = model.relationships[*r].target;
+                        let inner = self.bool_exp(target, v)?;
+                        all.push(BoolExp::Exists(*r, Box::new(inner)));
+                    }
+                }
+                _ => {
+                    return Err(IrError::Validation(format!(
+                        "field '{key}' not found in type: '{}'",
+                        model
+                            .input_types
+                            .iter()
+                            .find(|(_, k)| **k == InputKind::BoolExp(table))
+                            .map(|(n, _)| n.as_str())
+                            .unwrap_or("bool_exp")
+                    )))
+                }
+            }
+        }
+        Ok(match all.len() {
+            1 => all.pop().unwrap_or(BoolExp::And(Vec::new())),
+            _ => BoolExp::And(all),
+        })
+    }
+}

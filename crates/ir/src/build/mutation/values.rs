@@ -1,0 +1,81 @@
+//! Checks on a value written to a column, before it reaches the database.
+
+use crate::build::{Builder, IrError};
+use grafton_catalog::{Backend, ScalarKind};
+use grafton_schema::TableId;
+use serde_json::Value as Json;
+
+impl<'a> Builder<'a> {
+    /// Checks a value written to a column: its JSON Schema, if the config gives one, and
+    /// on SQLite (which stores anything) the type checks Postgres would make.
+    pub(super) fn check_value(
+        &self,
+        table: TableId,
+        column: usize,
+        value: &Json,
+        path: &str,
+    ) -> Result<(), IrError> {
+        let model = self.model;
+        if value.is_null() {
+            // NULL is the absence of a value: NOT NULL, not the schema, rules on it.
+            return Ok(());
+        }
+        if let Some(schema) = model.validators.get(&(table, column)) {
+            let violations = schema.violations(value);
+            if let Some(first) = violations.first() {
+                let field = &model.tables[table].column_fields[column];
+                return Err(IrError::InvalidInput {
+                    message: format!(
+                        "{path} does not match the JSON Schema of '{field}' at '{}': {}",
+                        first.pointer, first.message
+                    ),
+                    path: path.to_owned(),
+                    pointer: first.pointer.clone(),
+                });
+            }
+        }
+        if model.backend == Backend::Sqlite {
+            let col = &model.table(table).columns[column];
+            if let Err(message) = sqlite_type_check(&col.scalar, value) {
+                return Err(IrError::DataException(format!("{path}: {message}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The input checks Postgres makes on these types and SQLite does not.
+fn sqlite_type_check(kind: &ScalarKind, value: &Json) -> Result<(), String> {
+    let text = match value {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let bad = |ty: &str| Err(format!("invalid input syntax for type {ty}: \"{text}\""));
+    match kind {
+        ScalarKind::Uuid => {
+            let hex: String = text
+                .trim_start_matches('{')
+                .trim_end_matches('}')
+                .chars()
+                .filter(|c| *c != '-')
+                .collect();
+            if hex.len() == 32 && hex.chars().all(|c| c.is_ascii_hexdigit()) {
+                Ok(())
+            } else {
+                bad("uuid")
+            }
+        }
+        ScalarKind::BigInt => match text.trim().parse::<i64>() {
+            Ok(_) => Ok(()),
+            Err(_) if text.trim().parse::<i128>().is_ok() => {
+                Err(format!("value \"{text}\" is out of range for type bigint"))
+            }
+            Err(_) => bad("bigint"),
+        },
+        ScalarKind::Numeric => match text.trim().parse::<f64>() {
+            Ok(f) if f.is_finite() => Ok(()),
+            _ => bad("numeric"),
+        },
+        _ => Ok(()),
+    }
+}
