@@ -16,7 +16,8 @@ def parse_args(argv: list[str]):
     p.add_argument("--scenarios", help="comma-separated subset of: " + ",".join(plan.SCENARIOS))
     p.add_argument("--systems", help="comma-separated subset of: " + ",".join(plan.SYSTEMS))
     p.add_argument("--writes", help="comma-separated subset of the write scenarios: " + ",".join(plan.WRITES))
-    p.add_argument("--queries", help="fixed: comma-separated subset of: " + ",".join(plan.ALL_QUERIES))
+    p.add_argument("--queries", help="fixed (capacity and scale: the seed queries among them): comma-separated "
+                                     "subset of: " + ",".join(plan.ALL_QUERIES))
     p.add_argument("--levels", help="fixed: comma-separated concurrency levels (default 1,10,50,100,200,500,1000)")
     p.add_argument("--rounds", type=int, help="fixed and ceiling: rounds over every level, reported as medians (default 3)")
     p.add_argument("--capacity-limits", help="capacity: comma-separated page sizes (default 50,100)")
@@ -57,6 +58,7 @@ def config(a: argparse.Namespace) -> plan.Config:
     cfg.fixed_queries = subset(a.queries, plan.ALL_QUERIES, "query") or cfg.fixed_queries
     if a.queries:
         cfg.capacity_queries = [q for q in cfg.capacity_queries if q in cfg.fixed_queries]
+        cfg.scale_queries = [q for q in cfg.scale_queries if q in cfg.fixed_queries]
     if a.capacity_limits:
         cfg.capacity_limits = numbers(a.capacity_limits, "--capacity-limits")
     if a.levels:

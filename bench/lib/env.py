@@ -45,6 +45,10 @@ class Env:
         self.writes_js = all(os.path.isfile(os.path.join(K6_DIR, f)) for f in ("writes.js", "mutations.js"))
         self.check_js = os.path.isfile(os.path.join(K6_DIR, "check.js"))
         self.make_scripts = os.path.isfile(MAKE_SCRIPTS)
+        # HAProxy (the scale scenario); installed with apt-get when missing (as root, else sudo).
+        self.haproxy = shutil.which("haproxy") or next(
+            (p for p in ("/usr/sbin/haproxy", "/usr/local/sbin/haproxy") if os.access(p, os.X_OK)), None)
+        self.sudo = shutil.which("sudo")
 
     @staticmethod
     def _pgbin() -> str | None:
@@ -67,16 +71,20 @@ class Env:
     def grafton_has_sql(self) -> bool:
         return self.has_grafton and _out([self.grafton, "sql", "--help"], timeout=3) is not None
 
-    def grafton_has_jwt(self) -> bool | None:
-        """Whether `grafton serve` lists --jwt-secret (None: no binary to ask). The run
-        itself decides by starting the server with the flag (see Bench.auth_prepare)."""
+    def grafton_serve_has(self, flag: str) -> bool | None:
+        """Whether `grafton serve --help` lists `flag` (None: no binary to ask)."""
         if not self.has_grafton:
             return None
         try:
             r = subprocess.run([self.grafton, "serve", "--help"], capture_output=True, text=True, timeout=5)
         except (OSError, subprocess.SubprocessError):
             return None
-        return "--jwt-secret" in r.stdout
+        return flag in r.stdout
+
+    def grafton_has_jwt(self) -> bool | None:
+        """Whether `grafton serve` lists --jwt-secret (None: no binary to ask). The run
+        itself decides by starting the server with the flag (see Bench.auth_prepare)."""
+        return self.grafton_serve_has("--jwt-secret")
 
     def checks(self, cfg: plan.Config) -> list[tuple[str, str]]:
         """(status, text) per requirement; status ok | install | build | missing | note."""
@@ -118,7 +126,7 @@ class Env:
             c.append(("build", f"cargo build --release -p grafton (target dir {self.target_dir})"))
         else:
             c.append(("missing", "cargo (to build Grafton), or set GRAFTON=<binary>"))
-        if cfg.client == "loadgen" and {"fixed", "capacity", "memory", "ceiling"} & set(cfg.scenarios):
+        if plan.uses_loadgen(cfg):
             c.append(("build", "bench/loadgen, the light load client (cargo build --release -p grafton-bench-loadgen)")
                      if self.cargo else ("missing", "cargo (to build bench/loadgen), or run with --client k6"))
             if not self.node:
@@ -142,11 +150,34 @@ class Env:
             c.append(("ok", "bench/k6/qos.js") if self.qos_js else ("missing", "bench/k6/qos.js"))
             if "grafton" not in cfg.systems:
                 c.append(("note", "qos: needs grafton among the systems: it will be skipped"))
+        if "scale" in cfg.scenarios:
+            c += self.scale_checks(cfg)
         if "ceiling" in cfg.scenarios:
             if not self.make_scripts:
                 c.append(("note", "bench/pgbench/make_scripts.py not found: the ceiling will be skipped"))
             elif self.has_grafton and not self.grafton_has_sql():
                 c.append(("note", "`grafton sql` not available in this binary: the ceiling will be skipped"))
+        return c
+
+    def scale_checks(self, cfg: plan.Config) -> list[tuple[str, str]]:
+        c = []
+        if "grafton" not in cfg.systems:
+            return [("note", "scale: needs grafton among the systems: it will be skipped")]
+        if self.haproxy:
+            c.append(("ok", f"HAProxy ({_out([self.haproxy, '-v']) or self.haproxy})"))
+        elif self.root:
+            c.append(("install", "haproxy (apt-get install -y haproxy; its own service stopped after)"))
+        elif self.sudo:
+            c.append(("install", "haproxy (sudo -n apt-get install -y haproxy: needs password-less sudo)"))
+        else:
+            c.append(("missing", "haproxy (apt-get install haproxy; not root and no sudo)"))
+        tools = ("pg_basebackup", "pg_isready")
+        if self.pgbin and not all(os.access(self.pg(t), os.X_OK) for t in tools):
+            c.append(("missing", f"{' and '.join(tools)} next to initdb ({self.pgbin})"))
+        has = self.grafton_serve_has("--read-replica-url")
+        if has is False:
+            c.append(("note", "scale: `grafton serve --help` lists no --read-replica-url: the replica's lag is "
+                              "measured, the comparison with a replica-backed Grafton is not"))
         return c
 
 

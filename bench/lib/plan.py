@@ -17,7 +17,7 @@ SYSTEMS = ["grafton", "postgraphile", "postgraphile5", "sqlite"]
 # loadgen (bench/loadgen, light: closed loop, and an open-model arrival rate for capacity)
 # or k6 (the seed's own scripts: closed loop, and VUs sleeping 2 s for capacity).
 CLIENTS = ["loadgen", "k6"]
-SCENARIOS = ["fixed", "capacity", "memory", "ceiling", "writes", "auth", "qos", "subscriptions", "ops"]
+SCENARIOS = ["fixed", "capacity", "memory", "ceiling", "writes", "auth", "qos", "subscriptions", "ops", "scale"]
 NOT_YET: dict[str, str] = {}  # scenario -> why it is a placeholder (none left)
 WRITES = ["insert_one", "insert_batch_100", "update_by_pk"]  # bench/lib/writes.py, bench/k6/mutations.js
 
@@ -88,6 +88,15 @@ class Config:
     # subscriptions (bench/lib/subs.py): N subscribers, one update a second
     subs_levels: list[int] = field(default_factory=lambda: [1000, 5000, 20000])
     subs_rounds: int = 30
+    # scale (bench/lib/scale.py): one Grafton vs two behind HAProxy, a streaming replica,
+    # recovery after a PostgreSQL restart; closed loop with bench/loadgen, alternating rounds
+    scale_levels: list[int] = field(default_factory=lambda: [10, 50])
+    scale_queries: list[str] = field(default_factory=lambda: list(SEED))
+    scale_s: int = 8
+    scale_rounds: int = 3
+    scale_warmup_s: int = 2
+    scale_lag_s: int = 10  # per seed query, with 100 inserts/s
+    scale_restarts: int = 3
 
     def trial_cost_s(self, vus: int) -> float:
         """Expected wall time of one capacity trial: ramp + hold (+ k6's VU initialisation and last sleeps)."""
@@ -125,7 +134,16 @@ def quick(rows: int = 100_000) -> Config:
         qos_attack_s=8, qos_overhead_vus=10, qos_overhead_s=3, qos_overhead_reps=3, qos_warmup_s=1, qos_wso2_levels=[50, 200],
         qos_wso2_s=3, qos_reject_rate=500, qos_reject_s=4,
         subs_levels=[1000], subs_rounds=10,
+        scale_levels=[10], scale_queries=["venues"], scale_s=3, scale_warmup_s=1, scale_lag_s=4,
     )
+
+
+def uses_loadgen(cfg: Config) -> bool:
+    """bench/loadgen is built and its documents written: the throughput scenarios with
+    the light client, and the scale scenario (always loadgen)."""
+    sc = set(cfg.scenarios)
+    return (cfg.client == "loadgen" and bool({"fixed", "capacity", "memory", "ceiling"} & sc)) or (
+        "scale" in sc and "grafton" in cfg.systems)
 
 
 def k6_est(seconds: float, vus: int) -> float:

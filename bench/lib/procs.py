@@ -166,3 +166,16 @@ def cpu_ticks(pid: int) -> int | None:
         return int(fields[11]) + int(fields[12])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def tree_cpu_ticks(pid: int) -> int | None:
+    """utime + stime of pid and every live descendant, plus pid's cutime + cstime (the
+    children it has reaped: a PostgreSQL backend that exits keeps counting), in clock
+    ticks; None if pid is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total = int(fields[13]) + int(fields[14])
+    except (OSError, IndexError, ValueError):
+        return None
+    return total + sum(t for p in descendants(pid) if (t := cpu_ticks(p)) is not None)

@@ -149,11 +149,12 @@ class Setup:
             f"{report.label(s)} {self.urls[s]} (pid {self.pids[s]}, {report.mb(idle[s])})" for s in cfg.systems))
 
     def grafton_argv(self, system: str, port: int, config: str | None = None,
-                     extra: list[str] | None = None) -> list[str]:
-        """`grafton serve` on PostgreSQL (system grafton) or the SQLite file (sqlite), phrag naming."""
+                     extra: list[str] | None = None, pool: int | None = None) -> list[str]:
+        """`grafton serve` on PostgreSQL (system grafton) or the SQLite file (sqlite), phrag naming,
+        with the suite's pool unless `pool` says otherwise."""
         db = self.db_url if system == "grafton" else f"sqlite://{self.sqlite_file}"
         return ([self.env.grafton, "serve", "--database-url", db, "--naming", "phrag", "--host", "127.0.0.1",
-                 "--port", str(port), "--pool-size", str(self.cfg.pool)]
+                 "--port", str(port), "--pool-size", str(pool or self.cfg.pool)]
                 + (["--config", config] if config else []) + (extra or []))
 
     def start_postgraphile(self, port: int, mutations: bool, log_name: str):

@@ -28,6 +28,9 @@ from run_load import Load
 from run_ops import Ops
 from run_qos import Qos
 from run_reads import Reads
+from run_recovery import Recovery
+from run_replica import Replica
+from run_scale import Scale
 from run_setup import Setup
 from run_subs import Subs
 from run_writes import Writes
@@ -37,7 +40,7 @@ from common import (BENCH, Interrupted, K6_DIR, K6_VERSION, PEERS, PG5_DIR, PG5_
 
 # ----------------------------------------------------------------- the run
 
-class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops):
+class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops, Scale, Replica, Recovery):
     def __init__(self, cfg: plan.Config, env: Env, out_dir: str, argv: list[str]):
         self.cfg, self.env, self.out = cfg, env, out_dir
         self.raw = os.path.join(out_dir, "raw")
@@ -90,6 +93,9 @@ class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops):
             st.append(S("setup", "build Grafton (cargo build --release -p grafton)",
                         30 if env.has_grafton else 600, self.build_grafton))
         per100k = cfg.rows / 100_000
+        if "scale" in cfg.scenarios and "grafton" in cfg.systems and not env.haproxy:
+            how = "as root" if env.root else "through sudo -n"
+            st.append(S("setup", f"install HAProxy (apt-get install -y haproxy, {how})", 30, self.install_haproxy))
         if self.subs_peer() and not env.has_wal2json:
             st.append(S("setup", "install wal2json for PostGraphile's live queries (apt-get, as root)", 30,
                         self.install_wal2json))
@@ -100,7 +106,7 @@ class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops):
         if "sqlite" in cfg.systems:
             st.append(S("setup", f"create the SQLite file ({cfg.rows:,} rows per table)", 1 + 4 * per100k,
                         self.create_sqlite))
-        if cfg.client == "loadgen" and {"fixed", "capacity", "memory", "ceiling"} & set(cfg.scenarios):
+        if plan.uses_loadgen(cfg):
             st.append(S("setup", "build the load client (cargo build --release -p grafton-bench-loadgen)", 30,
                         self.loadgen_build))
             st.append(S("setup", "write the load client's documents (node bench/loadgen/docs.mjs)", 2,
@@ -173,6 +179,8 @@ class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops):
             st += self.subs_steps()
         if "ops" in sc:
             st += self.ops_steps()
+        if "scale" in sc:
+            st += self.scale_steps()
         st.append(S("report", "results.json, summary.md, charts", 1, self.write_report))
         return st
 
@@ -304,6 +312,10 @@ class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops):
             except Exception as e:
                 print(f"!! could not write the report: {e}", file=sys.stderr)
             self.procs.stop_all()
+            try:
+                self.scale_cleanup()
+            except Exception as e:
+                print(f"!! could not stop the replica: {e}", file=sys.stderr)
             self.stop_postgres()
             if self.tmp:
                 pglog = os.path.join(self.tmp, "postgres.log")

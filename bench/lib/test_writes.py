@@ -72,8 +72,8 @@ class PlanTest(unittest.TestCase):
         first_write = kinds.index("writes")
         self.assertFalse({"fixed", "capacity", "memory", "ceiling"} & set(kinds[first_write:]))
         # auth, then qos, then subscriptions (its own table, created last), then ops (its
-        # reloads read the final schema), last
-        self.assertEqual(list(dict.fromkeys(kinds))[-5:], ["auth", "qos", "subscriptions", "ops", "report"])
+        # reloads read the final schema), then scale (it restarts PostgreSQL), last
+        self.assertEqual(list(dict.fromkeys(kinds))[-6:], ["auth", "qos", "subscriptions", "ops", "scale", "report"])
         self.assertLess(first_write, kinds.index("auth"))  # auth after the writes
         self.assertIn("start PostGraphile with its default mutations", st[first_write].label)
 

@@ -14,10 +14,17 @@ pub struct EngineOptions {
     pub config: Config,
     /// Naming convention.
     pub naming: Convention,
-    /// Connections in the pool.
+    /// Connections in the pool (and in each read replica's).
     pub pool_size: usize,
+    /// PostgreSQL streaming replicas for queries and subscription polls.
+    pub read_replicas: Vec<String>,
+    /// After a caller's mutation, its reads go to the primary for this long.
+    pub primary_after_write: std::time::Duration,
     /// PostgreSQL schemas to expose.
     pub schemas: Vec<String>,
+    /// Redis, where several instances share rate-limit counts and persisted
+    /// queries (`--redis-url`).
+    pub redis_url: Option<String>,
     /// Refuse documents declaring variables they do not use (the spec's rule).
     pub strict_graphql: bool,
     /// The server's own limits (response size, request timeout, default row limit,
@@ -40,6 +47,9 @@ pub enum BuildError {
     /// `api_limits` cannot be enforced as written.
     #[error("api_limits: {0}")]
     Limits(String),
+    /// The shared store (Redis) could not be reached.
+    #[error(transparent)]
+    Shared(#[from] crate::shared::SharedError),
 }
 
 /// Connects, introspects and builds the engine: the admin schema, and one schema
@@ -51,9 +61,19 @@ pub async fn build(options: &EngineOptions) -> Result<Engine, BuildError> {
         statement_timeout: options.limits.request_timeout,
         wait: options.limits.queue_timeout,
     };
-    let db = Database::connect(&target, pool).await?;
-    let schemas = schemas(&db, options).await?;
-    Ok(Engine::with_schemas(schemas, db).with_queue_timeout(options.limits.queue_timeout))
+    let db = Database::connect(&target, pool)
+        .await?
+        .with_read_replicas(&options.read_replicas, pool)
+        .await?;
+    let shared = match &options.redis_url {
+        Some(url) => Some(crate::shared::Shared::connect(url).await?),
+        None => None,
+    };
+    let schemas = schemas(&db, options, shared.as_ref()).await?;
+    Ok(Engine::with_schemas(schemas, db)
+        .with_shared(shared)
+        .with_queue_timeout(options.limits.queue_timeout)
+        .with_primary_after_write(options.primary_after_write))
 }
 
 /// What a reload did.
@@ -75,7 +95,7 @@ impl Engine {
     pub async fn reload(&self, options: &EngineOptions) -> Result<Reloaded, BuildError> {
         let _one = self.reloading.lock().await;
         let started = std::time::Instant::now();
-        let schemas = schemas(self.database(), options).await?;
+        let schemas = schemas(self.database(), options, self.shared()).await?;
         let reloaded = Reloaded {
             tables: schemas.admin.model().tables.len(),
             roles: schemas.role_count(),
@@ -87,7 +107,11 @@ impl Engine {
 }
 
 /// Introspects `db` and builds every schema `options` asks for.
-async fn schemas(db: &Database, options: &EngineOptions) -> Result<Schemas, BuildError> {
+async fn schemas(
+    db: &Database,
+    options: &EngineOptions,
+    shared: Option<&std::sync::Arc<crate::shared::Shared>>,
+) -> Result<Schemas, BuildError> {
     crate::limits::validate(&options.config.api_limits).map_err(BuildError::Limits)?;
     let introspected = db.introspect(&options.schemas).await?;
     for w in &introspected.warnings {
@@ -157,7 +181,7 @@ async fn schemas(db: &Database, options: &EngineOptions) -> Result<Schemas, Buil
     }
     Schemas::new(model, role_models, db.dialect())
         .with_strict_graphql(options.strict_graphql)
-        .with_limits(&options.config.api_limits, &options.limits)
+        .with_limits(&options.config.api_limits, &options.limits, shared)
         .with_trusted(&options.config)
         .map_err(BuildError::Limits)
 }

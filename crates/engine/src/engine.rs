@@ -11,6 +11,11 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use tracing::Instrument;
 
+mod persisted;
+mod subscribe;
+
+use subscribe::spend;
+
 /// Who sends a request: admin (`role: None`) or a role, with session variables
 /// (lower-case `x-hasura-*` names) that permission rules may read.
 #[derive(Debug, Clone, Default)]
@@ -34,10 +39,14 @@ pub struct Engine {
     db: Database,
     /// Where queries estimated heavy wait, so they never hold every connection.
     heavy: crate::admission::Gate,
-    /// Automatic persisted queries.
-    persisted: Box<dyn crate::trusted::DocumentStore>,
+    /// Automatic persisted queries this instance knows.
+    persisted: crate::trusted::LocalDocuments,
+    /// What instances share (Redis): rate-limit counts, persisted queries.
+    shared: Option<Arc<crate::shared::Shared>>,
     /// Live queries' cohorts.
     live: crate::live::Live,
+    /// Who wrote lately, whose reads go to the primary (with read replicas).
+    recent: crate::reads::RecentWrites,
     /// One reload at a time.
     pub(crate) reloading: tokio::sync::Mutex<()>,
     /// Prometheus metrics.
@@ -63,8 +72,10 @@ impl Engine {
         Self {
             schemas: arc_swap::ArcSwap::from_pointee(schemas.count_in(&metrics.cache)),
             heavy: crate::admission::heavy_lane(db.max_connections(), crate::admission::QUEUE_WAIT),
-            persisted: Box::<crate::trusted::LocalDocuments>::default(),
+            persisted: crate::trusted::LocalDocuments::default(),
+            shared: None,
             live: crate::live::Live::new(live, metrics.poll_seconds.clone()),
+            recent: crate::reads::RecentWrites::new(std::time::Duration::ZERO),
             reloading: tokio::sync::Mutex::new(()),
             metrics,
             db,
@@ -78,8 +89,30 @@ impl Engine {
     }
 
     /// How live queries poll (`--live-query-interval` and friends).
-    pub fn with_live(mut self, options: crate::live::LiveOptions) -> Self {
+    pub fn with_live(mut self, mut options: crate::live::LiveOptions) -> Self {
+        options.primary_after_change |= self.recent.on();
         self.live = crate::live::Live::new(options, self.metrics.poll_seconds.clone());
+        self
+    }
+
+    /// Shares persisted queries through `shared` (rate limits take it from the
+    /// schemas, built with it).
+    pub fn with_shared(mut self, shared: Option<Arc<crate::shared::Shared>>) -> Self {
+        self.shared = shared;
+        self
+    }
+
+    /// The shared store, if instances share one.
+    pub fn shared(&self) -> Option<&Arc<crate::shared::Shared>> {
+        self.shared.as_ref()
+    }
+
+    /// After a caller's mutation, its reads go to the primary for `window`
+    /// (`--primary-after-write-ms`; zero: never), and so do subscription polls
+    /// woken by a write.
+    pub fn with_primary_after_write(mut self, window: std::time::Duration) -> Self {
+        self.recent = crate::reads::RecentWrites::new(window);
+        self.live.primary_after_change(self.recent.on());
         self
     }
 
@@ -90,8 +123,11 @@ impl Engine {
 
     /// Every metric in Prometheus's text format.
     pub fn render_metrics(&self) -> String {
-        self.metrics
-            .render(self.db.pool_status(), self.live.counts())
+        self.metrics.render(
+            self.db.pool_status(),
+            &self.db.replicas(),
+            self.live.counts(),
+        )
     }
 
     /// The schemas served now.
@@ -105,35 +141,6 @@ impl Engine {
         let old = self.schemas.load_full();
         let schemas = schemas.carry_over(&old).count_in(&self.metrics.cache);
         self.schemas.store(Arc::new(schemas));
-    }
-
-    /// The request's document: its text, or for a persisted query (Apollo's APQ)
-    /// the text stored under its hash, which a request with both registers.
-    fn resolve_persisted(
-        &self,
-        req: &GraphqlRequest,
-    ) -> Result<Option<GraphqlRequest>, EngineError> {
-        let Some(hash) = &req.persisted_hash else {
-            return Ok(None);
-        };
-        let hash = hash.to_ascii_lowercase();
-        if !req.query.is_empty() {
-            if crate::trusted::sha256_hex(&req.query) != hash {
-                return Err(EngineError::PersistedQueryMismatch);
-            }
-            self.persisted.put(hash, req.query.as_str().into());
-            return Ok(None);
-        }
-        let document = self
-            .persisted
-            .get(&hash)
-            .ok_or(EngineError::PersistedQueryNotFound)?;
-        Ok(Some(GraphqlRequest {
-            query: document.to_string(),
-            operation_name: req.operation_name.clone(),
-            variables: req.variables.clone(),
-            persisted_hash: None,
-        }))
     }
 
     /// The planner of a role (`None`: admin); `backend_only` picks the trusted
@@ -166,7 +173,7 @@ impl Engine {
         caller: &Caller,
         info: &mut crate::RequestInfo,
     ) -> Result<String, EngineError> {
-        self.admit(caller)?;
+        self.admit(caller).await?;
         self.execute_admitted(req, transport, caller, info).await
     }
 
@@ -174,10 +181,10 @@ impl Engine {
     /// counts requests (per root field, [`Engine::execute_admitted`] counts once the
     /// document says how many). A transport calls it before reading the request's
     /// body, so a client over its limit costs no buffering or parsing.
-    pub fn admit(&self, caller: &Caller) -> Result<(), EngineError> {
+    pub async fn admit(&self, caller: &Caller) -> Result<(), EngineError> {
         let planner = self.planner_for(caller.role.as_deref(), caller.backend_only)?;
         match planner.rate.as_ref().filter(|r| !r.per_root_field) {
-            Some(rate) => spend(rate, caller, 1),
+            Some(rate) => spend(rate, caller, 1).await,
             None => Ok(()),
         }
     }
@@ -193,7 +200,7 @@ impl Engine {
         let started = std::time::Instant::now();
         let planner = self.planner_for(caller.role.as_deref(), caller.backend_only)?;
         let rate = planner.rate.as_ref();
-        let stored = self.resolve_persisted(req)?;
+        let stored = self.resolve_persisted(req).await?;
         let req = stored.as_ref().unwrap_or(req);
         let checked =
             trace_span!("graphql.parse_validate").in_scope(|| planner.check(req, transport))?;
@@ -204,7 +211,7 @@ impl Engine {
         // its variables are read or its plan looked up.
         if let Some(rate) = rate.filter(|r| r.per_root_field) {
             let n = u32::try_from(checked.shape.root_fields).unwrap_or(u32::MAX);
-            spend(rate, caller, n)?;
+            spend(rate, caller, n).await?;
         }
         let prepared = trace_span!("graphql.plan")
             .in_scope(|| planner.prepare_checked(checked, req, &caller.vars))?;
@@ -254,6 +261,7 @@ impl Engine {
             .await;
             info.database = Some(db_started.elapsed());
             let data = data?;
+            self.recent.wrote(caller);
             let model = planner.model();
             let written = crate::mutate::tables_written(model, mutation);
             let names = written.iter().map(|&t| model.table(t).name.clone());
@@ -266,7 +274,12 @@ impl Engine {
             Some(statement) => {
                 let answer = self
                     .db
-                    .query_json(statement, &prepared.variables, planner.budget())
+                    .query_json(
+                        statement,
+                        &prepared.variables,
+                        planner.budget(),
+                        self.recent.route(caller),
+                    )
                     .instrument(grafton_execute::trace::span(
                         self.db.dialect(),
                         "query",
@@ -287,84 +300,6 @@ impl Engine {
         out.push_str(&data);
         out.push('}');
         Ok(out)
-    }
-}
-
-impl Engine {
-    /// Starts a live query for `caller`: the request is checked, counted and
-    /// planned as a query is, and must be a subscription. Its answers (the first
-    /// one at once, then each change) go to `sink` under `key`; dropping the
-    /// returned [`Subscription`] ends it.
-    pub fn subscribe(
-        &self,
-        req: &GraphqlRequest,
-        caller: &Caller,
-        sink: crate::live::Sink,
-        key: u64,
-    ) -> Result<crate::live::Subscription, EngineError> {
-        let planner = self.planner_for(caller.role.as_deref(), caller.backend_only)?;
-        let stored = self.resolve_persisted(req)?;
-        let req = stored.as_ref().unwrap_or(req);
-        let checked = planner.check(req, Transport::WebSocket)?;
-        if let Some(rate) = planner.rate.as_ref() {
-            let n = match rate.per_root_field {
-                true => u32::try_from(checked.shape.root_fields).unwrap_or(u32::MAX),
-                false => 1,
-            };
-            spend(rate, caller, n)?;
-        }
-        let prepared = planner.prepare_checked(checked, req, &caller.vars)?;
-        let Some(multiplexed) = prepared.plan.multiplexed.as_ref() else {
-            return Err(EngineError::validation(
-                "not a subscription, or a subscription that reads no table",
-            ));
-        };
-        let mut variables = prepared.variables.clone();
-        if let Some(stream) = &prepared.plan.stream {
-            // The cursor starts at its initial value, then moves with each batch.
-            let initial = match &stream.initial {
-                grafton_sql::ParamValue::Literal(v) => v.clone(),
-                grafton_sql::ParamValue::Variable(name) => {
-                    variables.get(name).cloned().unwrap_or(Value::Null)
-                }
-            };
-            variables.insert(grafton_ir::STREAM_CURSOR_VAR.to_owned(), initial);
-        }
-        let values = grafton_execute::subscriber_values(
-            self.db.dialect(),
-            &multiplexed.statement.params,
-            &variables,
-        );
-        self.live.join(
-            &self.db,
-            crate::live::Joining {
-                planner: &planner,
-                document: &req.query,
-                plan: prepared.plan.clone(),
-                values,
-                sink,
-                key,
-            },
-        )
-    }
-
-    /// Whether the request's operation is a subscription (else it is answered once,
-    /// as over HTTP). Unknown documents answer false; their errors come later.
-    pub fn is_subscription(&self, req: &GraphqlRequest, caller: &Caller) -> bool {
-        let Ok(planner) = self.planner_for(caller.role.as_deref(), caller.backend_only) else {
-            return false;
-        };
-        // A persisted query is judged by the document its hash stands for.
-        match self.resolve_persisted(req) {
-            Ok(Some(stored)) => planner.is_subscription(&stored),
-            Ok(None) => planner.is_subscription(req),
-            Err(_) => false,
-        }
-    }
-
-    /// Live cohorts and subscribers now.
-    pub fn live_counts(&self) -> (usize, usize) {
-        self.live.counts()
     }
 }
 
@@ -393,15 +328,4 @@ fn response_limit(e: grafton_execute::ExecuteError, planner: &Planner) -> Engine
         .into(),
         other => other.into(),
     }
-}
-
-/// Takes `n` requests from the caller's allowance.
-fn spend(rate: &crate::limits::rate::RoleRate, caller: &Caller, n: u32) -> Result<(), EngineError> {
-    let key = rate.key(caller.ip, &caller.vars);
-    rate.store
-        .take(&key, n)
-        .map_err(|wait| EngineError::RateLimited {
-            per_minute: rate.per_minute,
-            wait,
-        })
 }

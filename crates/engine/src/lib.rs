@@ -12,7 +12,9 @@ pub mod live;
 pub mod metrics;
 mod mutate;
 pub mod planner;
+mod reads;
 pub mod schemas;
+pub mod shared;
 pub mod trusted;
 
 pub use build::{build, BuildError, EngineOptions, Reloaded};

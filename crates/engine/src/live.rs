@@ -26,6 +26,9 @@ pub struct LiveOptions {
     pub concurrency: usize,
     /// After a write, the shortest time between two polls of one cohort.
     pub debounce: Duration,
+    /// A poll woken by a write reads on the primary, not a replica that may not
+    /// have replayed the write yet (set with `Engine::with_primary_after_write`).
+    pub primary_after_change: bool,
 }
 
 impl Default for LiveOptions {
@@ -35,6 +38,7 @@ impl Default for LiveOptions {
             batch_size: 100,
             concurrency: 2,
             debounce: Duration::from_millis(20),
+            primary_after_change: false,
         }
     }
 }
@@ -109,6 +113,12 @@ impl Live {
             feed: std::sync::OnceLock::new(),
             poll_seconds,
         }
+    }
+
+    /// Polls woken by a write read on the primary from now on (`on`), for cohorts
+    /// started after this.
+    pub(crate) fn primary_after_change(&mut self, on: bool) {
+        self.options.primary_after_change = on;
     }
 
     /// The change feed, started on first use (PostgreSQL only): what it hears

@@ -8,6 +8,8 @@ use prometheus::{
     Registry,
 };
 use std::collections::HashSet;
+
+mod replicas;
 use std::sync::RwLock;
 use std::time::Duration;
 
@@ -71,6 +73,7 @@ pub struct Metrics {
     reloads: IntCounterVec,
     pool: IntGaugeVec,
     live: IntGaugeVec,
+    replicas: replicas::ReplicaMetrics,
     names: RwLock<HashSet<String>>,
 }
 
@@ -186,6 +189,7 @@ impl Metrics {
                 "Live queries: kind is subscriptions or cohorts (subscriptions sharing one plan).",
                 &["kind"],
             ),
+            replicas: replicas::ReplicaMetrics::new(&r),
             names: RwLock::new(HashSet::new()),
             registry: r,
         }
@@ -257,9 +261,14 @@ impl Metrics {
         self.reloads.with_label_values(&[result]).inc();
     }
 
-    /// Every metric in Prometheus's text format, with the pool and live-query
-    /// gauges read now.
-    pub fn render(&self, pool: grafton_execute::PoolStatus, live: (usize, usize)) -> String {
+    /// Every metric in Prometheus's text format, with the pool, replica and
+    /// live-query gauges read now.
+    pub fn render(
+        &self,
+        pool: grafton_execute::PoolStatus,
+        replicas: &[grafton_execute::ReplicaStatus],
+        live: (usize, usize),
+    ) -> String {
         let gauge = |v: &IntGaugeVec, label: &str, n: usize| {
             v.with_label_values(&[label])
                 .set(i64::try_from(n).unwrap_or(i64::MAX));
@@ -271,6 +280,7 @@ impl Metrics {
         gauge(&self.pool, "waiting", pool.waiting);
         gauge(&self.live, "cohorts", live.0);
         gauge(&self.live, "subscriptions", live.1);
+        self.replicas.set(replicas);
         let families = self.registry.gather();
         prometheus::TextEncoder::new()
             .encode_to_string(&families)
@@ -325,7 +335,7 @@ mod tests {
             true,
             Duration::from_millis(1),
         );
-        let text = m.render(grafton_execute::PoolStatus::default(), (0, 0));
+        let text = m.render(grafton_execute::PoolStatus::default(), &[], (0, 0));
         assert!(text.contains(
             r#"grafton_requests_total{code="",name="",operation="query",status="200",transport="http"} 1"#
         ), "{text}");

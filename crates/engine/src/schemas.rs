@@ -82,13 +82,14 @@ impl Schemas {
         mut self,
         api: &grafton_schema::api_limits::ApiLimits,
         server: &crate::ServerLimits,
+        shared: Option<&Arc<crate::shared::Shared>>,
     ) -> Self {
         use crate::limits::rate::RoleRate;
         for (name, _, p) in self.planners_mut() {
             p.limits = RoleLimits::resolve(api, server, name);
             p.default_limit = server.default_limit;
             p.gate = gate(&p.limits, server.queue_timeout).map(Arc::new);
-            p.rate = p.limits.rate.as_ref().map(|r| Arc::new(RoleRate::local(r)));
+            p.rate = (p.limits.rate.as_ref()).map(|r| Arc::new(RoleRate::new(r, name, shared)));
         }
         self
     }

@@ -17,16 +17,8 @@ pub fn sha256_hex(text: &str) -> String {
         .collect()
 }
 
-/// Where persisted documents are kept: in-process ([`LocalDocuments`]) today; a
-/// shared store lets many instances know a document one of them was sent.
-pub trait DocumentStore: Send + Sync {
-    /// The document with this hash, if known.
-    fn get(&self, hash: &str) -> Option<Arc<str>>;
-    /// Remembers a document under its hash.
-    fn put(&self, hash: String, document: Arc<str>);
-}
-
-/// Persisted documents in this process, bounded by their total size.
+/// Persisted documents in this process, bounded by their total size (with Redis,
+/// the documents other instances were sent are found there, see `shared.rs`).
 pub struct LocalDocuments(quick_cache::sync::Cache<String, Arc<str>, TextWeight>);
 
 /// Weighs a document by its length.
@@ -52,12 +44,14 @@ impl Default for LocalDocuments {
     }
 }
 
-impl DocumentStore for LocalDocuments {
-    fn get(&self, hash: &str) -> Option<Arc<str>> {
+impl LocalDocuments {
+    /// The document with this hash, if known.
+    pub fn get(&self, hash: &str) -> Option<Arc<str>> {
         self.0.get(hash)
     }
 
-    fn put(&self, hash: String, document: Arc<str>) {
+    /// Remembers a document under its hash.
+    pub fn put(&self, hash: String, document: Arc<str>) {
         self.0.insert(hash, document);
     }
 }

@@ -16,6 +16,9 @@ pub enum DbErrorKind {
     Timeout,
     /// Every connection stayed busy past the pool's wait: the server is overloaded.
     Busy,
+    /// A serialization failure or deadlock (SQLSTATE 40001, 40P01), such as a hot
+    /// standby cancelling a read that conflicts with replay: worth running again.
+    Conflict,
     /// Anything else.
     Other,
 }
@@ -139,6 +142,8 @@ impl From<tokio_postgres::Error> for ExecuteError {
                 let gone = code.starts_with("08") || code.starts_with("57P0") || code == "3D000";
                 let kind = if gone {
                     DbErrorKind::Unavailable
+                } else if code == "40001" || code == "40P01" {
+                    DbErrorKind::Conflict
                 } else if code == "57014" {
                     // query_canceled: statement_timeout, or Grafton's own cancel.
                     DbErrorKind::Timeout

@@ -12,6 +12,7 @@ mod pg_params;
 mod pg_pool;
 mod poll;
 mod postgres;
+mod replicas;
 mod sqlite;
 mod sqlite_json;
 mod sqlite_json_compare;
@@ -21,6 +22,7 @@ mod tx;
 pub use error::{ConstraintViolation, DbErrorKind, ExecuteError};
 pub use poll::{subscriber_value, subscriber_values, Answer};
 pub use postgres::STATEMENT_CACHE_SIZE;
+pub use replicas::{display_name, ReplicaStatus, Route};
 pub use tx::Tx;
 
 use grafton_catalog::{Backend, Introspected};
@@ -107,6 +109,29 @@ impl Target {
     }
 }
 
+/// A query's statement, as a read a replica can run.
+struct JsonRead<'a> {
+    statement: &'a Statement,
+    variables: &'a Map<String, Value>,
+    max_bytes: u64,
+}
+
+impl replicas::Read for JsonRead<'_> {
+    type Output = String;
+
+    fn run<'a>(
+        &'a self,
+        db: &'a postgres::PgDatabase,
+        timeout: std::time::Duration,
+    ) -> impl std::future::Future<Output = Result<String, ExecuteError>> + Send + 'a {
+        let budget = Budget {
+            timeout,
+            max_bytes: self.max_bytes,
+        };
+        db.query_json(self.statement, self.variables, budget)
+    }
+}
+
 /// A connection pool to one database.
 #[derive(Clone)]
 pub enum Database {
@@ -153,17 +178,58 @@ impl Database {
         }
     }
 
-    /// Runs a statement whose one row and column is JSON; returns that JSON's text.
-    /// The statement is stopped in the database when `budget.timeout` passes or when
-    /// this future is dropped; a JSON longer than `budget.max_bytes` is refused.
+    /// Adds read replicas (PostgreSQL only): [`Database::query_json`] and
+    /// [`Database::poll`] run there when routed so, each replica with a pool of
+    /// `pool`'s size, checked every second (see the `replicas` module).
+    pub async fn with_read_replicas(
+        self,
+        urls: &[String],
+        pool: PoolOptions,
+    ) -> Result<Self, ExecuteError> {
+        if urls.is_empty() {
+            return Ok(self);
+        }
+        match self {
+            Self::Postgres(mut db) => {
+                db.replicas = Some(replicas::Replicas::open(urls, pool, &db).await?);
+                Ok(Self::Postgres(db))
+            }
+            Self::Sqlite(_) => Err(ExecuteError::Config(
+                "read replicas are PostgreSQL streaming replicas; a SQLite database has none"
+                    .into(),
+            )),
+        }
+    }
+
+    /// Each read replica's state (empty without replicas).
+    pub fn replicas(&self) -> Vec<ReplicaStatus> {
+        match self {
+            Self::Postgres(db) => db.replicas.as_ref().map(|r| r.status()).unwrap_or_default(),
+            Self::Sqlite(_) => Vec::new(),
+        }
+    }
+
+    /// Runs a read-only statement whose one row and column is JSON, where `route`
+    /// says (a replica, when there are any and one is up); returns that JSON's
+    /// text. The statement is stopped in the database when `budget.timeout` passes
+    /// or when this future is dropped; a JSON longer than `budget.max_bytes` is
+    /// refused.
     pub async fn query_json(
         &self,
         statement: &Statement,
         variables: &Map<String, Value>,
         budget: Budget,
+        route: Route,
     ) -> Result<String, ExecuteError> {
         match self {
-            Self::Postgres(db) => db.query_json(statement, variables, budget).await,
+            Self::Postgres(db) => {
+                let read = JsonRead {
+                    statement,
+                    variables,
+                    max_bytes: budget.max_bytes,
+                };
+                db.read(route, budget.timeout, &read).await
+            }
             Self::Sqlite(db) => db.query_json(statement, variables, budget).await,
         }
     }

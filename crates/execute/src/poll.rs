@@ -64,16 +64,25 @@ pub type Answer = (usize, Result<String, u64>);
 
 impl Database {
     /// Runs a multiplexed statement for a batch: `batch` is the JSON array of the
-    /// subscribers' [`subscriber_values`]. Bounded like a query by `budget`: stopped
-    /// in the database past its time, each answer checked against its size.
+    /// subscribers' [`subscriber_values`], run where `route` says. Bounded like a
+    /// query by `budget`: stopped in the database past its time, each answer checked
+    /// against its size.
     pub async fn poll(
         &self,
         statement: &Statement,
         batch: String,
         budget: Budget,
+        route: crate::Route,
     ) -> Result<Vec<Answer>, ExecuteError> {
         match self {
-            Database::Postgres(db) => db.poll(statement, batch, budget).await,
+            Database::Postgres(db) => {
+                let read = PollRead {
+                    statement,
+                    batch: &batch,
+                    max_bytes: budget.max_bytes,
+                };
+                db.read(route, budget.timeout, &read).await
+            }
             Database::Sqlite(db) => {
                 // The operation's own statement, once per subscriber, in one call to
                 // the connection's thread (see `grafton_sql::render_multiplexed`).
@@ -106,11 +115,34 @@ impl Database {
     }
 }
 
+/// A subscription poll's statement, as a read a replica can run.
+struct PollRead<'a> {
+    statement: &'a Statement,
+    batch: &'a str,
+    max_bytes: u64,
+}
+
+impl crate::replicas::Read for PollRead<'_> {
+    type Output = Vec<Answer>;
+
+    fn run<'a>(
+        &'a self,
+        db: &'a crate::postgres::PgDatabase,
+        timeout: std::time::Duration,
+    ) -> impl std::future::Future<Output = Result<Vec<Answer>, ExecuteError>> + Send + 'a {
+        let budget = Budget {
+            timeout,
+            max_bytes: self.max_bytes,
+        };
+        db.poll(self.statement, self.batch, budget)
+    }
+}
+
 impl crate::postgres::PgDatabase {
     async fn poll(
         &self,
         statement: &Statement,
-        batch: String,
+        batch: &str,
         budget: Budget,
     ) -> Result<Vec<Answer>, ExecuteError> {
         let max = budget.max_bytes;
@@ -121,7 +153,7 @@ impl crate::postgres::PgDatabase {
                 &[tokio_postgres::types::Type::TEXT],
             )
             .await?;
-            let rows = client.query(&prepared, &[&batch.as_str()]).await?;
+            let rows = client.query(&prepared, &[&batch]).await?;
             let mut out = Vec::with_capacity(rows.len());
             for row in rows {
                 let i: i64 = row.try_get(0)?;

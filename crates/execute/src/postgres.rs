@@ -18,6 +18,8 @@ pub struct PgDatabase {
     pool: Pool,
     /// How the pool connects, for connections of its own (the change feed).
     config: std::sync::Arc<tokio_postgres::Config>,
+    /// Read replicas, when there are any (`Database::with_read_replicas`).
+    pub(crate) replicas: Option<std::sync::Arc<crate::replicas::Replicas>>,
 }
 
 /// The text of a `json` (or `text`) result, borrowed from the row without parsing
@@ -60,6 +62,18 @@ fn pool_error(e: deadpool_postgres::PoolError) -> ExecuteError {
 impl PgDatabase {
     /// Creates the pool and checks that a connection can be made.
     pub async fn connect(url: &str, options: crate::PoolOptions) -> Result<Self, ExecuteError> {
+        let db = Self::lazy(url, options)?;
+        match db.pool.get().await {
+            Ok(_) => Ok(db),
+            Err(deadpool_postgres::PoolError::Backend(e)) => {
+                Err(ExecuteError::Connect(postgres_cause(&e)))
+            }
+            Err(e) => Err(ExecuteError::Connect(e.to_string())),
+        }
+    }
+
+    /// Creates the pool; its connections are made when first needed.
+    pub(crate) fn lazy(url: &str, options: crate::PoolOptions) -> Result<Self, ExecuteError> {
         let pool_size = options.size;
         let mut cfg = Config::new();
         cfg.url = Some(url.to_owned());
@@ -84,15 +98,24 @@ impl PgDatabase {
             .runtime(Runtime::Tokio1)
             .build()
             .map_err(|e| invalid(e.to_string()))?;
-        match pool.get().await {
-            Ok(_) => Ok(Self {
-                pool,
-                config: std::sync::Arc::new(pg_config),
-            }),
-            Err(deadpool_postgres::PoolError::Backend(e)) => {
-                Err(ExecuteError::Connect(postgres_cause(&e)))
-            }
-            Err(e) => Err(ExecuteError::Connect(e.to_string())),
+        Ok(Self {
+            pool,
+            config: std::sync::Arc::new(pg_config),
+            replicas: None,
+        })
+    }
+
+    /// Runs `read` (a statement that writes nothing) where `route` says: on a
+    /// replica when there are any and one is up, else here.
+    pub(crate) async fn read<R: crate::replicas::Read>(
+        &self,
+        route: crate::Route,
+        timeout: Duration,
+        read: &R,
+    ) -> Result<R::Output, ExecuteError> {
+        match (&self.replicas, route) {
+            (Some(replicas), crate::Route::Replica) => replicas.read(self, timeout, read).await,
+            _ => read.run(self, timeout).await,
         }
     }
 

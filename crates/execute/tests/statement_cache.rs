@@ -2,7 +2,7 @@
 //! pooled connection keeps at most `STATEMENT_CACHE_SIZE` statements prepared, and
 //! closes the one used longest ago first, so statements in use stay prepared.
 
-use grafton_execute::{Database, Target, STATEMENT_CACHE_SIZE};
+use grafton_execute::{Database, Route, Target, STATEMENT_CACHE_SIZE};
 use grafton_sql::Statement;
 use serde_json::Map;
 
@@ -20,7 +20,12 @@ const BUDGET: grafton_execute::Budget = grafton_execute::Budget {
 
 async fn json(db: &Database, sql: &str) -> serde_json::Value {
     let text = db
-        .query_json(&statement(sql.to_owned()), &Map::new(), BUDGET)
+        .query_json(
+            &statement(sql.to_owned()),
+            &Map::new(),
+            BUDGET,
+            Route::Primary,
+        )
         .await
         .expect("query");
     serde_json::from_str(&text).expect("json")

@@ -3,7 +3,7 @@
 //! type the translator binds comes back as the value sent, NULL included; enums are
 //! declared `text` and cast.
 
-use grafton_execute::{Database, Target};
+use grafton_execute::{Database, Route, Target};
 use grafton_sql::{Param, ParamValue, SqlType, Statement};
 use serde_json::{json, Map, Value};
 
@@ -22,7 +22,7 @@ fn param(ty: SqlType, list: bool, value: Value) -> Param {
 
 async fn json(db: &Database, statement: &Statement) -> Value {
     let text = db
-        .query_json(statement, &Map::new(), BUDGET)
+        .query_json(statement, &Map::new(), BUDGET, Route::Primary)
         .await
         .expect("query");
     serde_json::from_str(&text).expect("json")

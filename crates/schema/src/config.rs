@@ -21,10 +21,26 @@ pub struct Config {
     /// Roles for which introspection is off.
     #[serde(default)]
     pub graphql_schema_introspection: crate::trusted::Introspection,
+    /// Where reads may go besides the primary (read replicas).
+    #[serde(default)]
+    pub database: DatabaseConfig,
     /// The directory relative paths in the config (JSON Schema files) start from:
     /// the config file's directory, set by whoever loads it.
     #[serde(skip)]
     pub base_dir: PathBuf,
+}
+
+/// The `database` section: read replicas and read-your-writes. The command line's
+/// `--read-replica-url` and `--primary-after-write-ms` win over it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseConfig {
+    /// PostgreSQL streaming replicas that serve queries and subscription polls.
+    #[serde(default)]
+    pub read_replicas: Vec<String>,
+    /// After a caller's mutation, its reads go to the primary for this long.
+    #[serde(default)]
+    pub primary_after_write_ms: Option<u64>,
 }
 
 /// Settings for one table or view.

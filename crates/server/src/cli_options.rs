@@ -67,6 +67,25 @@ pub(crate) struct ListenOptions {
     /// Database connections in the pool.
     #[arg(long, env = "GRAFTON_POOL_SIZE", default_value_t = 10)]
     pub(crate) pool_size: usize,
+    /// A PostgreSQL streaming replica that serves queries and subscription polls
+    /// (repeatable; the environment variable takes a comma-separated list).
+    /// Mutations always run on the primary. See docs/deploy.md.
+    #[arg(
+        long = "read-replica-url",
+        env = "GRAFTON_READ_REPLICA_URLS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub(crate) read_replicas: Vec<String>,
+    /// After a caller's mutation, its reads (and subscription polls woken by a
+    /// write) go to the primary for this many milliseconds, so it reads its own
+    /// writes while the replicas replay them [default: 0, off].
+    #[arg(long, env = "GRAFTON_PRIMARY_AFTER_WRITE_MS")]
+    pub(crate) primary_after_write_ms: Option<u64>,
+    /// Redis (`redis://host:port/db`), where several instances behind a load
+    /// balancer share rate-limit counts and automatic persisted queries.
+    #[arg(long, env = "GRAFTON_REDIS_URL", hide_env_values = true)]
+    pub(crate) redis_url: Option<String>,
     /// Largest accepted request body in bytes.
     #[arg(long, env = "GRAFTON_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
     pub(crate) max_body_bytes: usize,
@@ -206,6 +225,11 @@ pub(crate) fn options(
         o.host = l.host.clone();
         o.port = l.port;
         o.pool_size = l.pool_size;
+        o.read_replicas.clone_from(&l.read_replicas);
+        o.redis_url.clone_from(&l.redis_url);
+        o.primary_after_write = l
+            .primary_after_write_ms
+            .map(std::time::Duration::from_millis);
         o.http.max_body_bytes = l.max_body_bytes;
         o.http.body_timeout = std::time::Duration::from_secs(l.body_timeout.max(1));
         o.http.connections = grafton_server::ConnectionLimits {

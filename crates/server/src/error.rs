@@ -215,7 +215,7 @@ pub(crate) fn engine_code(e: &EngineError) -> &'static str {
             DbErrorKind::TooComplex => "validation-failed",
             DbErrorKind::Timeout => "timeout",
             DbErrorKind::Busy => "overloaded",
-            DbErrorKind::Other => "unexpected",
+            DbErrorKind::Conflict | DbErrorKind::Other => "unexpected",
         },
     }
 }

@@ -168,7 +168,7 @@ async fn graphql_post(State(state): State<AppState>, request: Request) -> Respon
         if !media.eq_ignore_ascii_case("application/json") {
             return Err(RequestError::UnsupportedMediaType(content_type.to_owned()));
         }
-        state.engine.admit(&caller)?;
+        state.engine.admit(&caller).await?;
         let body = Bytes::from_request(request, &state).await.map_err(|e| {
             if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 RequestError::TooLarge(state.limit)

@@ -54,10 +54,18 @@ pub struct ServeOptions {
     pub shutdown_timeout: std::time::Duration,
     /// Naming convention.
     pub naming: Convention,
-    /// Connections in the pool.
+    /// Connections in the pool (and in each read replica's).
     pub pool_size: usize,
+    /// PostgreSQL streaming replicas for queries and subscription polls (the
+    /// config file's `database.read_replicas` when empty).
+    pub read_replicas: Vec<String>,
+    /// After a caller's mutation, its reads go to the primary for this long (the
+    /// config file's `database.primary_after_write_ms` when `None`).
+    pub primary_after_write: Option<std::time::Duration>,
     /// Postgres schemas to expose.
     pub schemas: Vec<String>,
+    /// Redis, where instances share rate-limit counts and persisted queries.
+    pub redis_url: Option<String>,
     /// HTTP settings.
     pub http: http::HttpOptions,
     /// Admin secret, JWT and unauthorized role.
@@ -86,7 +94,10 @@ impl Default for ServeOptions {
             shutdown_timeout: std::time::Duration::from_secs(30),
             naming: Convention::HasuraDefault,
             pool_size: 10,
+            read_replicas: Vec::new(),
+            primary_after_write: None,
             schemas: vec!["public".into()],
+            redis_url: None,
             http: http::HttpOptions::default(),
             auth: grafton_auth::AuthConfig::default(),
             strict_graphql: false,
@@ -182,12 +193,22 @@ pub(crate) fn engine_options(
     options: &ServeOptions,
     config: Config,
 ) -> grafton_engine::EngineOptions {
+    let database = config.database.clone();
     grafton_engine::EngineOptions {
         database_url: options.database_url.clone(),
         config,
         naming: options.naming,
         pool_size: options.pool_size,
+        read_replicas: if options.read_replicas.is_empty() {
+            database.read_replicas
+        } else {
+            options.read_replicas.clone()
+        },
+        primary_after_write: options.primary_after_write.unwrap_or_else(|| {
+            std::time::Duration::from_millis(database.primary_after_write_ms.unwrap_or(0))
+        }),
         schemas: options.schemas.clone(),
+        redis_url: options.redis_url.clone(),
         strict_graphql: options.strict_graphql,
         limits: options.limits.clone(),
     }

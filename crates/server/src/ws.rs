@@ -295,7 +295,7 @@ impl Connection {
                     // The legacy protocol restarts an operation under a reused id.
                     self.stop(&id);
                 }
-                ok(self.start(id, payload, caller, sink, running))
+                ok(self.start(id, payload, caller, sink, running).await)
             }
             ClientMessage::Stop(id) => {
                 self.stop(&id);
@@ -308,7 +308,7 @@ impl Connection {
     }
 
     /// Starts an operation: a subscription joins its cohort; anything else runs once.
-    fn start(
+    async fn start(
         &mut self,
         id: String,
         payload: Value,
@@ -329,7 +329,7 @@ impl Connection {
             Err(e) => return vec![protocol::error(&id, &e.body()["errors"])],
         };
         let engine = self.state.engine.clone();
-        if engine.is_subscription(&request, &caller) {
+        if engine.is_subscription(&request, &caller).await {
             let key = self.next_key;
             self.next_key += 1;
             let mut observed = Observed::begin("ws", &HeaderMap::new());
@@ -337,6 +337,7 @@ impl Connection {
             observed.info.operation = Some("subscription");
             let subscribed = engine
                 .subscribe(&request, &caller, sink.clone(), key)
+                .await
                 .map_err(RequestError::from);
             observed.done(&self.state, &subscribed);
             return match subscribed {

@@ -1,5 +1,5 @@
-//! Starting the throwaway cluster: find the server binaries, `initdb` and `pg_ctl`
-//! as an unprivileged user, and a watchdog that removes it when the tests end.
+//! What starting a throwaway cluster needs: the server binaries, running them as an
+//! unprivileged user, free ports, and a watchdog that cleans up when the tests end.
 
 use super::{with_client, DB_OS_USER, INSTALL_HINT};
 use std::ffi::{CString, OsStr};
@@ -11,120 +11,10 @@ use std::time::{Duration, Instant};
 
 /// Paths of the PostgreSQL server binaries.
 pub(crate) struct PgBin {
-    initdb: PathBuf,
-    pg_ctl: PathBuf,
-}
-
-pub(crate) fn start_cluster() -> String {
-    let bin = find_pg_bin();
-    let as_root = is_root();
-
-    let root = make_temp_dir("grafton-pg-");
-    let data = root.join("data");
-    let log = root.join("postgres.log");
-
-    // Registered before anything runs, so even a failed start leaves nothing behind.
-    let stop = db_user_shell(
-        as_root,
-        &[
-            bin.pg_ctl.as_os_str(),
-            OsStr::new("-D"),
-            data.as_os_str(),
-            OsStr::new("-m"),
-            OsStr::new("immediate"),
-            OsStr::new("-w"),
-            OsStr::new("stop"),
-        ],
-    );
-    let pid_file = sh_quote(data.join("postmaster.pid").as_os_str());
-    spawn_watchdog(&format!(
-        "for i in 1 2 3; do if [ -f {pid_file} ]; then {stop} >/dev/null 2>&1; fi; sleep 1; done; \
-         rm -rf {}",
-        sh_quote(root.as_os_str())
-    ));
-
-    if as_root {
-        chown_to_db_user(&root);
-    }
-
-    let out = run_as_db_user(
-        as_root,
-        &root,
-        &bin.initdb,
-        &[
-            OsStr::new("-D"),
-            data.as_os_str(),
-            OsStr::new("-A"),
-            OsStr::new("trust"),
-            OsStr::new("-U"),
-            OsStr::new("postgres"),
-            OsStr::new("--no-sync"),
-            OsStr::new("-E"),
-            OsStr::new("UTF8"),
-            OsStr::new("--locale=C"),
-        ],
-    );
-    if !out.status.success() {
-        panic!(
-            "grafton-testkit: initdb failed ({}):\n{}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    // A free port can be taken by someone else before postgres binds it: retry.
-    let mut last_error = String::new();
-    for _ in 0..5 {
-        let port = free_port();
-        let options = format!(
-            "-c listen_addresses=127.0.0.1 -p {port} -k {} -c fsync=off \
-             -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
-            root.display()
-        );
-        let out = run_as_db_user(
-            as_root,
-            &root,
-            &bin.pg_ctl,
-            &[
-                OsStr::new("-D"),
-                data.as_os_str(),
-                OsStr::new("-l"),
-                log.as_os_str(),
-                OsStr::new("-o"),
-                OsStr::new(&options),
-                OsStr::new("-w"),
-                OsStr::new("-t"),
-                OsStr::new("60"),
-                OsStr::new("start"),
-            ],
-        );
-        let url = format!("postgres://postgres@127.0.0.1:{port}/postgres");
-        if out.status.success() {
-            wait_until_ready(&url, &log);
-            return url;
-        }
-        last_error = format!(
-            "{}{}\n--- server log ---\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
-        // Make sure a half-started server is gone before the next attempt.
-        let _ = run_as_db_user(
-            as_root,
-            &root,
-            &bin.pg_ctl,
-            &[
-                OsStr::new("-D"),
-                data.as_os_str(),
-                OsStr::new("-m"),
-                OsStr::new("immediate"),
-                OsStr::new("stop"),
-            ],
-        );
-    }
-    panic!("grafton-testkit: could not start postgres:\n{last_error}");
+    pub(crate) initdb: PathBuf,
+    pub(crate) pg_ctl: PathBuf,
+    /// `pg_basebackup`, beside them (for replicas).
+    pub(crate) pg_basebackup: PathBuf,
 }
 
 pub(crate) fn wait_until_ready(url: &str, log: &Path) {
@@ -171,7 +61,15 @@ pub(crate) fn find_pg_bin() -> PgBin {
                 .map(|d| d.join("pg_ctl"))
                 .filter(|p| is_executable(p))
                 .unwrap_or(pg_ctl);
-            return PgBin { initdb, pg_ctl };
+            let pg_basebackup = initdb
+                .parent()
+                .map(|d| d.join("pg_basebackup"))
+                .unwrap_or_else(|| dir.join("pg_basebackup"));
+            return PgBin {
+                initdb,
+                pg_ctl,
+                pg_basebackup,
+            };
         }
     }
     panic!("grafton-testkit: `initdb`/`pg_ctl` not found on PATH or in /usr/lib/postgresql/*/bin; {INSTALL_HINT}");

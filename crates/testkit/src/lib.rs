@@ -8,14 +8,20 @@
 //!   and deletes its directory when the test process exits, however it exits.
 //! * [`fresh_database`] creates a new, uniquely named database on that server.
 //! * [`sqlite_path`] returns a fresh SQLite file path in a per-process temp dir.
+//! * [`Cluster`] is a cluster a test owns: stopped, started again, or copied into
+//!   a streaming replica; [`Redis`] a throwaway `redis-server`.
 //!
 //! This crate is for tests only: on failure it panics with a clear message.
 
 #![warn(missing_docs)]
 
 mod cluster;
+mod redis;
+mod server;
 
 use cluster::*;
+pub use redis::Redis;
+pub use server::Cluster;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,8 +49,9 @@ pub fn postgres_url() -> String {
     {
         return url;
     }
-    static CLUSTER: OnceLock<String> = OnceLock::new();
-    CLUSTER.get_or_init(start_cluster).clone()
+    // Never dropped (a static): the watchdog removes it when the process exits.
+    static CLUSTER: OnceLock<Cluster> = OnceLock::new();
+    CLUSTER.get_or_init(Cluster::start).url()
 }
 
 /// Creates a new, uniquely named database (named after `prefix`) on the test
@@ -71,6 +78,18 @@ pub fn sqlite_path(prefix: &str) -> PathBuf {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     dir.join(format!("{}-{n}.db", sanitize(prefix)))
+}
+
+/// The first column of the first row of `sql` on `url`, as text ("" for none).
+pub fn query_one(url: &str, sql: &str) -> String {
+    let rows = with_client(url, |c| c.simple_query(sql))
+        .unwrap_or_else(|e| panic!("grafton-testkit: {sql} on {url} failed: {e}"));
+    rows.iter()
+        .find_map(|m| match m {
+            postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).unwrap_or("").to_owned()),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------

@@ -3,20 +3,14 @@
 //! session variables, counted per request or per root field. GCRA from `governor`:
 //! a client may spend a minute's allowance at once, then earns it back evenly.
 
+use crate::shared::Shared;
 use governor::clock::Clock;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use grafton_schema::api_limits::{RateLimit, UniqueParams};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
-
-/// Where request counts are kept. In-process ([`LocalRates`]) today; a shared store
-/// lets many instances behind a load balancer share one allowance.
-pub trait RateStore: Send + Sync {
-    /// Takes `n` requests from `key`'s allowance; `Err(wait)` is how long until
-    /// they would fit.
-    fn take(&self, key: &str, n: u32) -> Result<(), Duration>;
-}
 
 /// Counts kept in this process.
 pub struct LocalRates {
@@ -40,8 +34,10 @@ impl LocalRates {
     }
 }
 
-impl RateStore for LocalRates {
-    fn take(&self, key: &str, n: u32) -> Result<(), Duration> {
+impl LocalRates {
+    /// Takes `n` requests from `key`'s allowance; `Err(wait)` is how long until
+    /// they would fit.
+    pub fn take(&self, key: &str, n: u32) -> Result<(), Duration> {
         if self
             .checks
             .fetch_add(1, Ordering::Relaxed)
@@ -59,10 +55,14 @@ impl RateStore for LocalRates {
     }
 }
 
-/// A role's rate limit: its store, who counts as one client, and what one costs.
+/// A role's rate limit: where it is counted, who counts as one client, and what
+/// one costs.
 pub struct RoleRate {
-    /// The counts.
-    pub store: Box<dyn RateStore>,
+    /// This instance's counts: the only ones without a shared store, the fallback
+    /// while it does not answer.
+    local: LocalRates,
+    /// Counts shared with every instance (Redis), under this role's prefix.
+    shared: Option<(Arc<Shared>, String)>,
     /// The allowance, for messages.
     pub per_minute: u64,
     unique: Option<UniqueParams>,
@@ -71,14 +71,32 @@ pub struct RoleRate {
 }
 
 impl RoleRate {
-    /// The in-process rate limit for `limit`.
-    pub fn local(limit: &RateLimit) -> Self {
+    /// `role`'s rate limit `limit` (`role` `None`: admin), counted in `shared` when
+    /// there is one, else in this process.
+    pub fn new(limit: &RateLimit, role: Option<&str>, shared: Option<&Arc<Shared>>) -> Self {
         Self {
-            store: Box::new(LocalRates::per_minute(limit.max_reqs_per_min)),
+            local: LocalRates::per_minute(limit.max_reqs_per_min),
+            shared: shared.map(|s| (s.clone(), role.unwrap_or("admin").to_owned())),
             per_minute: limit.max_reqs_per_min,
             unique: limit.unique_params.clone(),
             per_root_field: limit.per_root_field,
         }
+    }
+
+    /// Takes `n` requests from the allowance of the client `key`; `Err(wait)` is
+    /// how long until they would fit.
+    pub async fn take(&self, key: &str, n: u32) -> Result<(), Duration> {
+        if u64::from(n) > self.per_minute {
+            // More than a whole minute's allowance in one request: never fits.
+            return Err(Duration::from_secs(60));
+        }
+        if let Some((shared, role)) = &self.shared {
+            let key = format!("{role}\u{0}{key}");
+            if let Some(answer) = shared.take(&key, self.per_minute, n).await {
+                return answer;
+            }
+        }
+        self.local.take(key, n)
     }
 
     /// The client's key: its IP, the values of the named session variables, or

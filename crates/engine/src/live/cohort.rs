@@ -340,7 +340,12 @@ impl Poller {
                 next_full = Instant::now() + options.interval;
             }
             last_poll = Instant::now();
-            self.poll(!full).await;
+            let route = if changed && options.primary_after_change {
+                grafton_execute::Route::Primary
+            } else {
+                grafton_execute::Route::Replica
+            };
+            self.poll(!full, route).await;
         }
     }
 
@@ -365,7 +370,7 @@ impl Poller {
 
     /// One poll: every batch's statement, at most `concurrency` at once over all
     /// cohorts, each batch delivered as it completes.
-    async fn poll(&self, fresh_only: bool) {
+    async fn poll(&self, fresh_only: bool, route: grafton_execute::Route) {
         let mut running = tokio::task::JoinSet::new();
         for (ids, json) in self.cohort.batches(fresh_only) {
             let cohort = self.cohort.clone();
@@ -378,7 +383,7 @@ impl Poller {
                 };
                 let started = Instant::now();
                 let answers = db
-                    .poll(&cohort.statement, json.clone(), cohort.budget)
+                    .poll(&cohort.statement, json.clone(), cohort.budget, route)
                     .await;
                 seconds.observe(started.elapsed().as_secs_f64());
                 match answers {
@@ -393,7 +398,8 @@ impl Poller {
                             serde_json::from_str(&json).unwrap_or_default();
                         for (id, row) in ids.iter().zip(rows) {
                             let one = format!("[{row}]");
-                            let answer = db.poll(&cohort.statement, one, cohort.budget).await;
+                            let answer =
+                                db.poll(&cohort.statement, one, cohort.budget, route).await;
                             cohort.deliver(&[*id], answer.map_err(EngineError::from));
                         }
                     }

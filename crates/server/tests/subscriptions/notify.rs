@@ -42,6 +42,30 @@ fn a_write_through_another_instance_arrives() {
             heard.as_str().is_some_and(|l| l.starts_with("from-b-")),
             "{heard}"
         );
+        // Both feeds listen now: each write through B reaches A's subscriber in well
+        // under 100 ms (the median of five, from B's answer to A's message).
+        let mut delays = Vec::new();
+        for n in 0..5 {
+            let label = format!("timed-{n}");
+            let written = post(
+                b,
+                "mutation ($l: String!) { update_items_by_pk(pk_columns: {id: 4}, _set: {label: $l}) { id } }",
+                json!({"l": label}),
+            )
+            .await;
+            let sent = std::time::Instant::now();
+            assert_eq!(written["data"]["update_items_by_pk"]["id"], 4, "{written}");
+            match c.next(Duration::from_secs(2)).await {
+                crate::client::Event::Message(m) => {
+                    assert_eq!(m["payload"]["data"]["items_by_pk"]["label"], label.as_str());
+                }
+                other => panic!("write {n} never arrived: {other:?}"),
+            }
+            delays.push(sent.elapsed());
+        }
+        delays.sort();
+        eprintln!("B's writes reached A's subscriber after {delays:?}");
+        assert!(delays[2] < Duration::from_millis(100), "{delays:?}");
         post(
             b,
             "mutation { update_items_by_pk(pk_columns: {id: 4}, _set: {label: \"four\"}) { id } }",

@@ -1,0 +1,100 @@
+//! Subscriptions enter the engine here: checked, counted and planned as a query
+//! is, then joined to their cohort (see `live.rs`).
+
+use super::{Caller, Engine};
+use crate::error::EngineError;
+use crate::planner::{GraphqlRequest, Transport};
+use serde_json::Value;
+
+impl Engine {
+    /// Starts a live query for `caller`: the request is checked, counted and
+    /// planned as a query is, and must be a subscription. Its answers (the first
+    /// one at once, then each change) go to `sink` under `key`; dropping the
+    /// returned [`Subscription`] ends it.
+    pub async fn subscribe(
+        &self,
+        req: &GraphqlRequest,
+        caller: &Caller,
+        sink: crate::live::Sink,
+        key: u64,
+    ) -> Result<crate::live::Subscription, EngineError> {
+        let planner = self.planner_for(caller.role.as_deref(), caller.backend_only)?;
+        let stored = self.resolve_persisted(req).await?;
+        let req = stored.as_ref().unwrap_or(req);
+        let checked = planner.check(req, Transport::WebSocket)?;
+        if let Some(rate) = planner.rate.as_ref() {
+            let n = match rate.per_root_field {
+                true => u32::try_from(checked.shape.root_fields).unwrap_or(u32::MAX),
+                false => 1,
+            };
+            spend(rate, caller, n).await?;
+        }
+        let prepared = planner.prepare_checked(checked, req, &caller.vars)?;
+        let Some(multiplexed) = prepared.plan.multiplexed.as_ref() else {
+            return Err(EngineError::validation(
+                "not a subscription, or a subscription that reads no table",
+            ));
+        };
+        let mut variables = prepared.variables.clone();
+        if let Some(stream) = &prepared.plan.stream {
+            // The cursor starts at its initial value, then moves with each batch.
+            let initial = match &stream.initial {
+                grafton_sql::ParamValue::Literal(v) => v.clone(),
+                grafton_sql::ParamValue::Variable(name) => {
+                    variables.get(name).cloned().unwrap_or(Value::Null)
+                }
+            };
+            variables.insert(grafton_ir::STREAM_CURSOR_VAR.to_owned(), initial);
+        }
+        let values = grafton_execute::subscriber_values(
+            self.db.dialect(),
+            &multiplexed.statement.params,
+            &variables,
+        );
+        self.live.join(
+            &self.db,
+            crate::live::Joining {
+                planner: &planner,
+                document: &req.query,
+                plan: prepared.plan.clone(),
+                values,
+                sink,
+                key,
+            },
+        )
+    }
+
+    /// Whether the request's operation is a subscription (else it is answered once,
+    /// as over HTTP). Unknown documents answer false; their errors come later.
+    pub async fn is_subscription(&self, req: &GraphqlRequest, caller: &Caller) -> bool {
+        let Ok(planner) = self.planner_for(caller.role.as_deref(), caller.backend_only) else {
+            return false;
+        };
+        // A persisted query is judged by the document its hash stands for.
+        match self.resolve_persisted(req).await {
+            Ok(Some(stored)) => planner.is_subscription(&stored),
+            Ok(None) => planner.is_subscription(req),
+            Err(_) => false,
+        }
+    }
+
+    /// Live cohorts and subscribers now.
+    pub fn live_counts(&self) -> (usize, usize) {
+        self.live.counts()
+    }
+}
+
+/// Takes `n` requests from the caller's allowance.
+pub(super) async fn spend(
+    rate: &crate::limits::rate::RoleRate,
+    caller: &Caller,
+    n: u32,
+) -> Result<(), EngineError> {
+    let key = rate.key(caller.ip, &caller.vars);
+    rate.take(&key, n)
+        .await
+        .map_err(|wait| EngineError::RateLimited {
+            per_minute: rate.per_minute,
+            wait,
+        })
+}

@@ -1,0 +1,182 @@
+//! What several instances behind one load balancer share through Redis
+//! (`--redis-url`): rate-limit counts (GCRA, computed atomically in Redis by one
+//! script, on Redis's clock) and automatic persisted queries. Every call is
+//! bounded by [`CALL_TIMEOUT`]; when Redis does not answer, the instance falls
+//! back to its own counts and documents (each instance then limits on its own)
+//! and logs it, rather than refusing or stalling requests.
+
+use sha2::{Digest, Sha256};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The longest a request waits for Redis.
+const CALL_TIMEOUT: Duration = Duration::from_millis(250);
+
+/// How long a persisted query stays in Redis after it was last registered.
+const DOCUMENT_TTL_SECONDS: u64 = 24 * 60 * 60;
+
+/// GCRA: `KEYS[1]` holds the theoretical arrival time (µs, Redis's clock). ARGV:
+/// the interval per request (µs), the burst tolerance (µs), the requests taken.
+/// Answers 0 when they fit (and records them), else the µs to wait.
+const GCRA: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval = tonumber(ARGV[1])
+local tau = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat < now then tat = now end
+local new_tat = tat + interval * tonumber(ARGV[3])
+local allow_at = new_tat - tau
+if allow_at > now then return math.ceil(allow_at - now) end
+redis.call('SET', KEYS[1], string.format('%d', new_tat), 'PX', math.ceil((new_tat - now) / 1000) + 1)
+return 0
+";
+
+/// Why the shared store could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot connect to Redis at {url}: {message}")]
+pub struct SharedError {
+    url: String,
+    message: String,
+}
+
+/// A connection to Redis (reconnected when lost) and the scripts it runs.
+pub struct Shared {
+    conn: redis::aio::ConnectionManager,
+    gcra: redis::Script,
+    /// Calls that failed or timed out (the instance answered alone).
+    failures: AtomicU64,
+}
+
+impl Shared {
+    /// Connects to `url` (`redis://host:port/db`).
+    pub async fn connect(url: &str) -> Result<Arc<Self>, SharedError> {
+        let error = |e: redis::RedisError| SharedError {
+            url: redact(url),
+            message: e.to_string(),
+        };
+        let client = redis::Client::open(url).map_err(error)?;
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(2)))
+            .set_response_timeout(Some(CALL_TIMEOUT))
+            .set_number_of_retries(1);
+        let conn = redis::aio::ConnectionManager::new_with_config(client, config)
+            .await
+            .map_err(error)?;
+        Ok(Arc::new(Self {
+            conn,
+            gcra: redis::Script::new(GCRA),
+            failures: AtomicU64::new(0),
+        }))
+    }
+
+    /// Takes `n` requests from the allowance of `per_minute` under `key`: `Ok` when
+    /// they fit, `Err(wait)` otherwise; `None` when Redis did not answer.
+    pub(crate) async fn take(
+        &self,
+        key: &str,
+        per_minute: u64,
+        n: u32,
+    ) -> Option<Result<(), Duration>> {
+        let interval = 60_000_000 / per_minute.max(1);
+        let tau = interval.saturating_mul(per_minute.max(1));
+        let mut conn = self.conn.clone();
+        let mut invocation = self.gcra.prepare_invoke();
+        invocation
+            .key(format!("grafton:rate:{}", digest(key)))
+            .arg(interval)
+            .arg(tau)
+            .arg(n);
+        let call = invocation.invoke_async::<u64>(&mut conn);
+        let wait = self.bounded("rate limit", call).await?;
+        Some(match wait {
+            0 => Ok(()),
+            us => Err(Duration::from_micros(us)),
+        })
+    }
+
+    /// The persisted document with this hash, if Redis knows it.
+    pub(crate) async fn document(&self, hash: &str) -> Option<String> {
+        let mut conn = self.conn.clone();
+        let key = format!("grafton:apq:{hash}");
+        let mut get = redis::cmd("GET");
+        get.arg(key);
+        let call = get.query_async::<Option<String>>(&mut conn);
+        self.bounded("persisted query", call).await.flatten()
+    }
+
+    /// Remembers a persisted document for every instance.
+    pub(crate) async fn put_document(&self, hash: &str, document: &str) {
+        let mut conn = self.conn.clone();
+        let key = format!("grafton:apq:{hash}");
+        let mut set = redis::cmd("SET");
+        set.arg(key)
+            .arg(document)
+            .arg("EX")
+            .arg(DOCUMENT_TTL_SECONDS);
+        let call = set.query_async::<()>(&mut conn);
+        self.bounded("persisted query", call).await;
+    }
+
+    /// `call`'s answer, or `None` (counted, logged) when it failed or took too long.
+    async fn bounded<T>(
+        &self,
+        what: &str,
+        call: impl std::future::Future<Output = redis::RedisResult<T>>,
+    ) -> Option<T> {
+        let error = match tokio::time::timeout(CALL_TIMEOUT, call).await {
+            Ok(Ok(answer)) => return Some(answer),
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => format!("no answer in {} ms", CALL_TIMEOUT.as_millis()),
+        };
+        // Logged once per hundred failures: an outage must not flood the log.
+        if self
+            .failures
+            .fetch_add(1, Ordering::Relaxed)
+            .is_multiple_of(100)
+        {
+            tracing::warn!("Redis ({what}): {error}; this instance answers on its own meanwhile");
+        }
+        None
+    }
+}
+
+/// A bounded, uniform Redis key for a client's key (any length, any bytes).
+fn digest(key: &str) -> String {
+    Sha256::digest(key.as_bytes())
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `url` without its password.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            format!("{}***{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_lose_their_credentials() {
+        assert_eq!(
+            redact("redis://:secret@cache:6379/0"),
+            "redis://***@cache:6379/0"
+        );
+        assert_eq!(redact("redis://cache:6379"), "redis://cache:6379");
+    }
+
+    #[test]
+    fn keys_are_bounded() {
+        assert_eq!(digest(&"x".repeat(10_000)).len(), 32);
+        assert_ne!(digest("a"), digest("b"));
+    }
+}
