@@ -161,3 +161,64 @@ async fn a_writer_reads_from_the_primary_for_its_window() {
     );
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriptions_poll_the_replica_and_the_primary_after_a_write() {
+    let primary = Cluster::start();
+    grafton_testkit::psql(&primary.url(), FIXTURE.as_bytes());
+    let replica = primary.replica();
+    let server = serve(&primary.url(), |o| {
+        o.read_replicas = vec![replica.url()];
+        o.primary_after_write = Some(Duration::from_secs(60));
+        o.live.interval = Duration::from_secs(3600);
+    })
+    .await;
+    let request = grafton_engine::GraphqlRequest {
+        query: "subscription { notes_by_pk(id: 2) { body } }".into(),
+        operation_name: None,
+        variables: serde_json::Map::new(),
+        persisted_hash: None,
+    };
+    let caller = grafton_engine::Caller::default();
+    let (sink, mut answers) = tokio::sync::mpsc::channel::<grafton_engine::Delivery>(8);
+    let mut next = async || -> (u64, String) {
+        let delivery = tokio::time::timeout(Duration::from_secs(5), answers.recv())
+            .await
+            .expect("an answer within 5 s")
+            .expect("the subscriptions live");
+        let body: serde_json::Value =
+            serde_json::from_str(&delivery.result.expect("no error")).expect("json");
+        let text = body["data"]["notes_by_pk"]["body"].as_str().unwrap_or("?");
+        (delivery.key, text.to_owned())
+    };
+    let engine = server.engine.clone();
+    let _a = (engine.subscribe(&request, &caller, sink.clone(), 1).await).expect("subscribed");
+    assert_eq!(next().await, (1, "note 2".to_owned()));
+
+    // The replica stops replaying; a write behind Grafton's back (no wake-up) reaches
+    // only the primary. A new subscriber's first poll reads the replica: the old row.
+    grafton_testkit::query_one(&replica.url(), "SELECT pg_wal_replay_pause()");
+    grafton_testkit::psql(
+        &primary.url(),
+        b"UPDATE notes SET body = 'behind' WHERE id = 2;",
+    );
+    let _b = (engine.subscribe(&request, &caller, sink, 2).await).expect("subscribed");
+    assert_eq!(
+        next().await,
+        (2, "note 2".to_owned()),
+        "polled on the replica"
+    );
+
+    // A write through Grafton to the table wakes the cohort (the interval is an
+    // hour): that poll reads on the primary, so both see the row the replica lacks.
+    let (status, body) = post(
+        &reqwest::Client::new(),
+        &server,
+        "mutation { update_notes_by_pk(pk_columns: {id: 3}, _set: {body: \"x\"}) { id } }",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let mut woken = vec![next().await, next().await];
+    woken.sort();
+    assert_eq!(woken, [(1, "behind".to_owned()), (2, "behind".to_owned())]);
+}
