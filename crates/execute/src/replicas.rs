@@ -52,7 +52,7 @@ pub struct ReplicaStatus {
     pub lag_bytes: u64,
     /// Reads it answered.
     pub reads: u64,
-    /// Times it was taken out (a failed check or statement).
+    /// Failed checks and statements (each takes it out, or keeps it out).
     pub failures: u64,
     /// Its pool.
     pub pool: crate::PoolStatus,

@@ -47,7 +47,7 @@ impl ReplicaMetrics {
             failures: super::counter_vec(
                 r,
                 "grafton_replica_failures_total",
-                "Times a replica was taken out (a failed health check or statement).",
+                "Failed health checks and statements of a replica (each takes it out, or keeps it out).",
                 &["replica"],
             ),
             pool: super::gauge_vec(
