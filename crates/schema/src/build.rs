@@ -15,11 +15,13 @@ mod mutations;
 mod names;
 mod relations;
 mod stream;
+mod table_names;
 mod tables;
 mod types;
 
 use access::{restrict, table_access};
-use relations::{name_tables, relationships};
+use relations::relationships;
+use table_names::name_tables;
 
 /// Why a schema could not be built.
 #[derive(Debug, thiserror::Error)]

@@ -47,6 +47,10 @@ pub struct DatabaseConfig {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TableConfig {
+    /// The name the table's types and root fields are made from, instead of the
+    /// table's own (Hasura's `configuration.custom_name`).
+    #[serde(default)]
+    pub custom_name: Option<String>,
     /// A primary key for a view or a key-less table, so it gets `_by_pk` and default order.
     #[serde(default)]
     pub primary_key: Vec<String>,
@@ -186,6 +190,10 @@ pub struct ColumnConfig {
     /// A JSON Schema every written value must match: a file path (relative to the
     /// config file; it may `$ref` other files) or the schema itself, inline.
     pub json_schema: Option<JsonSchemaConfig>,
+    /// The column's GraphQL field name, used as written (Hasura's
+    /// `column_config.<column>.custom_name`).
+    #[serde(default)]
+    pub custom_name: Option<String>,
 }
 
 /// Where a column's JSON Schema comes from.

@@ -2,12 +2,14 @@
 //! table whose names collide with GraphQL's own (`String`, `query_root`), with the
 //! schema's shared types (`order_by`, `jsonb_comparison_exp`, an enum), or with
 //! another table's (`items_aggregate` beside `items`) is skipped with a warning, so
-//! whoever can create a table cannot stop the API at its next start.
+//! whoever can create a table cannot stop the API at its next start. A custom name
+//! (config or Hasura metadata) that collides stops start-up instead, naming both:
+//! it is a mistake in the configuration, not in the database.
 
 use super::AGG_FUNCS;
 use crate::naming::{graphql_safe, Naming};
 use grafton_catalog::Catalog;
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 /// The suffixes of the types generated for a table (`venues_bool_exp`, …).
 const TYPE_SUFFIXES: [&str; 20] = [
@@ -78,23 +80,25 @@ const SCALARS: [&str; 17] = [
     "bytea",
 ];
 
-/// Type and root field names already in use.
+/// Type and root field names already in use, each with who uses it.
 pub(super) struct Taken {
-    types: HashSet<String>,
-    fields: HashSet<String>,
+    types: HashMap<String, String>,
+    fields: HashMap<String, String>,
 }
 
 impl Taken {
     /// The names the schema uses whatever its tables: root types, `order_by`, every
     /// scalar and its comparison type, jsonb's cast type, and the database's enums.
     pub(super) fn reserved(naming: Naming, catalog: &Catalog, default_schema: &str) -> Self {
-        let mut types: HashSet<String> = ["query_root", "mutation_root", "subscription_root"]
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
-        types.insert(naming.type_name("order_by"));
-        types.insert(naming.type_name("jsonb_cast_exp"));
-        types.insert(naming.type_name(super::stream::CURSOR_ORDERING));
+        let shared = || "a type every schema has".to_owned();
+        let mut types: HashMap<String, String> =
+            ["query_root", "mutation_root", "subscription_root"]
+                .into_iter()
+                .map(|t| (t.to_owned(), shared()))
+                .collect();
+        for t in ["order_by", "jsonb_cast_exp", super::stream::CURSOR_ORDERING] {
+            types.insert(naming.type_name(t), shared());
+        }
         let enums = catalog.enums.iter().map(|e| {
             if e.schema == default_schema {
                 graphql_safe(&e.name)
@@ -103,18 +107,24 @@ impl Taken {
             }
         });
         for base in SCALARS.iter().map(|s| s.to_string()).chain(enums) {
-            types.insert(naming.scalar(&base));
-            types.insert(naming.type_name(&format!("{base}_comparison_exp")));
+            types.insert(naming.scalar(&base), "a scalar or enum type".to_owned());
+            let comparison = naming.type_name(&format!("{base}_comparison_exp"));
+            types.insert(comparison, "a scalar's comparison type".to_owned());
         }
         Taken {
             types,
-            fields: HashSet::new(),
+            fields: HashMap::new(),
         }
     }
 
-    /// Claims every name table `base` brings; on a clash claims nothing and returns
-    /// the name already taken.
-    pub(super) fn claim(&mut self, naming: Naming, base: &str) -> Result<(), String> {
+    /// Claims for `owner` every name table `base` brings; on a clash claims nothing
+    /// and returns the name already taken and who took it.
+    pub(super) fn claim(
+        &mut self,
+        naming: Naming,
+        base: &str,
+        owner: &str,
+    ) -> Result<(), (String, String)> {
         let funcs = AGG_FUNCS
             .iter()
             .flat_map(|(_, f)| [format!("_{f}_fields"), format!("_{f}_order_by")]);
@@ -130,14 +140,14 @@ impl Taken {
             .iter()
             .map(|f| naming.field(&f.replace("{}", base)))
             .collect();
-        if let Some(t) = types.iter().find(|t| self.types.contains(*t)) {
-            return Err(t.clone());
+        for (names, taken) in [(&types, &self.types), (&fields, &self.fields)] {
+            if let Some((name, by)) = names.iter().find_map(|n| taken.get_key_value(n)) {
+                return Err((name.clone(), by.clone()));
+            }
         }
-        if let Some(f) = fields.iter().find(|f| self.fields.contains(*f)) {
-            return Err(f.clone());
-        }
-        self.types.extend(types);
-        self.fields.extend(fields);
+        let own = |n: String| (n, owner.to_owned());
+        self.types.extend(types.into_iter().map(own));
+        self.fields.extend(fields.into_iter().map(own));
         Ok(())
     }
 }

@@ -1,0 +1,184 @@
+//! Naming the catalog's tables and their columns: from the database's names under
+//! the naming convention, or from custom names (config, Hasura metadata), which
+//! must be GraphQL names and must not collide.
+
+use super::*;
+
+pub(super) fn name_tables(
+    catalog: &Catalog,
+    config: &Config,
+    naming: Naming,
+    default_schema: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<TableInfo>, SchemaError> {
+    for key in config.tables.keys() {
+        if find_table(catalog, key, default_schema).is_none() {
+            return Err(SchemaError::Config(format!(
+                "table '{key}' is not in the database"
+            )));
+        }
+    }
+    let table_config = |ci: usize| {
+        (config.tables.iter())
+            .find(|(k, _)| find_table(catalog, k, default_schema) == Some(ci))
+            .map(|(_, v)| v)
+    };
+    // Each table's base name: its custom name, else its own (schema-qualified outside
+    // the default schema). Custom names claim theirs first; any collision with one
+    // is a configuration error naming both, while tables named by the database that
+    // collide with each other or with a shared type are skipped, as before.
+    let mut bases = Vec::with_capacity(catalog.tables.len());
+    for (ci, t) in catalog.tables.iter().enumerate() {
+        let custom = table_config(ci).and_then(|tc| tc.custom_name.as_deref());
+        let base = match custom {
+            Some(name) => {
+                valid_name(name).map_err(|why| {
+                    SchemaError::Config(format!("{}: custom_name '{name}' {why}", qualified(t)))
+                })?;
+                name.to_owned()
+            }
+            None if t.schema == default_schema => graphql_safe(&t.name),
+            None => graphql_safe(&format!("{}_{}", t.schema, t.name)),
+        };
+        bases.push((base, custom.is_some()));
+    }
+    let owner = |ci: usize| match &bases[ci] {
+        (base, true) => format!(
+            "table {} (custom_name '{base}')",
+            qualified(&catalog.tables[ci])
+        ),
+        _ => format!("table {}", qualified(&catalog.tables[ci])),
+    };
+    let mut taken = names::Taken::reserved(naming, catalog, default_schema);
+    let mut kept = vec![false; catalog.tables.len()];
+    for custom in [true, false] {
+        for (ci, (base, is_custom)) in bases.iter().enumerate() {
+            if *is_custom != custom {
+                continue;
+            }
+            match taken.claim(naming, base, &owner(ci)) {
+                Ok(()) => kept[ci] = true,
+                Err((name, by)) if custom || by.contains("(custom_name") => {
+                    return Err(SchemaError::Config(format!(
+                        "{} needs the GraphQL name '{name}', which {by} already takes",
+                        owner(ci)
+                    )))
+                }
+                Err((name, by)) => warnings.push(format!(
+                    "table {} skipped: the GraphQL name '{name}' it needs is taken by {by}",
+                    qualified(&catalog.tables[ci])
+                )),
+            }
+        }
+    }
+    let mut tables = Vec::new();
+    for (ci, t) in catalog.tables.iter().enumerate() {
+        if !kept[ci] {
+            continue;
+        }
+        let base = bases[ci].0.clone();
+        let table_config = table_config(ci);
+        let pk_names = match table_config {
+            Some(tc) if !tc.primary_key.is_empty() => tc.primary_key.clone(),
+            _ => t.primary_key.clone(),
+        };
+        let mut primary_key = Vec::new();
+        for name in &pk_names {
+            let idx = t
+                .columns
+                .iter()
+                .position(|c| &c.name == name)
+                .ok_or_else(|| {
+                    SchemaError::Config(format!(
+                        "primary key column '{name}' is not in {}",
+                        qualified(t)
+                    ))
+                })?;
+            primary_key.push(idx);
+        }
+        let mut fields = HashMap::new();
+        let mut column_fields = Vec::new();
+        for (i, c) in t.columns.iter().enumerate() {
+            let custom = (table_config.and_then(|tc| tc.columns.get(&c.name)))
+                .and_then(|cc| cc.custom_name.as_deref());
+            let name = match custom {
+                Some(name) => {
+                    valid_name(name).map_err(|why| {
+                        SchemaError::Config(format!(
+                            "column {}.{}: custom_name '{name}' {why}",
+                            qualified(t),
+                            c.name
+                        ))
+                    })?;
+                    name.to_owned()
+                }
+                None => naming.field(&graphql_safe(&c.name)),
+            };
+            if let Some(TableField::Column(j)) = fields.insert(name.clone(), TableField::Column(i))
+            {
+                let other = &t.columns[j].name;
+                let named = |col: &str| {
+                    (table_config.and_then(|tc| tc.columns.get(col)))
+                        .is_some_and(|cc| cc.custom_name.is_some())
+                };
+                if named(&c.name) || named(other) {
+                    return Err(SchemaError::Config(format!(
+                        "columns {0}.{other} and {0}.{1} would both be the GraphQL field '{name}'",
+                        qualified(t),
+                        c.name
+                    )));
+                }
+                warnings.push(format!(
+                    "column {}.{} hides another column with the GraphQL name '{name}'",
+                    qualified(t),
+                    c.name
+                ));
+            }
+            column_fields.push(name);
+        }
+        let position = |name: &String| t.columns.iter().position(|c| &c.name == name);
+        let mut constraints = HashMap::new();
+        if !t.primary_key.is_empty() {
+            let name = t
+                .primary_key_name
+                .clone()
+                .unwrap_or_else(|| format!("{}_pkey", t.name));
+            let cols: Option<Vec<usize>> = t.primary_key.iter().map(position).collect();
+            if let Some(cols) = cols {
+                constraints.insert(naming.enum_value(&graphql_safe(&name)), cols);
+            }
+        }
+        for u in &t.unique_constraints {
+            let cols: Option<Vec<usize>> = u.columns.iter().map(position).collect();
+            if let Some(cols) = cols {
+                constraints.insert(naming.enum_value(&graphql_safe(&u.name)), cols);
+            }
+        }
+        tables.push(TableInfo {
+            catalog_index: ci,
+            type_name: naming.type_name(&base),
+            base_name: base,
+            primary_key,
+            column_fields,
+            fields,
+            mutable: t.writes.any(),
+            constraints,
+        });
+    }
+    Ok(tables)
+}
+
+/// Why `name` cannot be a GraphQL name given as is (a custom name), if it cannot.
+fn valid_name(name: &str) -> Result<(), &'static str> {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic());
+    if !first_ok || !chars.all(|c| c == '_' || c.is_ascii_alphanumeric()) {
+        return Err("is not a GraphQL name (letters, digits and _, not starting with a digit)");
+    }
+    if name.starts_with("__") {
+        return Err("starts with __, which GraphQL keeps for introspection");
+    }
+    Ok(())
+}

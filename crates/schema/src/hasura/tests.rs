@@ -1,0 +1,94 @@
+//! The Hasura metadata import, on YAML written as Hasura writes it.
+
+use super::*;
+
+#[test]
+fn unknown_permission_keys_are_refused() {
+    let yaml = r#"
+- table: {schema: public, name: documents}
+  select_permissions:
+    - role: user
+      permission: {columns: [id], filtre: {id: {_eq: 1}}}
+"#;
+    let err = serde_norway::from_str::<Vec<Entry>>(yaml)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("filtre"), "{err}");
+}
+
+#[test]
+fn converts_relationships_and_permissions() {
+    let yaml = r#"
+- table: {schema: public, name: documents}
+  object_relationships:
+    - name: organisation
+      using: {foreign_key_constraint_on: org_id}
+  select_permissions:
+    - role: user
+      permission:
+        columns: [id, title]
+        filter: {org_id: {_eq: X-Hasura-Org-Id}}
+        limit: 10
+        allow_aggregations: true
+        computed_fields: []
+  insert_permissions:
+    - role: user
+      permission: {check: {}, set: {owner_id: x-hasura-User-Id}, columns: [title], backend_only: false}
+  delete_permissions:
+    - role: user
+      permission: {filter: {owner_id: {_eq: X-Hasura-User-Id}}}
+- table: {schema: public, name: organisations}
+  array_relationships:
+    - name: docs
+      using: {foreign_key_constraint_on: {column: org_id, table: {schema: public, name: documents}}}
+    - name: members
+      using: {manual_configuration: {remote_table: {schema: public, name: users}, column_mapping: {id: org_id}}}
+"#;
+    let entries: Vec<Entry> = serde_norway::from_str(yaml).expect("metadata parses");
+    let c = convert(entries).expect("converts");
+    let docs = &c.tables["documents"];
+    assert_eq!(
+        docs.foreign_key_relationships["organisation"].columns,
+        ["org_id"]
+    );
+    let select = docs.permissions["user"].select.as_ref().expect("select");
+    assert_eq!(select.limit, Some(10));
+    assert!(select.allow_aggregations);
+    assert!(matches!(&select.columns, Columns::Some(c) if c == &["id", "title"]));
+    assert!(docs.permissions["user"].insert.is_some() && docs.permissions["user"].delete.is_some());
+    let orgs = &c.tables["organisations"];
+    let docs_rel = &orgs.foreign_key_relationships["docs"];
+    assert_eq!(
+        (docs_rel.table.as_deref(), docs_rel.columns.as_slice()),
+        (Some("documents"), &["org_id".to_owned()][..])
+    );
+    assert_eq!(orgs.relationships["members"].table, "users");
+}
+
+#[test]
+fn custom_names_come_from_both_spellings_and_the_config_file_wins() {
+    let yaml = r#"
+- table: {name: authors, schema: public}
+  configuration:
+    custom_name: writers
+    custom_column_names: {id: writerId}
+    column_config: {full_name: {custom_name: name, comment: shown}}
+"#;
+    let entries: Vec<Entry> = serde_norway::from_str(yaml).expect("yaml");
+    let imported = convert(entries).expect("converts");
+    let t = &imported.tables["authors"];
+    assert_eq!(t.custom_name.as_deref(), Some("writers"));
+    assert_eq!(t.columns["id"].custom_name.as_deref(), Some("writerId"));
+    assert_eq!(t.columns["full_name"].custom_name.as_deref(), Some("name"));
+
+    let mut config: Config = serde_norway::from_str(
+        "tables: {authors: {custom_name: authors_list, columns: {id: {custom_name: key}}}}",
+    )
+    .expect("config");
+    merge(&mut config, imported);
+    let t = &config.tables["authors"];
+    assert_eq!(t.custom_name.as_deref(), Some("authors_list"));
+    assert_eq!(t.columns["id"].custom_name.as_deref(), Some("key"));
+    assert_eq!(t.columns["full_name"].custom_name.as_deref(), Some("name"));
+}

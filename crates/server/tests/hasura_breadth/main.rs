@@ -1,0 +1,76 @@
+//! Hasura projects beyond tables (issue 16), fed from Hasura-format metadata and from
+//! the config file, on both backends: custom names so far.
+
+mod custom_names;
+
+use grafton_server::{Running, ServeOptions};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// Authors and their posts, the same on both backends.
+pub const FIXTURE: &str = "
+CREATE TABLE authors (id INTEGER NOT NULL PRIMARY KEY, full_name TEXT NOT NULL);
+CREATE TABLE posts (
+  id INTEGER NOT NULL PRIMARY KEY,
+  author_id INTEGER NOT NULL REFERENCES authors (id),
+  title TEXT NOT NULL
+);
+INSERT INTO authors VALUES (1, 'Ada'), (2, 'Grace');
+INSERT INTO posts VALUES (1, 1, 'Engines'), (2, 1, 'Notes'), (3, 2, 'Compilers');
+";
+
+/// A SQLite file and a PostgreSQL database holding [`FIXTURE`].
+pub fn databases(name: &'static str) -> [String; 2] {
+    std::thread::spawn(move || {
+        let sqlite = grafton_testkit::sqlite_path(name);
+        let conn = rusqlite::Connection::open(&sqlite).expect("create SQLite file");
+        conn.execute_batch(FIXTURE).expect("SQLite fixture");
+        let postgres = grafton_testkit::fresh_database(name);
+        grafton_testkit::psql(&postgres, FIXTURE.as_bytes());
+        [sqlite.display().to_string(), postgres]
+    })
+    .join()
+    .unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
+/// A Hasura metadata directory (v3 layout) with these table files.
+pub fn metadata(name: &str, tables: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("grafton-{name}-{}", std::process::id()));
+    let dir_tables = dir.join("databases/default/tables");
+    std::fs::create_dir_all(&dir_tables).expect("metadata dir");
+    let includes: String = (tables.iter())
+        .map(|(file, _)| format!("- \"!include {file}\"\n"))
+        .collect();
+    std::fs::write(dir_tables.join("tables.yaml"), includes).expect("tables.yaml");
+    for (file, text) in tables {
+        std::fs::write(dir_tables.join(file), text).expect("table file");
+    }
+    dir
+}
+
+/// A server on `url` with the Hasura metadata at `dir`.
+pub async fn serve(url: &str, dir: &Path) -> Running {
+    let config = grafton_schema::hasura::load(dir).expect("metadata loads");
+    grafton_server::start(&ServeOptions {
+        database_url: url.to_owned(),
+        port: 0,
+        config,
+        ..ServeOptions::default()
+    })
+    .await
+    .expect("server starts")
+}
+
+/// Posts `query` as `role` (`None`: admin) with `x-hasura-user-id: 1`; the body.
+pub async fn post(server: &Running, role: Option<&str>, query: &str) -> Value {
+    let mut request = reqwest::Client::new()
+        .post(server.url())
+        .json(&json!({ "query": query }));
+    if let Some(role) = role {
+        request = request
+            .header("x-hasura-role", role)
+            .header("x-hasura-user-id", "1");
+    }
+    let response = request.send().await.expect("answer");
+    response.json().await.expect("json")
+}
