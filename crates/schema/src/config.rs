@@ -51,6 +51,11 @@ pub struct TableConfig {
     /// table's own (Hasura's `configuration.custom_name`).
     #[serde(default)]
     pub custom_name: Option<String>,
+    /// Names (and descriptions) for its root fields, by Hasura's keys: `select`,
+    /// `select_by_pk`, `select_aggregate`, `select_stream`, `insert`, `insert_one`,
+    /// `update`, `update_by_pk`, `update_many`, `delete`, `delete_by_pk`.
+    #[serde(default)]
+    pub custom_root_fields: BTreeMap<String, Option<CustomRootField>>,
     /// A primary key for a view or a key-less table, so it gets `_by_pk` and default order.
     #[serde(default)]
     pub primary_key: Vec<String>,
@@ -181,6 +186,24 @@ pub struct DeletePermission {
     /// `x-hasura-use-backend-only-permissions: true` (Hasura's `backend_only`).
     #[serde(default)]
     pub backend_only: bool,
+}
+
+/// A custom root field, in either of Hasura's spellings: its name, or its name and
+/// description (either may be left out).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum CustomRootField {
+    /// `select: writers`
+    Name(String),
+    /// `select: {name: writers, comment: All the writers}`
+    Full {
+        /// The field's name (the default's when absent).
+        #[serde(default)]
+        name: Option<String>,
+        /// The field's description.
+        #[serde(default)]
+        comment: Option<String>,
+    },
 }
 
 /// Settings for one column.

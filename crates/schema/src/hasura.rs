@@ -4,8 +4,8 @@
 //! so a Hasura project moves over without rewriting its rules.
 
 use crate::config::{
-    Columns, Config, DeletePermission, ForeignKeyRelationship, InsertPermission, ManualKind,
-    ManualRelationship, SelectPermission, TableConfig, UpdatePermission,
+    Columns, Config, CustomRootField, DeletePermission, ForeignKeyRelationship, InsertPermission,
+    ManualKind, ManualRelationship, SelectPermission, TableConfig, UpdatePermission,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -65,9 +65,8 @@ struct Configuration {
     /// The older spelling of `column_config.<column>.custom_name`.
     #[serde(default)]
     custom_column_names: BTreeMap<String, String>,
-    /// Not served yet: refused, so no client is surprised by other names.
     #[serde(default)]
-    custom_root_fields: BTreeMap<String, Value>,
+    custom_root_fields: BTreeMap<String, Option<CustomRootField>>,
 }
 
 #[derive(Deserialize)]
@@ -209,13 +208,9 @@ fn convert(entries: Vec<Entry>) -> Result<Config, String> {
                 ));
             }
         }
-        if let Some(kind) = e.configuration.custom_root_fields.keys().next() {
-            return Err(format!(
-                "{key}: configuration.custom_root_fields ({kind}, …) is not supported yet"
-            ));
-        }
         let table = config.tables.entry(key).or_default();
         table.custom_name = e.configuration.custom_name;
+        table.custom_root_fields = e.configuration.custom_root_fields;
         let names = (e.configuration.custom_column_names.into_iter()).chain(
             (e.configuration.column_config.into_iter())
                 .filter_map(|(c, n)| Some((c, n.custom_name?))),
@@ -323,6 +318,9 @@ pub fn merge(config: &mut Config, other: Config) {
         let target = config.tables.entry(key).or_default();
         if target.custom_name.is_none() {
             target.custom_name = t.custom_name;
+        }
+        for (kind, root) in t.custom_root_fields {
+            target.custom_root_fields.entry(kind).or_insert(root);
         }
         for (column, c) in t.columns {
             let names = &mut target.columns.entry(column).or_default().custom_name;

@@ -8,6 +8,9 @@ use grafton_catalog::{Backend, Catalog, ScalarKind};
 use grafton_sql::{AggFunc, Direction, Nulls};
 use std::collections::{BTreeSet, HashMap};
 
+mod roots;
+pub use roots::{RootKind, RootNames};
+
 /// Index into [`SchemaModel::tables`].
 pub type TableId = usize;
 /// Index into [`SchemaModel::relationships`].
@@ -34,6 +37,8 @@ pub struct TableInfo {
     /// Unique keys usable as an upsert's conflict target, by `t_constraint` value:
     /// the primary key and each unique constraint or index, as column indices.
     pub constraints: HashMap<String, Vec<usize>>,
+    /// Its root fields' names (and custom descriptions).
+    pub roots: RootNames,
 }
 
 /// What a field of a table's object type (or its bool_exp / order_by) stands for.

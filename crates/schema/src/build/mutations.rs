@@ -3,7 +3,7 @@
 //! schema's role may do.
 
 use super::Builder;
-use crate::model::{MutationField, RelKind, TableField, TableId};
+use crate::model::{MutationField, RelKind, RootKind, TableField, TableId};
 use crate::naming::Arg;
 use crate::sdl::FieldDef;
 use grafton_catalog::ScalarKind;
@@ -25,7 +25,6 @@ impl Builder<'_> {
         let access = self.access[id].clone();
         let table_name = self.catalog.tables[info.catalog_index].name.clone();
         let type_name = info.type_name.clone();
-        let base = info.base_name.clone();
         // A column's GraphQL name, unless a later column took it (warned at start-up).
         let named = |set: &BTreeSet<usize>| -> Vec<(usize, String)> {
             set.iter()
@@ -254,17 +253,21 @@ impl Builder<'_> {
         );
 
         // Root fields, in Hasura's order.
-        let mut add = |b: &mut Self, snake: String, kind: MutationField, def: FieldDef| {
-            let name = n.field(&snake);
+        let roots = info.roots.clone();
+        let mut add = |b: &mut Self, root_kind: RootKind, kind: MutationField, def: FieldDef| {
+            let name = roots.name(root_kind).to_owned();
             b.mutation_fields.insert(name.clone(), kind);
             let mut def = def;
             def.name = name;
+            if let Some(Some(comment)) = roots.comments.get(root_kind as usize) {
+                def = def.describe(Some(comment));
+            }
             root.push(def);
         };
         if access.delete {
             add(
                 self,
-                format!("delete_{base}"),
+                RootKind::Delete,
                 MutationField::Delete(id),
                 FieldDef::new("", response.clone())
                     .with_args(vec![where_arg.clone()])
@@ -275,7 +278,7 @@ impl Builder<'_> {
             if !pk_args.is_empty() {
                 add(
                     self,
-                    format!("delete_{base}_by_pk"),
+                    RootKind::DeleteByPk,
                     MutationField::DeleteByPk(id),
                     FieldDef::new("", type_name.clone())
                         .with_args(pk_args.clone())
@@ -294,7 +297,7 @@ impl Builder<'_> {
             }
             add(
                 self,
-                format!("insert_{base}"),
+                RootKind::Insert,
                 MutationField::Insert(id),
                 FieldDef::new("", response.clone())
                     .with_args(insert_args)
@@ -309,7 +312,7 @@ impl Builder<'_> {
             if !insert_one_args.is_empty() {
                 add(
                     self,
-                    format!("insert_{base}_one"),
+                    RootKind::InsertOne,
                     MutationField::InsertOne(id),
                     FieldDef::new("", type_name.clone())
                         .with_args(insert_one_args)
@@ -328,7 +331,7 @@ impl Builder<'_> {
         update_args.push(where_arg);
         add(
             self,
-            format!("update_{base}"),
+            RootKind::Update,
             MutationField::Update(id),
             FieldDef::new("", response.clone())
                 .with_args(update_args.clone())
@@ -352,7 +355,7 @@ impl Builder<'_> {
             args.push((names.pk_columns.clone(), format!("{pk_input}!")));
             add(
                 self,
-                format!("update_{base}_by_pk"),
+                RootKind::UpdateByPk,
                 MutationField::UpdateByPk(id),
                 FieldDef::new("", type_name.clone())
                     .with_args(args)
@@ -369,7 +372,7 @@ impl Builder<'_> {
         self.sdl.object("input", &updates, None, &fields);
         add(
             self,
-            format!("update_{base}_many"),
+            RootKind::UpdateMany,
             MutationField::UpdateMany(id),
             FieldDef::new("", format!("[{response}]"))
                 .with_args(vec![(names.updates.clone(), format!("[{updates}!]!"))])

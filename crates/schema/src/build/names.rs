@@ -44,21 +44,6 @@ const JSONB_SUFFIXES: [&str; 5] = [
     "_delete_at_path_input",
 ];
 
-/// The root fields generated for a table, `{}` standing for its name.
-const FIELD_FORMS: [&str; 11] = [
-    "{}",
-    "{}_by_pk",
-    "{}_aggregate",
-    "insert_{}",
-    "insert_{}_one",
-    "update_{}",
-    "update_{}_by_pk",
-    "update_{}_many",
-    "delete_{}",
-    "delete_{}_by_pk",
-    "{}_stream",
-];
-
 /// The scalars' base names (built-in ones keep their names under every naming).
 const SCALARS: [&str; 17] = [
     "Int",
@@ -80,24 +65,34 @@ const SCALARS: [&str; 17] = [
     "bytea",
 ];
 
-/// Type and root field names already in use, each with who uses it.
+/// Type and root field names already in use, each with who uses it and whether
+/// that use is a custom name.
 pub(super) struct Taken {
-    types: HashMap<String, String>,
-    fields: HashMap<String, String>,
+    types: HashMap<String, (String, bool)>,
+    fields: HashMap<String, (String, bool)>,
+}
+
+/// A name two tables (or a table and the schema) both need.
+pub(super) struct Clash {
+    /// The name.
+    pub(super) name: String,
+    /// Who has it.
+    pub(super) by: String,
+    /// Whether either side's use of it is a custom name.
+    pub(super) custom: bool,
 }
 
 impl Taken {
     /// The names the schema uses whatever its tables: root types, `order_by`, every
     /// scalar and its comparison type, jsonb's cast type, and the database's enums.
     pub(super) fn reserved(naming: Naming, catalog: &Catalog, default_schema: &str) -> Self {
-        let shared = || "a type every schema has".to_owned();
-        let mut types: HashMap<String, String> =
-            ["query_root", "mutation_root", "subscription_root"]
-                .into_iter()
-                .map(|t| (t.to_owned(), shared()))
-                .collect();
+        let mut types = HashMap::new();
+        let mut reserve = |name: String, what: &str| types.insert(name, (what.to_owned(), false));
+        for t in ["query_root", "mutation_root", "subscription_root"] {
+            reserve(t.to_owned(), "a type every schema has");
+        }
         for t in ["order_by", "jsonb_cast_exp", super::stream::CURSOR_ORDERING] {
-            types.insert(naming.type_name(t), shared());
+            reserve(naming.type_name(t), "a type every schema has");
         }
         let enums = catalog.enums.iter().map(|e| {
             if e.schema == default_schema {
@@ -107,9 +102,9 @@ impl Taken {
             }
         });
         for base in SCALARS.iter().map(|s| s.to_string()).chain(enums) {
-            types.insert(naming.scalar(&base), "a scalar or enum type".to_owned());
+            reserve(naming.scalar(&base), "a scalar or enum type");
             let comparison = naming.type_name(&format!("{base}_comparison_exp"));
-            types.insert(comparison, "a scalar's comparison type".to_owned());
+            reserve(comparison, "a scalar's comparison type");
         }
         Taken {
             types,
@@ -117,14 +112,17 @@ impl Taken {
         }
     }
 
-    /// Claims for `owner` every name table `base` brings; on a clash claims nothing
-    /// and returns the name already taken and who took it.
+    /// Claims for `owner` every name table `base` brings: its types (custom names
+    /// when `custom_base`) and its root fields (`roots`: each name and whether it is
+    /// custom); on a clash claims nothing and says what clashed.
     pub(super) fn claim(
         &mut self,
         naming: Naming,
         base: &str,
+        custom_base: bool,
+        roots: &[(String, bool)],
         owner: &str,
-    ) -> Result<(), (String, String)> {
+    ) -> Result<(), Clash> {
         let funcs = AGG_FUNCS
             .iter()
             .flat_map(|(_, f)| [format!("_{f}_fields"), format!("_{f}_order_by")]);
@@ -133,21 +131,33 @@ impl Taken {
             .chain(JSONB_SUFFIXES.iter())
             .map(|s| s.to_string())
             .chain(funcs);
-        let types: Vec<String> = suffixes
-            .map(|s| naming.type_name(&format!("{base}{s}")))
+        let types: Vec<(String, bool)> = suffixes
+            .map(|s| (naming.type_name(&format!("{base}{s}")), custom_base))
             .collect();
-        let fields: Vec<String> = FIELD_FORMS
-            .iter()
-            .map(|f| naming.field(&f.replace("{}", base)))
-            .collect();
-        for (names, taken) in [(&types, &self.types), (&fields, &self.fields)] {
-            if let Some((name, by)) = names.iter().find_map(|n| taken.get_key_value(n)) {
-                return Err((name.clone(), by.clone()));
+        let mut seen = std::collections::HashSet::new();
+        if let Some((name, _)) = roots.iter().find(|(n, _)| !seen.insert(n)) {
+            return Err(Clash {
+                name: name.clone(),
+                by: format!("another root field of {owner}"),
+                custom: true,
+            });
+        }
+        for (names, taken) in [(&types, &self.types), (&roots.to_vec(), &self.fields)] {
+            let clash = names.iter().find_map(|(name, custom)| {
+                let (by, theirs) = taken.get(name)?;
+                Some(Clash {
+                    name: name.clone(),
+                    by: by.clone(),
+                    custom: *custom || *theirs,
+                })
+            });
+            if let Some(clash) = clash {
+                return Err(clash);
             }
         }
-        let own = |n: String| (n, owner.to_owned());
+        let own = |(n, c): (String, bool)| (n, (owner.to_owned(), c));
         self.types.extend(types.into_iter().map(own));
-        self.fields.extend(fields.into_iter().map(own));
+        self.fields.extend(roots.iter().cloned().map(own));
         Ok(())
     }
 }

@@ -2,7 +2,7 @@
 //! subscription root and its cursor input types, as Hasura names them.
 
 use super::{Builder, FieldDef};
-use crate::model::{RootField, TableId};
+use crate::model::{RootField, RootKind, TableId};
 use grafton_catalog::ScalarKind;
 
 /// The enum of a cursor's direction.
@@ -52,9 +52,12 @@ impl Builder<'_> {
             ],
         );
         self.streams = true;
-        let name = self
-            .naming
-            .field(&format!("{}_stream", self.tables[id].base_name));
+        let roots = &self.tables[id].roots;
+        let name = roots.name(RootKind::SelectStream).to_owned();
+        let description = roots.describe(
+            RootKind::SelectStream,
+            format!("fetch data from the table in a streaming manner: \"{table}\""),
+        );
         self.root_fields.insert(name.clone(), RootField::Stream(id));
         let args = vec![
             (self.naming.field("batch_size"), "Int!".to_owned()),
@@ -67,9 +70,7 @@ impl Builder<'_> {
         Some(
             FieldDef::new(name, format!("[{}!]!", self.tables[id].type_name))
                 .with_args(args)
-                .describe(Some(&format!(
-                    "fetch data from the table in a streaming manner: \"{table}\""
-                ))),
+                .describe(Some(&description)),
         )
     }
 

@@ -3,6 +3,7 @@
 //! must be GraphQL names and must not collide.
 
 use super::*;
+use crate::config::{CustomRootField, TableConfig};
 
 pub(super) fn name_tables(
     catalog: &Catalog,
@@ -23,13 +24,15 @@ pub(super) fn name_tables(
             .find(|(k, _)| find_table(catalog, k, default_schema) == Some(ci))
             .map(|(_, v)| v)
     };
-    // Each table's base name: its custom name, else its own (schema-qualified outside
-    // the default schema). Custom names claim theirs first; any collision with one
-    // is a configuration error naming both, while tables named by the database that
-    // collide with each other or with a shared type are skipped, as before.
-    let mut bases = Vec::with_capacity(catalog.tables.len());
+    // Each table's base name (its custom name, else its own, schema-qualified outside
+    // the default schema) and root field names. Tables with custom names claim theirs
+    // first; any collision involving a custom name is a configuration error naming
+    // both, while tables named by the database that collide with each other or with
+    // a shared type are skipped, as before.
+    let mut plans = Vec::with_capacity(catalog.tables.len());
     for (ci, t) in catalog.tables.iter().enumerate() {
-        let custom = table_config(ci).and_then(|tc| tc.custom_name.as_deref());
+        let tc = table_config(ci);
+        let custom = tc.and_then(|tc| tc.custom_name.as_deref());
         let base = match custom {
             Some(name) => {
                 valid_name(name).map_err(|why| {
@@ -40,33 +43,49 @@ pub(super) fn name_tables(
             None if t.schema == default_schema => graphql_safe(&t.name),
             None => graphql_safe(&format!("{}_{}", t.schema, t.name)),
         };
-        bases.push((base, custom.is_some()));
+        let (roots, custom_roots) = root_names(naming, &base, tc, t)?;
+        plans.push((base, custom.is_some(), roots, custom_roots));
     }
-    let owner = |ci: usize| match &bases[ci] {
-        (base, true) => format!(
+    let owner = |ci: usize| match &plans[ci] {
+        (base, true, ..) => format!(
             "table {} (custom_name '{base}')",
+            qualified(&catalog.tables[ci])
+        ),
+        (.., true) => format!(
+            "table {} (custom_root_fields)",
             qualified(&catalog.tables[ci])
         ),
         _ => format!("table {}", qualified(&catalog.tables[ci])),
     };
     let mut taken = names::Taken::reserved(naming, catalog, default_schema);
     let mut kept = vec![false; catalog.tables.len()];
-    for custom in [true, false] {
-        for (ci, (base, is_custom)) in bases.iter().enumerate() {
-            if *is_custom != custom {
+    for first in [true, false] {
+        for (ci, (base, custom_base, roots, custom_roots)) in plans.iter().enumerate() {
+            if (*custom_base || *custom_roots) != first {
                 continue;
             }
-            match taken.claim(naming, base, &owner(ci)) {
+            // Root fields made from a custom base are custom too.
+            let claimed: Vec<(String, bool)> = (roots.names.iter().zip(RootKind::ALL))
+                .map(|(name, kind)| {
+                    let custom = *custom_base || is_custom_root(table_config(ci), kind);
+                    (name.clone(), custom)
+                })
+                .collect();
+            match taken.claim(naming, base, *custom_base, &claimed, &owner(ci)) {
                 Ok(()) => kept[ci] = true,
-                Err((name, by)) if custom || by.contains("(custom_name") => {
+                Err(clash) if clash.custom => {
                     return Err(SchemaError::Config(format!(
-                        "{} needs the GraphQL name '{name}', which {by} already takes",
-                        owner(ci)
+                        "{} needs the GraphQL name '{}', which {} already takes",
+                        owner(ci),
+                        clash.name,
+                        clash.by
                     )))
                 }
-                Err((name, by)) => warnings.push(format!(
-                    "table {} skipped: the GraphQL name '{name}' it needs is taken by {by}",
-                    qualified(&catalog.tables[ci])
+                Err(clash) => warnings.push(format!(
+                    "table {} skipped: the GraphQL name '{}' it needs is taken by {}",
+                    qualified(&catalog.tables[ci]),
+                    clash.name,
+                    clash.by
                 )),
             }
         }
@@ -76,7 +95,7 @@ pub(super) fn name_tables(
         if !kept[ci] {
             continue;
         }
-        let base = bases[ci].0.clone();
+        let (base, _, roots, _) = plans[ci].clone();
         let table_config = table_config(ci);
         let pk_names = match table_config {
             Some(tc) if !tc.primary_key.is_empty() => tc.primary_key.clone(),
@@ -163,9 +182,73 @@ pub(super) fn name_tables(
             fields,
             mutable: t.writes.any(),
             constraints,
+            roots,
         });
     }
     Ok(tables)
+}
+
+/// The names of a table's root fields (and custom descriptions), from `base` under
+/// the naming convention or from the config's `custom_root_fields` (used as
+/// written); and whether any is custom.
+fn root_names(
+    naming: Naming,
+    base: &str,
+    tc: Option<&TableConfig>,
+    t: &Table,
+) -> Result<(RootNames, bool), SchemaError> {
+    let custom = tc.map(|tc| &tc.custom_root_fields);
+    if let Some(key) = custom
+        .into_iter()
+        .flat_map(|c| c.keys())
+        .find(|k| RootKind::from_key(k).is_none())
+    {
+        let keys: Vec<&str> = RootKind::ALL.iter().map(|k| k.key()).collect();
+        return Err(SchemaError::Config(format!(
+            "{}: custom_root_fields.{key} is not a root field (one of {})",
+            qualified(t),
+            keys.join(", ")
+        )));
+    }
+    let mut roots = RootNames::default();
+    let mut any = false;
+    for kind in RootKind::ALL {
+        let given = custom
+            .and_then(|c| c.get(kind.key()))
+            .and_then(Option::as_ref);
+        let (name, comment) = match given {
+            Some(CustomRootField::Name(n)) => (Some(n.clone()), None),
+            Some(CustomRootField::Full { name, comment }) => (name.clone(), comment.clone()),
+            None => (None, None),
+        };
+        let name = match name {
+            Some(n) => {
+                valid_name(&n).map_err(|why| {
+                    SchemaError::Config(format!(
+                        "{}: custom_root_fields.{} '{n}' {why}",
+                        qualified(t),
+                        kind.key()
+                    ))
+                })?;
+                any = true;
+                n
+            }
+            None => naming.field(&kind.form().replace("{}", base)),
+        };
+        roots.names.push(name);
+        roots.comments.push(comment);
+    }
+    Ok((roots, any))
+}
+
+/// Whether the config names root field `kind` of the table itself.
+fn is_custom_root(tc: Option<&TableConfig>, kind: RootKind) -> bool {
+    let given = tc.and_then(|tc| tc.custom_root_fields.get(kind.key()));
+    matches!(
+        given,
+        Some(Some(CustomRootField::Name(_)))
+            | Some(Some(CustomRootField::Full { name: Some(_), .. }))
+    )
 }
 
 /// Why `name` cannot be a GraphQL name given as is (a custom name), if it cannot.

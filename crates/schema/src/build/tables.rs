@@ -186,31 +186,31 @@ impl Builder<'_> {
                 root.push(def);
             }
         };
-        let base = info.base_name.clone();
+        let names = info.roots.clone();
         if readable && (roots.list || subs.list) {
-            let list = n.field(&base);
+            let list = names.name(RootKind::Select).to_owned();
             self.root_fields.insert(list.clone(), RootField::List(id));
             both(
                 |s| s.list,
                 FieldDef::new(list, format!("[{type_name}!]!"))
                     .with_args(self.list_args(id))
-                    .describe(Some(&format!(
-                        "fetch data from the table: \"{}\"",
-                        table.name
+                    .describe(Some(&names.describe(
+                        RootKind::Select,
+                        format!("fetch data from the table: \"{}\"", table.name),
                     ))),
             );
         }
         if aggregations && (roots.aggregate || subs.aggregate) {
-            let agg = n.field(&format!("{base}_aggregate"));
+            let agg = names.name(RootKind::SelectAggregate).to_owned();
             self.root_fields
                 .insert(agg.clone(), RootField::Aggregate(id));
             both(
                 |s| s.aggregate,
                 FieldDef::new(agg, format!("{}!", self.table_ty(id, "_aggregate")))
                     .with_args(self.list_args(id))
-                    .describe(Some(&format!(
-                        "fetch aggregated fields from the table: \"{}\"",
-                        table.name
+                    .describe(Some(&names.describe(
+                        RootKind::SelectAggregate,
+                        format!("fetch aggregated fields from the table: \"{}\"", table.name),
                     ))),
             );
         }
@@ -221,7 +221,7 @@ impl Builder<'_> {
                 .iter()
                 .all(|c| columns.iter().any(|(i, _)| i == c));
         if pk_visible && (roots.by_pk || subs.by_pk) {
-            let by_pk = n.field(&format!("{base}_by_pk"));
+            let by_pk = names.name(RootKind::SelectByPk).to_owned();
             self.root_fields.insert(by_pk.clone(), RootField::ByPk(id));
             let args = info
                 .primary_key
@@ -237,9 +237,12 @@ impl Builder<'_> {
                 |s| s.by_pk,
                 FieldDef::new(by_pk, type_name.clone())
                     .with_args(args)
-                    .describe(Some(&format!(
-                        "fetch data from the table: \"{}\" using primary key columns",
-                        table.name
+                    .describe(Some(&names.describe(
+                        RootKind::SelectByPk,
+                        format!(
+                            "fetch data from the table: \"{}\" using primary key columns",
+                            table.name
+                        ),
                     ))),
             );
         }

@@ -74,6 +74,7 @@ fn custom_names_come_from_both_spellings_and_the_config_file_wins() {
     custom_name: writers
     custom_column_names: {id: writerId}
     column_config: {full_name: {custom_name: name, comment: shown}}
+    custom_root_fields: {select: all_writers, select_by_pk: {name: writer, comment: One}, delete: null}
 "#;
     let entries: Vec<Entry> = serde_norway::from_str(yaml).expect("yaml");
     let imported = convert(entries).expect("converts");
@@ -81,6 +82,15 @@ fn custom_names_come_from_both_spellings_and_the_config_file_wins() {
     assert_eq!(t.custom_name.as_deref(), Some("writers"));
     assert_eq!(t.columns["id"].custom_name.as_deref(), Some("writerId"));
     assert_eq!(t.columns["full_name"].custom_name.as_deref(), Some("name"));
+    assert!(matches!(
+        &t.custom_root_fields["select"],
+        Some(CustomRootField::Name(n)) if n == "all_writers"
+    ));
+    assert!(matches!(
+        &t.custom_root_fields["select_by_pk"],
+        Some(CustomRootField::Full { name: Some(n), comment: Some(c) }) if n == "writer" && c == "One"
+    ));
+    assert!(t.custom_root_fields["delete"].is_none());
 
     let mut config: Config = serde_norway::from_str(
         "tables: {authors: {custom_name: authors_list, columns: {id: {custom_name: key}}}}",

@@ -1,6 +1,7 @@
-//! `configuration.custom_name`, `column_config.<column>.custom_name` and the older
-//! `custom_column_names`: every type, root field and field follows them, permission
-//! rules keep naming database columns, and names that collide stop start-up.
+//! `configuration.custom_name`, `custom_root_fields`, `column_config.<column>.custom_name`
+//! and the older `custom_column_names`: every type, root field and field follows them,
+//! permission rules keep naming database columns, and names that collide stop
+//! start-up.
 
 use crate::{databases, metadata, post, serve};
 use serde_json::json;
@@ -25,6 +26,18 @@ const POSTS: &str = "
 table: {name: posts, schema: public}
 configuration:
   custom_column_names: {author_id: writerId}
+  custom_root_fields:
+    select: articles
+    select_by_pk: {name: article, comment: One article by its key}
+    select_aggregate: articles_stats
+    select_stream: articles_feed
+    insert: add_articles
+    insert_one: add_article
+    update: edit_articles
+    update_by_pk: edit_article
+    update_many: edit_articles_many
+    delete: remove_articles
+    delete_by_pk: remove_article
 object_relationships:
   - name: writer
     using: {foreign_key_constraint_on: author_id}
@@ -53,7 +66,7 @@ async fn custom_names_from_hasura_metadata_name_everything() {
               writers(order_by: {name: desc}, where: {name: {_like: "%a%"}}) { id name posts(order_by: {id: asc}) { title writerId writer { name } } }
               writers_by_pk(id: 1) { __typename name }
               writers_aggregate { aggregate { count max { name } } }
-              posts(where: {writerId: {_eq: 2}}) { title }
+              articles(where: {writerId: {_eq: 2}}) { title }
             }"#,
         )
         .await;
@@ -69,7 +82,7 @@ async fn custom_names_from_hasura_metadata_name_everything() {
                 ],
                 "writers_by_pk": {"__typename": "writers", "name": "Ada"},
                 "writers_aggregate": {"aggregate": {"count": 2, "max": {"name": "Grace"}}},
-                "posts": [{"title": "Compilers"}]
+                "articles": [{"title": "Compilers"}]
             }}),
             "{url}"
         );
@@ -85,7 +98,7 @@ async fn custom_names_from_hasura_metadata_name_everything() {
             r#"mutation {
               insert_writers_one(object: {id: 3, name: "Edsger", posts: {data: [{id: 4, title: "GOTO"}]}}) { id name posts { writerId } }
               update_writers(where: {name: {_eq: "Ada"}}, _set: {name: "Ada L."}) { affected_rows }
-              update_posts_by_pk(pk_columns: {id: 1}, _set: {writerId: 2}) { writerId }
+              edit_article(pk_columns: {id: 1}, _set: {writerId: 2}) { writerId }
             }"#,
         )
         .await;
@@ -94,9 +107,68 @@ async fn custom_names_from_hasura_metadata_name_everything() {
             json!({
                 "insert_writers_one": {"id": 3, "name": "Edsger", "posts": [{"writerId": 3}]},
                 "update_writers": {"affected_rows": 1},
-                "update_posts_by_pk": {"writerId": 2}
+                "edit_article": {"writerId": 2}
             }),
             "{url}: {inserted}"
+        );
+        // Every root field of posts is renamed, in all three root types, with the
+        // comment as its description.
+        let roots = post(
+            &server,
+            None,
+            r#"{ q: __type(name: "query_root") { fields { name description } }
+                 m: __type(name: "mutation_root") { fields { name } }
+                 s: __type(name: "subscription_root") { fields { name } } }"#,
+        )
+        .await;
+        let names = |root: &str| -> Vec<String> {
+            (roots["data"][root]["fields"]
+                .as_array()
+                .into_iter()
+                .flatten())
+            .filter_map(|f| f["name"].as_str())
+            .filter(|n| !n.contains("writers"))
+            .map(str::to_owned)
+            .collect()
+        };
+        assert_eq!(
+            names("q"),
+            ["articles", "articles_stats", "article"],
+            "{roots}"
+        );
+        assert_eq!(
+            names("s"),
+            ["articles", "articles_stats", "article", "articles_feed"]
+        );
+        assert_eq!(
+            names("m"),
+            [
+                "remove_articles",
+                "remove_article",
+                "add_articles",
+                "add_article",
+                "edit_articles",
+                "edit_article",
+                "edit_articles_many"
+            ]
+        );
+        let by_pk = (roots["data"]["q"]["fields"]
+            .as_array()
+            .into_iter()
+            .flatten())
+        .find(|f| f["name"] == "article")
+        .map(|f| f["description"].clone());
+        assert_eq!(by_pk, Some(json!("One article by its key")));
+        let removed = post(
+            &server,
+            None,
+            "mutation { remove_article(id: 4) { title } add_articles(objects: [{id: 5, writerId: 3, title: \"T\"}]) { affected_rows } }",
+        )
+        .await;
+        assert_eq!(
+            removed["data"],
+            json!({"remove_article": {"title": "GOTO"}, "add_articles": {"affected_rows": 1}}),
+            "{url}: {removed}"
         );
         let types = post(
             &server,
@@ -114,12 +186,12 @@ async fn custom_names_from_hasura_metadata_name_everything() {
         let reader = post(
             &server,
             Some("reader"),
-            "{ writers(order_by: {id: asc}) { name } posts { title } }",
+            "{ writers(order_by: {id: asc}) { name } articles { title } }",
         )
         .await;
         assert_eq!(
             reader["data"],
-            json!({"writers": [{"name": "Ada L."}, {"name": "Edsger"}], "posts": [{"title": "Notes"}]}),
+            json!({"writers": [{"name": "Ada L."}, {"name": "Edsger"}], "articles": [{"title": "Notes"}]}),
             "{url}: {reader}"
         );
         server.stop().await;
@@ -146,9 +218,19 @@ async fn custom_names_that_collide_stop_start_up_naming_both() {
             "custom_name 'the writers' is not a GraphQL name",
         ),
         (
-            "root-fields",
-            "table: authors\nconfiguration: {custom_root_fields: {select: writers}}\n",
-            "custom_root_fields",
+            "clash-root-field",
+            "table: authors\nconfiguration: {custom_root_fields: {select_by_pk: posts}}\n",
+            "table main.posts needs the GraphQL name 'posts', which table main.authors (custom_root_fields) already takes",
+        ),
+        (
+            "twice-in-one-table",
+            "table: authors\nconfiguration: {custom_root_fields: {select: a, delete: a}}\n",
+            "needs the GraphQL name 'a', which another root field of table main.authors (custom_root_fields) already takes",
+        ),
+        (
+            "unknown-root-field",
+            "table: authors\nconfiguration: {custom_root_fields: {selekt: a}}\n",
+            "custom_root_fields.selekt is not a root field",
         ),
     ];
     for (name, table, expected) in cases {
