@@ -134,6 +134,11 @@ pub struct EnumType {
     pub name: String,
     /// Labels in sort order.
     pub values: Vec<String>,
+    /// Each label's description (an enum table's comment column).
+    pub descriptions: Vec<Option<String>>,
+    /// An enum table's values (Hasura's `is_enum`): the columns are `text` in the
+    /// database, so values bind as text, not as this type.
+    pub from_table: bool,
 }
 
 /// The GraphQL-facing kind of a column type. Closed: anything else is `Text` with a

@@ -168,6 +168,8 @@ pub async fn introspect_postgres(
             schema: row.try_get("type_schema")?,
             name: row.try_get("type_name")?,
             values: row.try_get("labels")?,
+            descriptions: Vec::new(),
+            from_table: false,
         });
     }
 

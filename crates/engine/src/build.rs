@@ -113,10 +113,11 @@ async fn schemas(
     shared: Option<&std::sync::Arc<crate::shared::Shared>>,
 ) -> Result<Schemas, BuildError> {
     crate::limits::validate(&options.config.api_limits).map_err(BuildError::Limits)?;
-    let introspected = db.introspect(&options.schemas).await?;
+    let mut introspected = db.introspect(&options.schemas).await?;
     for w in &introspected.warnings {
         tracing::warn!("{w}");
     }
+    crate::enum_tables::apply(db, &mut introspected.catalog, &options.config).await?;
     let naming = Naming::new(options.naming);
     let model = grafton_schema::build(
         introspected.catalog.clone(),

@@ -5,6 +5,7 @@
 pub mod admission;
 mod build;
 pub mod engine;
+mod enum_tables;
 pub mod error;
 mod lenient;
 pub mod limits;

@@ -361,7 +361,8 @@ impl Builder<'_> {
             ScalarKind::Bytea => "bytea".into(),
             ScalarKind::Enum(i) => {
                 let e = &self.catalog.enums[*i];
-                if e.schema == "public" {
+                // An enum table's type is named already (`<table>_enum`).
+                if e.schema == "public" || e.from_table {
                     graphql_safe(&e.name)
                 } else {
                     graphql_safe(&format!("{}_{}", e.schema, e.name))

@@ -51,6 +51,10 @@ pub struct TableConfig {
     /// table's own (Hasura's `configuration.custom_name`).
     #[serde(default)]
     pub custom_name: Option<String>,
+    /// An enum table (Hasura's `is_enum`): its key's values become a GraphQL enum,
+    /// the type of every column that references the key.
+    #[serde(default)]
+    pub is_enum: bool,
     /// Names (and descriptions) for its root fields, by Hasura's keys: `select`,
     /// `select_by_pk`, `select_aggregate`, `select_stream`, `insert`, `insert_one`,
     /// `update`, `update_by_pk`, `update_many`, `delete`, `delete_by_pk`.

@@ -41,6 +41,8 @@ impl TableName {
 struct Entry {
     table: TableName,
     #[serde(default)]
+    is_enum: bool,
+    #[serde(default)]
     configuration: Configuration,
     #[serde(default)]
     object_relationships: Vec<Relationship>,
@@ -210,6 +212,7 @@ fn convert(entries: Vec<Entry>) -> Result<Config, String> {
         }
         let table = config.tables.entry(key).or_default();
         table.custom_name = e.configuration.custom_name;
+        table.is_enum = e.is_enum;
         table.custom_root_fields = e.configuration.custom_root_fields;
         let names = (e.configuration.custom_column_names.into_iter()).chain(
             (e.configuration.column_config.into_iter())
@@ -319,6 +322,7 @@ pub fn merge(config: &mut Config, other: Config) {
         if target.custom_name.is_none() {
             target.custom_name = t.custom_name;
         }
+        target.is_enum |= t.is_enum;
         for (kind, root) in t.custom_root_fields {
             target.custom_root_fields.entry(kind).or_insert(root);
         }

@@ -79,9 +79,21 @@ impl Sdl {
 
     /// `enum Name { values }`.
     pub(crate) fn enumeration(&mut self, name: &str, description: Option<&str>, values: &[String]) {
+        self.described_enumeration(name, description, values, &[]);
+    }
+
+    /// `enum Name { values }`, each value with its description where it has one.
+    pub(crate) fn described_enumeration(
+        &mut self,
+        name: &str,
+        description: Option<&str>,
+        values: &[String],
+        descriptions: &[Option<String>],
+    ) {
         self.description("", description);
         let _ = writeln!(self.text, "enum {name} {{");
-        for v in values {
+        for (i, v) in values.iter().enumerate() {
+            self.description("  ", descriptions.get(i).and_then(Option::as_deref));
             let _ = writeln!(self.text, "  {v}");
         }
         self.text.push_str("}\n\n");

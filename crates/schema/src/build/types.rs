@@ -74,8 +74,10 @@ impl Builder<'_> {
         match kind {
             ScalarKind::Int | ScalarKind::Float | ScalarKind::Text | ScalarKind::Boolean => {}
             ScalarKind::Enum(i) => {
-                let values = self.catalog.enums[*i].values.clone();
-                self.sdl.enumeration(&name, None, &values);
+                let e = &self.catalog.enums[*i];
+                let (values, descriptions) = (e.values.clone(), e.descriptions.clone());
+                self.sdl
+                    .described_enumeration(&name, None, &values, &descriptions);
             }
             _ => self.sdl.scalar(&name),
         }

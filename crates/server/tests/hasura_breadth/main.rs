@@ -1,7 +1,8 @@
 //! Hasura projects beyond tables (issue 16), fed from Hasura-format metadata and from
-//! the config file, on both backends: custom names so far.
+//! the config file, on both backends: custom names and enum tables so far.
 
 mod custom_names;
+mod enum_tables;
 
 use grafton_server::{Running, ServeOptions};
 use serde_json::{json, Value};
@@ -21,12 +22,17 @@ INSERT INTO posts VALUES (1, 1, 'Engines'), (2, 1, 'Notes'), (3, 2, 'Compilers')
 
 /// A SQLite file and a PostgreSQL database holding [`FIXTURE`].
 pub fn databases(name: &'static str) -> [String; 2] {
+    databases_with(name, FIXTURE)
+}
+
+/// A SQLite file and a PostgreSQL database holding `sql`.
+pub fn databases_with(name: &'static str, sql: &'static str) -> [String; 2] {
     std::thread::spawn(move || {
         let sqlite = grafton_testkit::sqlite_path(name);
         let conn = rusqlite::Connection::open(&sqlite).expect("create SQLite file");
-        conn.execute_batch(FIXTURE).expect("SQLite fixture");
+        conn.execute_batch(sql).expect("SQLite fixture");
         let postgres = grafton_testkit::fresh_database(name);
-        grafton_testkit::psql(&postgres, FIXTURE.as_bytes());
+        grafton_testkit::psql(&postgres, sql.as_bytes());
         [sqlite.display().to_string(), postgres]
     })
     .join()
