@@ -90,8 +90,8 @@ async fn an_enum_table_types_the_columns_that_reference_it() {
         )
         .await;
         assert_eq!(
-            variables["data"]["docs_aggregate"]["aggregate"]["count"], 2,
-            "{variables}"
+            counted["data"]["docs_aggregate"]["aggregate"]["count"], 2,
+            "{counted}"
         );
         // The enum table is still a table.
         let rows = post(
