@@ -88,6 +88,7 @@ pub fn build_for_role(
         Backend::Postgres => "public",
         Backend::Sqlite => "main",
     };
+    let catalog = table_names::with_comments(catalog, config, default_schema);
     let mut warnings = Vec::new();
     let mut tables = name_tables(&catalog, config, naming, default_schema, &mut warnings)?;
     if tables.is_empty() {

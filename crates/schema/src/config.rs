@@ -55,6 +55,10 @@ pub struct TableConfig {
     /// the type of every column that references the key.
     #[serde(default)]
     pub is_enum: bool,
+    /// The description of its GraphQL type, instead of the database's comment
+    /// (Hasura's `configuration.comment`).
+    #[serde(default)]
+    pub comment: Option<String>,
     /// Names (and descriptions) for its root fields, by Hasura's keys: `select`,
     /// `select_by_pk`, `select_aggregate`, `select_stream`, `insert`, `insert_one`,
     /// `update`, `update_by_pk`, `update_many`, `delete`, `delete_by_pk`.
@@ -221,6 +225,10 @@ pub struct ColumnConfig {
     /// `column_config.<column>.custom_name`).
     #[serde(default)]
     pub custom_name: Option<String>,
+    /// The field's description, instead of the database's comment (Hasura's
+    /// `column_config.<column>.comment`).
+    #[serde(default)]
+    pub comment: Option<String>,
 }
 
 /// Where a column's JSON Schema comes from.

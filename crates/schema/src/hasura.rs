@@ -62,6 +62,7 @@ struct Entry {
 #[derive(Deserialize, Default)]
 struct Configuration {
     custom_name: Option<String>,
+    comment: Option<String>,
     #[serde(default)]
     column_config: BTreeMap<String, ColumnNames>,
     /// The older spelling of `column_config.<column>.custom_name`.
@@ -74,6 +75,7 @@ struct Configuration {
 #[derive(Deserialize)]
 struct ColumnNames {
     custom_name: Option<String>,
+    comment: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -212,14 +214,19 @@ fn convert(entries: Vec<Entry>) -> Result<Config, String> {
         }
         let table = config.tables.entry(key).or_default();
         table.custom_name = e.configuration.custom_name;
+        table.comment = e.configuration.comment;
         table.is_enum = e.is_enum;
         table.custom_root_fields = e.configuration.custom_root_fields;
-        let names = (e.configuration.custom_column_names.into_iter()).chain(
-            (e.configuration.column_config.into_iter())
-                .filter_map(|(c, n)| Some((c, n.custom_name?))),
-        );
-        for (column, name) in names {
+        for (column, name) in e.configuration.custom_column_names {
             table.columns.entry(column).or_default().custom_name = Some(name);
+        }
+        // `column_config` wins over the older spelling, as in Hasura.
+        for (column, c) in e.configuration.column_config {
+            let target = table.columns.entry(column).or_default();
+            if c.custom_name.is_some() {
+                target.custom_name = c.custom_name;
+            }
+            target.comment = c.comment;
         }
         for (kind, list) in [
             (ManualKind::Object, e.object_relationships),
@@ -322,14 +329,20 @@ pub fn merge(config: &mut Config, other: Config) {
         if target.custom_name.is_none() {
             target.custom_name = t.custom_name;
         }
+        if target.comment.is_none() {
+            target.comment = t.comment;
+        }
         target.is_enum |= t.is_enum;
         for (kind, root) in t.custom_root_fields {
             target.custom_root_fields.entry(kind).or_insert(root);
         }
         for (column, c) in t.columns {
-            let names = &mut target.columns.entry(column).or_default().custom_name;
-            if names.is_none() {
-                *names = c.custom_name;
+            let target = target.columns.entry(column).or_default();
+            if target.custom_name.is_none() {
+                target.custom_name = c.custom_name;
+            }
+            if target.comment.is_none() {
+                target.comment = c.comment;
             }
         }
         for (name, r) in t.relationships {

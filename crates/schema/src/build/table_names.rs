@@ -188,6 +188,34 @@ pub(super) fn name_tables(
     Ok(tables)
 }
 
+/// `catalog` with the config's descriptions of tables and columns in place of the
+/// database's comments (SQLite has none; Hasura's metadata may override them).
+pub(super) fn with_comments(
+    mut catalog: Catalog,
+    config: &Config,
+    default_schema: &str,
+) -> Catalog {
+    for (key, tc) in &config.tables {
+        let Some(ti) = find_table(&catalog, key, default_schema) else {
+            continue;
+        };
+        let table = &mut catalog.tables[ti];
+        if tc.comment.is_some() {
+            table.comment.clone_from(&tc.comment);
+        }
+        for column in &mut table.columns {
+            if let Some(comment) = tc
+                .columns
+                .get(&column.name)
+                .and_then(|c| c.comment.as_ref())
+            {
+                column.comment = Some(comment.clone());
+            }
+        }
+    }
+    catalog
+}
+
 /// The names of a table's root fields (and custom descriptions), from `base` under
 /// the naming convention or from the config's `custom_root_fields` (used as
 /// written); and whether any is custom.

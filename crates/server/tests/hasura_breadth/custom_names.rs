@@ -10,6 +10,7 @@ const AUTHORS: &str = "
 table: {name: authors, schema: public}
 configuration:
   custom_name: writers
+  comment: People who write
   column_config:
     full_name: {custom_name: name, comment: The name they publish under}
 array_relationships:
@@ -177,6 +178,21 @@ async fn custom_names_from_hasura_metadata_name_everything() {
         )
         .await;
         assert_eq!(types["data"]["t"]["name"], "writers_bool_exp", "{types}");
+        // The configuration's comments describe the type and the field.
+        let described = post(
+            &server,
+            None,
+            r#"{ __type(name: "writers") { description fields { name description } } }"#,
+        )
+        .await;
+        let t = &described["data"]["__type"];
+        assert_eq!(t["description"], "People who write", "{described}");
+        let field = (t["fields"].as_array().into_iter().flatten()).find(|f| f["name"] == "name");
+        assert_eq!(
+            field.map(|f| f["description"].clone()),
+            Some(json!("The name they publish under")),
+            "{described}"
+        );
         assert_eq!(
             types["data"]["c"]["enumValues"],
             json!([{"name": "id"}, {"name": "name"}]),
