@@ -18,6 +18,45 @@ pub struct Catalog {
     pub tables: Vec<Table>,
     /// Postgres enum types, referenced by `ScalarKind::Enum`.
     pub enums: Vec<EnumType>,
+    /// PostgreSQL functions that return rows of a table (candidates for tracking),
+    /// by (schema, name).
+    pub functions: Vec<Function>,
+}
+
+/// A PostgreSQL function returning a table's rows: what tracking it needs to know.
+#[derive(Debug, Clone, Serialize)]
+pub struct Function {
+    /// Schema name.
+    pub schema: String,
+    /// Function name.
+    pub name: String,
+    /// Its input arguments, in order.
+    pub args: Vec<FunctionArg>,
+    /// How many trailing arguments have defaults.
+    pub defaults: usize,
+    /// The table (schema, name) whose rows it returns.
+    pub returns: (String, String),
+    /// `RETURNS SETOF t` (a list) rather than `RETURNS t` (one row).
+    pub returns_set: bool,
+    /// `VOLATILE` (it may write): a mutation unless tracked as a query.
+    pub volatile: bool,
+    /// Its comment (the root field's description).
+    pub comment: Option<String>,
+    /// Why it cannot be tracked (overloaded, variadic, OUT arguments), if so.
+    pub unsupported: Option<String>,
+}
+
+/// One input argument of a [`Function`].
+#[derive(Debug, Clone, Serialize)]
+pub struct FunctionArg {
+    /// Its name; unnamed arguments are `arg_1`, `arg_2`… as in Hasura.
+    pub name: String,
+    /// Whether the function names it (only named arguments can be passed by name).
+    pub named: bool,
+    /// The database type's name (`text`, `int4`…).
+    pub db_type: String,
+    /// Its GraphQL-facing kind; `None` for a type Grafton cannot bind.
+    pub scalar: Option<ScalarKind>,
 }
 
 /// A table or a view.

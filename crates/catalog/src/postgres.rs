@@ -1,10 +1,13 @@
-//! PostgreSQL introspection: three catalog queries (relations with their columns,
-//! key constraints and unique indexes, enum types), pipelined on one connection.
+//! PostgreSQL introspection: four catalog queries (relations with their columns,
+//! key constraints and unique indexes, enum types, functions returning a table's
+//! rows), pipelined on one connection.
 
 use std::collections::HashMap;
 
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Row};
+
+mod functions;
 
 use crate::{
     normalize, Catalog, CatalogError, Column, EnumType, ForeignKey, Introspected, ScalarKind,
@@ -150,10 +153,11 @@ pub async fn introspect_postgres(
 ) -> Result<Introspected, CatalogError> {
     let params: [(&(dyn tokio_postgres::types::ToSql + Sync), Type); 1] =
         [(&schemas, Type::NAME_ARRAY)];
-    let (relations, constraints, enums) = futures_util::future::try_join3(
+    let (relations, constraints, enums, functions) = futures_util::future::try_join4(
         client.query_typed(RELATIONS_SQL, &params),
         client.query_typed(CONSTRAINTS_SQL, &params),
         client.query_typed(ENUMS_SQL, &params),
+        client.query_typed(functions::FUNCTIONS_SQL, &params),
     )
     .await?;
 
@@ -281,6 +285,11 @@ pub async fn introspect_postgres(
         }
     }
 
+    for row in &functions {
+        catalog
+            .functions
+            .push(functions::function(row, &enum_index)?);
+    }
     normalize(&mut catalog);
     tracing::debug!(
         tables = catalog.tables.len(),

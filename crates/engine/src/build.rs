@@ -118,19 +118,24 @@ async fn schemas(
         tracing::warn!("{w}");
     }
     crate::enum_tables::apply(db, &mut introspected.catalog, &options.config).await?;
+    // Inherited roles become ordinary permissions before anything reads them.
+    let default_schema = match db.backend() {
+        grafton_catalog::Backend::Postgres => "public",
+        grafton_catalog::Backend::Sqlite => "main",
+    };
+    let (config, inherited_warnings) =
+        grafton_schema::inherited::expand(&options.config, &introspected.catalog, default_schema)?;
+    for w in &inherited_warnings {
+        tracing::warn!("{w}");
+    }
+    let config = &config;
     let naming = Naming::new(options.naming);
-    let model = grafton_schema::build(
-        introspected.catalog.clone(),
-        &options.config,
-        naming,
-        db.backend(),
-    )?;
+    let model = grafton_schema::build(introspected.catalog.clone(), config, naming, db.backend())?;
     for w in &model.warnings {
         tracing::warn!("{w}");
     }
     // One schema per role named in the config, built now, never per request.
-    let roles: std::collections::BTreeSet<&String> = options
-        .config
+    let roles: std::collections::BTreeSet<&String> = config
         .tables
         .values()
         .flat_map(|t| t.permissions.keys())
@@ -144,7 +149,7 @@ async fn schemas(
     } else {
         hasura_model = grafton_schema::build(
             introspected.catalog.clone(),
-            &options.config,
+            config,
             Naming::new(Convention::HasuraDefault),
             db.backend(),
         )?;
@@ -154,11 +159,11 @@ async fn schemas(
     let mut roles: Vec<&str> = roles.into_iter().map(String::as_str).collect();
     roles.push(NO_PERMISSIONS);
     for role in roles {
-        let rules = grafton_ir::permissions::compile(rules_model, &options.config, role)
+        let rules = grafton_ir::permissions::compile(rules_model, config, role)
             .map_err(|e| BuildError::Permissions(e.to_string()))?;
         // Roles with `backend_only` permissions get a second schema: the one requests
         // from trusted backends (admin secret + x-hasura-use-backend-only-permissions) see.
-        let views: &[bool] = if has_backend_only(&options.config, role) {
+        let views: &[bool] = if has_backend_only(config, role) {
             &[false, true]
         } else {
             &[false]
@@ -166,7 +171,7 @@ async fn schemas(
         for &backend_only in views {
             let model = grafton_schema::build_for_role(
                 introspected.catalog.clone(),
-                &options.config,
+                config,
                 naming,
                 db.backend(),
                 Some(role),
@@ -182,8 +187,8 @@ async fn schemas(
     }
     Schemas::new(model, role_models, db.dialect())
         .with_strict_graphql(options.strict_graphql)
-        .with_limits(&options.config.api_limits, &options.limits, shared)
-        .with_trusted(&options.config)
+        .with_limits(&config.api_limits, &options.limits, shared)
+        .with_trusted(config)
         .map_err(BuildError::Limits)
 }
 

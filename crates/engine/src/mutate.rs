@@ -158,6 +158,10 @@ impl Run<'_> {
         for (_, root) in &mutation.root {
             match root {
                 MutationRoot::Typename(_) => {}
+                MutationRoot::Call(rows) => {
+                    let statement = sql::select_call(self.model, self.rules, rows);
+                    fields.push(self.tx.json(&statement, self.variables).await?);
+                }
                 MutationRoot::Write(w) => fields.push(self.write(w).await?),
                 MutationRoot::Many(writes) => {
                     let mut list = Vec::with_capacity(writes.len());

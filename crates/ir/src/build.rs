@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 
 mod aggregate;
 mod args;
+mod call;
 mod filter;
 mod mutation;
 mod stream;
@@ -83,6 +84,10 @@ pub fn build_query(
                 Some(RootField::List(t)) => Root::Rows(b.rows(*t, group, false)?),
                 Some(RootField::ByPk(t)) => Root::Rows(b.by_pk(*t, group)?),
                 Some(RootField::Aggregate(t)) => Root::Aggregate(b.aggregate(*t, group)?),
+                Some(RootField::Function(f)) => Root::Rows(b.call_rows(*f, group)?),
+                Some(RootField::FunctionAggregate(f)) => {
+                    Root::Aggregate(b.call_aggregate(*f, group)?)
+                }
                 Some(RootField::Stream(t)) => {
                     let (rows, cursor) = b.stream(*t, group)?;
                     stream = Some(cursor);

@@ -120,6 +120,9 @@ pub struct TableRules {
     pub select: Option<BoolExp>,
     /// Most rows one list returns.
     pub limit: Option<u64>,
+    /// Columns shown only on the rows where the condition holds, NULL elsewhere (an
+    /// inherited role's columns that only some of its roles read).
+    pub redact: Vec<(usize, BoolExp)>,
     /// Every inserted row must satisfy this.
     pub insert_check: Option<BoolExp>,
     /// Column values forced on inserts.
@@ -197,6 +200,19 @@ fn table_rules(
     }
     if let Some(p) = &perms.delete {
         rules.delete_filter = filter(&p.filter, "delete.filter")?;
+    }
+    if let Some(p) = &perms.select {
+        for (column, when) in &p.redact {
+            let c = reader
+                .model()
+                .table(table)
+                .columns
+                .iter()
+                .position(|c| &c.name == column)
+                .ok_or_else(|| format!("select.columns: no column '{column}'"))?;
+            let when = reader.read(table, when, &format!("select.columns.{column}"))?;
+            rules.redact.push((c, when));
+        }
     }
     if let Some(p) = &perms.insert {
         rules.insert_set = presets(reader, table, &p.set, "insert.set")?;

@@ -70,6 +70,23 @@ pub struct Args {
     pub offset: Option<Value>,
     /// `distinct_on` column indices.
     pub distinct_on: Vec<usize>,
+    /// A tracked function whose result the rows are, instead of the whole table.
+    pub call: Option<Call>,
+}
+
+/// The name of the variable holding the caller's session variables as one JSON
+/// object (a function's `session_argument`). Not a GraphQL name (it has a `-`), so
+/// no request variable can take it; the engine fills it.
+pub const SESSION_JSON_VAR: &str = "hasura-session";
+
+/// A call of a tracked function.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// The function.
+    pub function: grafton_schema::FunctionId,
+    /// The arguments passed, by position, in order (omitted ones take their
+    /// default); the session argument's value is [`SESSION_JSON_VAR`].
+    pub args: Vec<(usize, Value)>,
 }
 
 impl Args {
@@ -238,6 +255,8 @@ pub enum MutationRoot {
     Write(Write),
     /// `update_t_many`: writes run in order, answered as a list.
     Many(Vec<Write>),
+    /// A tracked `VOLATILE` function called in the transaction: its rows (or row).
+    Call(Rows),
 }
 
 /// One write to one table.

@@ -11,6 +11,7 @@ use grafton_sql::{AggFunc, Direction, Nulls};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 mod access;
+mod functions;
 mod mutations;
 mod names;
 mod relations;
@@ -19,7 +20,7 @@ mod table_names;
 mod tables;
 mod types;
 
-use access::{restrict, table_access};
+use access::{redacted_nullable, restrict, table_access};
 use relations::relationships;
 use table_names::name_tables;
 
@@ -111,6 +112,18 @@ pub fn build_for_role(
         backend_only,
     )?;
     let readable = restrict(&mut tables, &relationships, &access);
+    let catalog = redacted_nullable(catalog, &tables, &access);
+    let functions = functions::resolve(&functions::Context {
+        catalog: &catalog,
+        config,
+        tables: &tables,
+        access: &access,
+        readable: &readable,
+        role,
+        naming,
+        backend,
+        default_schema,
+    })?;
     let mut b = Builder {
         catalog: &catalog,
         naming,
@@ -126,6 +139,7 @@ pub fn build_for_role(
         validated: validators.keys().copied().collect(),
         access: &access,
         readable: &readable,
+        functions: &functions,
         input_types: HashMap::new(),
         enum_warnings: &mut warnings,
     };
@@ -158,6 +172,7 @@ pub fn build_for_role(
         naming,
         tables,
         relationships,
+        functions,
         root_fields,
         mutation_fields,
         mutation_names,
@@ -296,7 +311,7 @@ fn qualified(t: &Table) -> String {
     format!("{}.{}", t.schema, t.name)
 }
 
-fn find_table(catalog: &Catalog, key: &str, default_schema: &str) -> Option<usize> {
+pub(crate) fn find_table(catalog: &Catalog, key: &str, default_schema: &str) -> Option<usize> {
     match key.split_once('.') {
         Some((schema, name)) => catalog.table_index(schema, name),
         None => catalog.table_index(default_schema, key),
@@ -329,6 +344,8 @@ struct Builder<'a> {
     access: &'a [TableAccess],
     /// Tables with an object type for the role (see [`restrict`]).
     readable: &'a [bool],
+    /// Tracked functions.
+    functions: &'a [FunctionInfo],
     input_types: HashMap<String, InputKind>,
     enum_warnings: &'a mut Vec<String>,
 }

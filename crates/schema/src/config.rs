@@ -2,6 +2,9 @@
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
+
+mod functions;
+pub use functions::{ExposedAs, FunctionConfig, FunctionPermission, FunctionRootFields};
 use std::path::PathBuf;
 
 /// Top-level configuration file.
@@ -24,6 +27,18 @@ pub struct Config {
     /// Where reads may go besides the primary (read replicas).
     #[serde(default)]
     pub database: DatabaseConfig,
+    /// Roles made of other roles (Hasura's `inherited_roles`): each reads what any of
+    /// its roles reads, by role name.
+    #[serde(default)]
+    pub inherited_roles: BTreeMap<String, Vec<String>>,
+    /// Tracked SQL functions (PostgreSQL), keyed by `name` or `schema.name`.
+    #[serde(default)]
+    pub functions: BTreeMap<String, FunctionConfig>,
+    /// Whether a query function is callable by every role that may read what it
+    /// returns (Hasura's `--infer-function-permissions`, default true); when false,
+    /// a role also needs the function's `permissions`.
+    #[serde(default)]
+    pub infer_function_permissions: Option<bool>,
     /// The directory relative paths in the config (JSON Schema files) start from:
     /// the config file's directory, set by whoever loads it.
     #[serde(skip)]
@@ -101,7 +116,7 @@ pub struct Permissions {
 }
 
 /// Columns a permission covers: a list of database column names, or `"*"` for all.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
 pub enum Columns {
     /// `"*"`: every column.
@@ -140,10 +155,15 @@ pub struct SelectPermission {
     /// to come; Grafton serves no subscription field yet.
     #[serde(default)]
     pub subscription_root_fields: Option<Vec<String>>,
+    /// Columns shown only on the rows where a condition holds, NULL elsewhere: what
+    /// an inherited role's permission carries for a column only some of its roles
+    /// may read (see `inherited.rs`). Never read from a file.
+    #[serde(skip)]
+    pub redact: BTreeMap<String, serde_json::Value>,
 }
 
 /// `insert`: which columns, a check every new row must pass, and column presets.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InsertPermission {
     /// Columns the role may set.
@@ -162,7 +182,7 @@ pub struct InsertPermission {
 }
 
 /// `update`: which columns, which rows, a check on the result, and presets.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpdatePermission {
     /// Columns the role may change.
@@ -184,7 +204,7 @@ pub struct UpdatePermission {
 }
 
 /// `delete`: which rows.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeletePermission {
     /// A `bool_exp` rows must satisfy to be deleted.

@@ -10,6 +10,7 @@ use crate::config::{
 use serde::Deserialize;
 use serde_json::Value;
 
+mod functions;
 mod project;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -187,6 +188,10 @@ pub fn load(path: &Path) -> Result<Config, String> {
     config.api_limits = project.api_limits;
     config.allow_list = project.allow_list;
     config.graphql_schema_introspection = project.graphql_schema_introspection;
+    config.inherited_roles = project.inherited_roles;
+    if path.is_dir() {
+        functions::load(path, &mut config)?;
+    }
     Ok(config)
 }
 
@@ -245,6 +250,7 @@ fn convert(entries: Vec<Entry>) -> Result<Config, String> {
                 allow_aggregations: b.allow_aggregations,
                 query_root_fields: b.query_root_fields,
                 subscription_root_fields: b.subscription_root_fields,
+                redact: BTreeMap::new(),
             });
         }
         for p in e.insert_permissions {
@@ -324,6 +330,12 @@ pub fn merge(config: &mut Config, other: Config) {
     config.allow_list.extend(other.allow_list);
     let introspection = &mut config.graphql_schema_introspection.disabled_for_roles;
     introspection.extend(other.graphql_schema_introspection.disabled_for_roles);
+    for (name, f) in other.functions {
+        config.functions.entry(name).or_insert(f);
+    }
+    for (role, parents) in other.inherited_roles {
+        config.inherited_roles.entry(role).or_insert(parents);
+    }
     for (key, t) in other.tables {
         let target = config.tables.entry(key).or_default();
         if target.custom_name.is_none() {

@@ -8,7 +8,9 @@ use grafton_catalog::{Backend, Catalog, ScalarKind};
 use grafton_sql::{AggFunc, Direction, Nulls};
 use std::collections::{BTreeSet, HashMap};
 
+mod functions;
 mod roots;
+pub use functions::{FunctionId, FunctionInfo};
 pub use roots::{RootKind, RootNames};
 
 /// Index into [`SchemaModel::tables`].
@@ -96,6 +98,10 @@ pub enum RootField {
     Aggregate(TableId),
     /// `t_stream(batch_size, cursor, where)`: subscriptions only.
     Stream(TableId),
+    /// A tracked function's rows: `f(args:, where, order_by, limit, offset, distinct_on)`.
+    Function(FunctionId),
+    /// `f_aggregate(args:, …)`.
+    FunctionAggregate(FunctionId),
 }
 
 /// What the schema's role may do with a table (everything, for admin).
@@ -123,6 +129,9 @@ pub struct SelectAccess {
     pub root_fields: RootFieldSet,
     /// The subscription root fields it has (Hasura's `subscription_root_fields`).
     pub subscription_fields: RootFieldSet,
+    /// Readable columns shown only on some rows (NULL elsewhere), so nullable
+    /// whatever the database says: an inherited role's.
+    pub redacted: BTreeSet<usize>,
 }
 
 /// Which of a table's query (or subscription) root fields exist for a role.
@@ -166,6 +175,8 @@ pub enum MutationField {
     Delete(TableId),
     /// `delete_t_by_pk(<pk columns>)`.
     DeleteByPk(TableId),
+    /// A tracked `VOLATILE` function's rows.
+    Function(FunctionId),
 }
 
 /// The update operators, in the order Hasura applies them.
@@ -255,6 +266,8 @@ pub struct SchemaModel {
     pub tables: Vec<TableInfo>,
     /// All relationships.
     pub relationships: Vec<Relationship>,
+    /// Tracked functions (the same ids in every role's model).
+    pub functions: Vec<FunctionInfo>,
     /// Root query fields by name.
     pub root_fields: HashMap<String, RootField>,
     /// Root mutation fields by name.

@@ -98,6 +98,7 @@ fn catalog() -> Catalog {
             table("log lines", T, vec![col("msg", Text, true)], &[], vec![]),
         ],
         enums: vec![],
+        functions: vec![],
     }
 }
 

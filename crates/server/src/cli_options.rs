@@ -32,6 +32,10 @@ pub(crate) struct SchemaOptions {
     /// says (Hasura, and so Grafton by default, accepts them).
     #[arg(long, env = "GRAFTON_STRICT_GRAPHQL")]
     pub(crate) strict_graphql: bool,
+    /// Whether every role that may read a tracked query function's table may call it
+    /// (Hasura's default); `false`: it also needs the function's `permissions`.
+    #[arg(long, env = "GRAFTON_INFER_FUNCTION_PERMISSIONS", value_name = "BOOL")]
+    pub(crate) infer_function_permissions: Option<bool>,
     /// Only the documents in this file run, for every role but admin: GraphQL
     /// (`.graphql`) or an Apollo persisted-query manifest (`.json`).
     #[arg(long, env = "GRAFTON_ALLOW_LIST")]
@@ -205,6 +209,7 @@ pub(crate) fn options(
         naming: schema.naming.parse::<Convention>().unwrap_or_default(),
         schemas: schema.schemas.clone(),
         strict_graphql: schema.strict_graphql,
+        infer_function_permissions: schema.infer_function_permissions,
         limits: grafton_engine::ServerLimits {
             max_response_bytes: schema.max_response_bytes,
             request_timeout: seconds(schema.request_timeout, "--request-timeout")?,

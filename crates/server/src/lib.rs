@@ -72,6 +72,9 @@ pub struct ServeOptions {
     pub auth: grafton_auth::AuthConfig,
     /// Refuse documents declaring variables they do not use (the spec's rule).
     pub strict_graphql: bool,
+    /// `--infer-function-permissions`: wins over the config file's
+    /// `infer_function_permissions` (default true).
+    pub infer_function_permissions: Option<bool>,
     /// The server's own limits (response size, request timeout, default row limit).
     pub limits: grafton_engine::ServerLimits,
     /// How live queries poll.
@@ -101,6 +104,7 @@ impl Default for ServeOptions {
             http: http::HttpOptions::default(),
             auth: grafton_auth::AuthConfig::default(),
             strict_graphql: false,
+            infer_function_permissions: None,
             limits: grafton_engine::ServerLimits::default(),
             live: grafton_engine::LiveOptions::default(),
         }
@@ -191,9 +195,12 @@ pub fn load_allow_list(
 /// The engine's options from the server's, with `config`.
 pub(crate) fn engine_options(
     options: &ServeOptions,
-    config: Config,
+    mut config: Config,
 ) -> grafton_engine::EngineOptions {
     let database = config.database.clone();
+    if options.infer_function_permissions.is_some() {
+        config.infer_function_permissions = options.infer_function_permissions;
+    }
     grafton_engine::EngineOptions {
         database_url: options.database_url.clone(),
         config,

@@ -57,6 +57,18 @@ pub enum From {
         /// array of key arrays.
         key: Vec<String>,
     },
+    /// `"schema"."function"(a, "name" => b) AS "alias"`: a function's rows, its
+    /// arguments by position, then (`Some(name)`) by name.
+    Call {
+        /// Schema.
+        schema: String,
+        /// Function name.
+        name: String,
+        /// Arguments in order.
+        args: Vec<(Option<String>, Expr)>,
+        /// Alias used by column references.
+        alias: String,
+    },
     /// `(SELECT …) AS "alias"`.
     Subquery {
         /// The inner query.
@@ -452,6 +464,14 @@ pub enum Expr {
     },
     /// `expr::type` (Postgres) / `CAST(expr AS TEXT)` (SQLite).
     Cast(Box<Expr>, SqlType),
+    /// `CASE WHEN when THEN then END`: `then` where `when` holds, NULL elsewhere (a
+    /// column an inherited role sees only on some rows).
+    CaseWhen {
+        /// The condition.
+        when: Box<Expr>,
+        /// The value where it holds.
+        then: Box<Expr>,
+    },
     /// `(expr IS NULL) = param`: an `_is_null` whose truth comes from a variable.
     IsNullParam {
         /// Subject.

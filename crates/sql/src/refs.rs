@@ -55,6 +55,10 @@ impl Refs<'_> {
                 self.expr(expr);
                 self.expr(pattern);
             }
+            Expr::CaseWhen { when, then } => {
+                self.expr(when);
+                self.expr(then);
+            }
             Expr::ColumnUpdate {
                 column, operand, ..
             } => {
@@ -101,6 +105,7 @@ impl Refs<'_> {
         }
         match &s.from {
             Some(From::Subquery { select, .. }) => self.select(select),
+            Some(From::Call { args, .. }) => args.iter().for_each(|(_, e)| self.expr(e)),
             Some(From::Table { .. } | From::RowIds { .. }) | None => {}
         }
         if let Some(f) = &s.filter {

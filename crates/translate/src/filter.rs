@@ -79,20 +79,6 @@ impl Ctx<'_> {
         self.table_from(target)
     }
 
-    /// `FROM table AS alias` with a fresh alias.
-    pub(crate) fn table_from(&mut self, table: TableId) -> (From, String) {
-        let alias = self.alias("_t");
-        let t = self.model.table(table);
-        (
-            From::Table {
-                schema: self.schema_of(t),
-                name: t.name.clone(),
-                alias: alias.clone(),
-            },
-            alias,
-        )
-    }
-
     /// A boolean expression over `alias` (a row of `table`).
     pub(crate) fn filter(&mut self, table: TableId, alias: &str, exp: &BoolExp) -> Expr {
         self.filter_in(table, alias, exp, (table, alias))

@@ -34,7 +34,7 @@ impl Ctx<'_> {
         // The role's rule on the target would apply to the probed row: keep the probe.
         if self
             .table_rules(r.target)
-            .is_some_and(|rules| rules.select.is_some())
+            .is_some_and(|rules| rules.select.is_some() || !rules.redact.is_empty())
         {
             return None;
         }

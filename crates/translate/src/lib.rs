@@ -9,5 +9,6 @@ mod order;
 mod read_columns;
 mod record;
 mod select;
+mod source;
 
 pub use select::translate_query;

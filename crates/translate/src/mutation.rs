@@ -20,7 +20,7 @@ use grafton_sql::{
     SqlType, Statement, TableRef, Update, UpdateOp, Write,
 };
 pub(crate) use identity::Identities;
-pub use identity::{conflicting, count_failing, identity_width, lock, select_written};
+pub use identity::{conflicting, count_failing, identity_width, lock, select_call, select_written};
 use identity::{id_params, returning};
 use serde_json::{Map, Value as Json};
 

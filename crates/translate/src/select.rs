@@ -82,8 +82,12 @@ impl<'a> Ctx<'a> {
         self.rules.and_then(|r| r.tables.get(table))
     }
 
-    /// The role's read rule on `table` as a condition on `alias`; `None`: every row.
+    /// The role's read rule on `table` as a condition on `alias`; `None`: every row,
+    /// or a rule its [`source`](Self::source) applies already.
     pub(crate) fn row_rule(&mut self, table: TableId, alias: &str) -> Option<Expr> {
+        if self.redacts(table) {
+            return None;
+        }
         let rule = self.table_rules(table)?.select.as_ref()?;
         Some(self.trusted_filter(table, alias, rule))
     }
@@ -125,15 +129,17 @@ impl<'a> Ctx<'a> {
 
     /// The base query over `table`: FROM, the relationship join, `where`, order, page.
     /// `capped`: whether the role's row limit applies (lists; not aggregates, whose
-    /// values cover every row the role may read, as in Hasura).
+    /// values cover every row the role may read, as in Hasura). With `ids`, only the
+    /// rows a write returned, in their order.
     fn base(
         &mut self,
         table: TableId,
         args: &Args,
         parent: Option<(RelId, &str)>,
         capped: bool,
+        ids: Option<crate::mutation::Identities>,
     ) -> (Select, String, Vec<OrderItem>) {
-        let (from, alias) = self.table_from(table);
+        let (from, alias, id_order) = self.source(table, ids, args.call.as_ref());
         let mut conditions = Vec::new();
         if let Some((rel, parent_alias)) = parent {
             conditions.push(self.join(rel, parent_alias, &alias));
@@ -144,7 +150,14 @@ impl<'a> Ctx<'a> {
         if let Some(f) = &args.filter {
             conditions.push(self.filter(table, &alias, f));
         }
-        let order = self.order_items(table, &alias, args);
+        let order = match id_order {
+            Some(expr) => vec![OrderItem {
+                expr,
+                direction: grafton_sql::Direction::Asc,
+                nulls: None,
+            }],
+            None => self.order_items(table, &alias, args),
+        };
         let t = self.model.table(table);
         let distinct_on = args
             .distinct_on
@@ -244,26 +257,7 @@ impl<'a> Ctx<'a> {
         parent: Option<(RelId, &str)>,
         ids: Option<crate::mutation::Identities>,
     ) -> Expr {
-        let (mut inner, alias, mut order) = self.base(rows.table, &rows.args, parent, true);
-        if let (Some((ids, key)), Some(From::Table { schema, name, .. })) =
-            (ids, inner.from.clone())
-        {
-            inner.from = Some(From::RowIds {
-                table: grafton_sql::TableRef {
-                    schema,
-                    name,
-                    alias: alias.clone(),
-                },
-                ids,
-                key,
-            });
-            order = vec![OrderItem {
-                expr: Expr::RowIdOrder(alias.clone()),
-                direction: grafton_sql::Direction::Asc,
-                nulls: None,
-            }];
-            inner.order_by = order.clone();
-        }
+        let (mut inner, alias, order) = self.base(rows.table, &rows.args, parent, true, ids);
         if rows.single {
             let object = self.row_object(rows.table, &alias, &rows.fields);
             inner.items = vec![SelectItem::Expr(object, "root".into())];
@@ -347,7 +341,7 @@ impl<'a> Ctx<'a> {
         parent: Option<(RelId, &str)>,
         item: impl FnOnce(&mut Self, &str, &[OrderItem]) -> Expr,
     ) -> Expr {
-        let (mut inner, alias, order) = self.base(agg.table, &agg.args, parent, false);
+        let (mut inner, alias, order) = self.base(agg.table, &agg.args, parent, false, None);
         let outer_alias = self.alias("_e");
         let agg_order = project_order_keys(&mut inner, &outer_alias, &order);
         let item = item(self, &outer_alias, &agg_order);

@@ -61,6 +61,7 @@ fn catalog(backend: Backend, enforced: bool) -> Catalog {
             ),
         ],
         enums: vec![],
+        functions: vec![],
     };
     for t in &mut c.tables {
         t.schema = schema.into();

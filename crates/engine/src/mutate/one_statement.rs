@@ -40,7 +40,7 @@ fn plain_for(rules: Option<&RoleRules>, write: &Write) -> bool {
         Action::Update { .. } => t.update_check.is_some(),
         Action::Delete(_) => false,
     };
-    t.select.is_none() && !checked
+    t.select.is_none() && t.redact.is_empty() && !checked
 }
 
 pub(super) fn one_statement<'m>(

@@ -12,10 +12,16 @@ pub(crate) fn tables_written(model: &SchemaModel, mutation: &Mutation) -> BTreeS
     let writes = mutation.root.iter().flat_map(|(_, root)| match root {
         MutationRoot::Write(w) => std::slice::from_ref(w),
         MutationRoot::Many(ws) => ws.as_slice(),
-        MutationRoot::Typename(_) => &[],
+        MutationRoot::Typename(_) | MutationRoot::Call(_) => &[],
     });
     for w in writes {
         write(model, w, &mut out);
+    }
+    // A mutation function may write anything; what it returns is the best guess.
+    for (_, root) in &mutation.root {
+        if let MutationRoot::Call(rows) = root {
+            out.insert(rows.table);
+        }
     }
     out
 }

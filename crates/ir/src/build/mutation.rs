@@ -65,7 +65,7 @@ impl Presets<'_> {
         let writes: Vec<&mut Write> = match root {
             MutationRoot::Write(w) => vec![w],
             MutationRoot::Many(ws) => ws.iter_mut().collect(),
-            MutationRoot::Typename(_) => Vec::new(),
+            MutationRoot::Typename(_) | MutationRoot::Call(_) => Vec::new(),
         };
         for w in writes {
             match &mut w.action {
@@ -133,6 +133,7 @@ impl<'a> Builder<'a> {
         let field = group[0];
         let names = &self.model.mutation_names;
         let write = match kind {
+            MutationField::Function(f) => return Ok(MutationRoot::Call(self.call_rows(f, group)?)),
             MutationField::Insert(t) => {
                 let mut rows = Vec::new();
                 if let Some(v) = self.arg(field, &names.objects) {

@@ -34,6 +34,7 @@ pub(super) fn table_access(
                     aggregations: true,
                     root_fields: RootFieldSet::default(),
                     subscription_fields: RootFieldSet::default(),
+                    redacted: BTreeSet::new(),
                 }),
                 insert: writes.insert.then(|| all.clone()),
                 update: writes.update.then(|| all.clone()),
@@ -95,6 +96,10 @@ pub(super) fn table_access(
                         true,
                     )
                     .map_err(invalid)?,
+                    redacted: columns(
+                        &Columns::Some(p.redact.keys().cloned().collect()),
+                        "select",
+                    )?,
                 }),
                 None => None,
             },
@@ -201,4 +206,19 @@ fn root_fields(
         }
     }
     Ok(set)
+}
+
+/// `catalog` with the columns a role sees only on some rows made nullable (the
+/// schema's types follow the catalog's nullability).
+pub(super) fn redacted_nullable(
+    mut catalog: Catalog,
+    tables: &[TableInfo],
+    access: &[TableAccess],
+) -> Catalog {
+    for (info, a) in tables.iter().zip(access) {
+        for &c in a.select.iter().flat_map(|s| &s.redacted) {
+            catalog.tables[info.catalog_index].columns[c].nullable = true;
+        }
+    }
+    catalog
 }

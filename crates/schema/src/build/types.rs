@@ -17,6 +17,7 @@ impl Builder<'_> {
                 self.write_table(id, roots);
             }
         }
+        self.write_functions(&mut root, &mut mutation_root, &mut subscription_root);
         let root_name = "query_root";
         if root.is_empty() {
             // A role that may only write still needs a query type; Hasura's placeholder.

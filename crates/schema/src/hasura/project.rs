@@ -1,5 +1,5 @@
 //! The project-wide files of a Hasura metadata directory: `api_limits.yaml`,
-//! `query_collections.yaml` with `allow_list.yaml`, and
+//! `query_collections.yaml` with `allow_list.yaml`, `inherited_roles.yaml` and
 //! `graphql_schema_introspection.yaml`. Absent or empty (`{}`, `[]`) files say
 //! nothing.
 
@@ -16,6 +16,7 @@ pub(super) const FILES: &[&str] = &[
     "api_limits.yaml",
     "backend_configs.yaml",
     "cron_triggers.yaml",
+    "functions.yaml",
     "graphql_schema_introspection.yaml",
     "inherited_roles.yaml",
     "metrics_config.yaml",
@@ -26,6 +27,13 @@ pub(super) const FILES: &[&str] = &[
     "rest_endpoints.yaml",
     "version.yaml",
 ];
+
+/// One entry of `inherited_roles.yaml`.
+#[derive(Deserialize)]
+struct InheritedRole {
+    role_name: String,
+    role_set: Vec<String>,
+}
 
 #[derive(Deserialize)]
 struct Collection {
@@ -82,6 +90,10 @@ pub(super) fn load(dir: &Path, config: &mut Config) -> Result<(), String> {
     }
     if let Some(introspection) = read(dir, "graphql_schema_introspection.yaml")? {
         config.graphql_schema_introspection = introspection;
+    }
+    let inherited: Vec<InheritedRole> = read(dir, "inherited_roles.yaml")?.unwrap_or_default();
+    for r in inherited {
+        config.inherited_roles.insert(r.role_name, r.role_set);
     }
     let collections: Vec<Collection> = read(dir, "query_collections.yaml")?.unwrap_or_default();
     let allowed: Vec<AllowListEntry> = read(dir, "allow_list.yaml")?.unwrap_or_default();

@@ -1,8 +1,11 @@
 //! Hasura projects beyond tables (issue 16), fed from Hasura-format metadata and from
-//! the config file, on both backends: custom names and enum tables so far.
+//! the config file, on both backends: custom names, enum tables and inherited roles
+//! so far.
 
 mod custom_names;
 mod enum_tables;
+mod functions;
+mod inherited_roles;
 
 use grafton_server::{Running, ServeOptions};
 use serde_json::{json, Value};

@@ -119,6 +119,13 @@ impl Renderer {
                 self.expr(inner);
                 self.push(")");
             }
+            Expr::CaseWhen { when, then } => {
+                self.push("CASE WHEN ");
+                self.expr(when);
+                self.push(" THEN ");
+                self.expr(then);
+                self.push(" END");
+            }
             Expr::NotTrue(inner) => {
                 self.push("(");
                 self.expr(inner);

@@ -180,6 +180,26 @@ impl Renderer {
                 self.key_ids_from(table, ids, key)
             }
             From::RowIds { table, ids, .. } => self.row_ids_from(table, ids),
+            From::Call {
+                schema,
+                name,
+                args,
+                alias,
+            } => {
+                self.ident(schema);
+                self.push(".");
+                self.ident(name);
+                self.push("(");
+                self.comma_list(args, |r, (name, value)| {
+                    if let Some(name) = name {
+                        r.ident(name);
+                        r.push(" => ");
+                    }
+                    r.expr(value);
+                });
+                self.push(") AS ");
+                self.ident(alias);
+            }
             From::Subquery { select, alias } => {
                 self.push("(");
                 self.select(select);

@@ -146,7 +146,7 @@ pub fn lock(
     kind: WriteKind,
 ) -> Statement {
     let mut cx = Ctx::new(model, rules);
-    let (from, alias) = cx.table_from(table);
+    let (from, alias) = cx.raw_table_from(table);
     let filter = cx.target(table, &alias, Target::Matching(filter), kind);
     let qualified = |name: &str| Expr::column(&alias, name);
     let t = model.table(table);
@@ -211,6 +211,18 @@ pub fn select_written(
         ..Select::default()
     };
     Some(render(&select, dialect(model)))
+}
+
+/// The JSON of a mutation function's rows (a tracked `VOLATILE` function, called in
+/// the mutation's transaction), under the role's read rule on what it returns.
+pub fn select_call(model: &SchemaModel, rules: Option<&RoleRules>, rows: &Rows) -> Statement {
+    let mut cx = Ctx::new(model, rules);
+    let expr = cx.rows(rows, None);
+    let select = Select {
+        items: vec![SelectItem::Expr(expr, "data".into())],
+        ..Select::default()
+    };
+    render(&select, dialect(model))
 }
 
 /// How many of the written rows `ids` fail `check` (an insert or update permission

@@ -1,0 +1,116 @@
+//! PostgreSQL functions that return rows of a table: the candidates for Hasura's
+//! tracked functions, with what decides whether and how they can be served.
+
+use std::collections::HashMap;
+
+use tokio_postgres::Row;
+
+use super::scalar_for_type_name;
+use crate::{CatalogError, Function, FunctionArg, ScalarKind};
+
+/// Functions of the given schemas whose result is a table's row type (`RETURNS t`
+/// or `RETURNS SETOF t`), with their input arguments' types (domains resolved to
+/// their base type) and how many functions share the name.
+pub(super) const FUNCTIONS_SQL: &str = r#"
+SELECT n.nspname::text AS schema,
+       p.proname::text AS name,
+       rn.nspname::text AS ret_schema,
+       rc.relname::text AS ret_table,
+       p.proretset AS returns_set,
+       p.provolatile::text AS volatility,
+       p.pronargdefaults::int4 AS defaults,
+       p.provariadic <> 0 AS variadic,
+       COALESCE(p.proargmodes::text[], ARRAY[]::text[]) AS modes,
+       COALESCE(p.proargnames, ARRAY[]::text[]) AS arg_names,
+       ARRAY(SELECT CASE WHEN t.typcategory = 'A' AND t.typelem <> 0
+                         THEN (SELECT e.typname::text || '[]'
+                               FROM pg_catalog.pg_type e WHERE e.oid = t.typelem)
+                         ELSE t.typname::text END
+             FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY a(oid, ord)
+             JOIN pg_catalog.pg_type d ON d.oid = a.oid
+             JOIN pg_catalog.pg_type t
+               ON t.oid = CASE WHEN d.typtype = 'd' THEN d.typbasetype ELSE d.oid END
+             ORDER BY a.ord) AS arg_types,
+       ARRAY(SELECT (t.typtype::text || ':' || tn.nspname::text || ':' || t.oid::text)
+             FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY a(oid, ord)
+             JOIN pg_catalog.pg_type d ON d.oid = a.oid
+             JOIN pg_catalog.pg_type t
+               ON t.oid = CASE WHEN d.typtype = 'd' THEN d.typbasetype ELSE d.oid END
+             JOIN pg_catalog.pg_namespace tn ON tn.oid = t.typnamespace
+             ORDER BY a.ord) AS arg_kinds,
+       pg_catalog.obj_description(p.oid, 'pg_proc') AS comment,
+       (SELECT count(*) FROM pg_catalog.pg_proc q
+        WHERE q.pronamespace = p.pronamespace AND q.proname = p.proname) AS overloads
+FROM pg_catalog.pg_proc p
+JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+JOIN pg_catalog.pg_type rt ON rt.oid = p.prorettype
+JOIN pg_catalog.pg_class rc ON rc.oid = rt.typrelid
+JOIN pg_catalog.pg_namespace rn ON rn.oid = rc.relnamespace
+WHERE p.prokind = 'f'
+  AND n.nspname = ANY($1)
+ORDER BY n.nspname, p.proname
+"#;
+
+/// One row of [`FUNCTIONS_SQL`] as a catalog function.
+pub(super) fn function(
+    row: &Row,
+    enum_index: &HashMap<u32, usize>,
+) -> Result<Function, CatalogError> {
+    let schema: String = row.try_get("schema")?;
+    let name: String = row.try_get("name")?;
+    let modes: Vec<String> = row.try_get("modes")?;
+    let names: Vec<String> = row.try_get("arg_names")?;
+    let types: Vec<String> = row.try_get("arg_types")?;
+    let kinds: Vec<String> = row.try_get("arg_kinds")?;
+    let overloads: i64 = row.try_get("overloads")?;
+    let unsupported = if overloads > 1 {
+        Some("it is overloaded (Hasura does not track overloaded functions either)".to_owned())
+    } else if row.try_get::<_, bool>("variadic")? {
+        Some("it takes VARIADIC arguments".to_owned())
+    } else if modes.iter().any(|m| m != "i") {
+        Some("it has OUT, INOUT or TABLE arguments (only IN arguments are supported)".to_owned())
+    } else {
+        None
+    };
+    let args = types
+        .iter()
+        .enumerate()
+        .map(|(i, db_type)| {
+            let given = names.get(i).filter(|n| !n.is_empty());
+            FunctionArg {
+                name: given.cloned().unwrap_or_else(|| format!("arg_{}", i + 1)),
+                named: given.is_some(),
+                db_type: db_type.clone(),
+                scalar: kinds
+                    .get(i)
+                    .and_then(|k| arg_scalar(db_type, k, enum_index)),
+            }
+        })
+        .collect();
+    Ok(Function {
+        schema,
+        name,
+        args,
+        defaults: usize::try_from(row.try_get::<_, i32>("defaults")?).unwrap_or(0),
+        returns: (row.try_get("ret_schema")?, row.try_get("ret_table")?),
+        returns_set: row.try_get("returns_set")?,
+        volatile: row.try_get::<_, String>("volatility")? == "v",
+        comment: row.try_get("comment")?,
+        unsupported,
+    })
+}
+
+/// An argument type's kind, from `typtype:schema:oid`; `None` when it cannot be bound.
+fn arg_scalar(db_type: &str, kind: &str, enum_index: &HashMap<u32, usize>) -> Option<ScalarKind> {
+    let mut parts = kind.splitn(3, ':');
+    let (typtype, schema, oid) = (parts.next()?, parts.next()?, parts.next()?);
+    match typtype {
+        "e" => oid
+            .parse::<u32>()
+            .ok()
+            .and_then(|oid| enum_index.get(&oid))
+            .map(|&i| ScalarKind::Enum(i)),
+        "b" if schema == "pg_catalog" || db_type == "citext" => scalar_for_type_name(db_type),
+        _ => None,
+    }
+}

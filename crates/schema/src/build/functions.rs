@@ -1,0 +1,271 @@
+//! Tracked SQL functions (Hasura's): each configured function matched to the
+//! catalog and checked, named, and written as root fields for the roles that may
+//! call it. A function that cannot be served as configured stops start-up, named.
+
+use super::{Builder, SchemaError};
+use crate::config::{Config, CustomRootField, ExposedAs, FunctionConfig};
+use crate::model::*;
+use crate::naming::{graphql_safe, Naming};
+use crate::sdl::FieldDef;
+use grafton_catalog::{Backend, Catalog, Function, ScalarKind};
+use std::collections::HashSet;
+
+/// What deciding a function's shape and visibility needs.
+pub(super) struct Context<'a> {
+    pub(super) catalog: &'a Catalog,
+    pub(super) config: &'a Config,
+    pub(super) tables: &'a [TableInfo],
+    pub(super) access: &'a [TableAccess],
+    pub(super) readable: &'a [bool],
+    pub(super) role: Option<&'a str>,
+    pub(super) naming: Naming,
+    pub(super) backend: Backend,
+    pub(super) default_schema: &'a str,
+}
+
+/// Every tracked function, in config order (the same ids in every role's model).
+pub(super) fn resolve(cx: &Context<'_>) -> Result<Vec<FunctionInfo>, SchemaError> {
+    let mut taken: HashSet<String> = cx
+        .tables
+        .iter()
+        .flat_map(|t| t.roots.names.iter().cloned())
+        .collect();
+    let mut out = Vec::new();
+    for (key, fc) in &cx.config.functions {
+        let info = function(cx, key, fc).map_err(SchemaError::Config)?;
+        for name in std::iter::once(&info.field).chain(&info.aggregate) {
+            if !taken.insert(name.clone()) {
+                return Err(SchemaError::Config(format!(
+                    "function '{key}': its root field '{name}' is already taken by a table's \
+                     or another function's root field (give it a custom_name)"
+                )));
+            }
+        }
+        out.push(info);
+    }
+    Ok(out)
+}
+
+fn custom(root: &Option<CustomRootField>) -> Option<&str> {
+    match root {
+        Some(CustomRootField::Name(n)) => Some(n),
+        Some(CustomRootField::Full { name, .. }) => name.as_deref(),
+        None => None,
+    }
+}
+
+fn function(cx: &Context<'_>, key: &str, fc: &FunctionConfig) -> Result<FunctionInfo, String> {
+    if cx.backend == Backend::Sqlite {
+        return Err(format!(
+            "function '{key}': tracked functions need PostgreSQL (SQLite has no SQL functions)"
+        ));
+    }
+    let (schema, name) = key.split_once('.').unwrap_or((cx.default_schema, key));
+    let catalog_index = (cx.catalog.functions.iter())
+        .position(|f| f.schema == schema && f.name == name)
+        .ok_or_else(|| {
+            format!(
+                "function '{key}': no function {schema}.{name} returning a table's rows \
+                 in the exposed schemas"
+            )
+        })?;
+    let f: &Function = &cx.catalog.functions[catalog_index];
+    let what = format!("function {schema}.{name}");
+    if let Some(why) = &f.unsupported {
+        return Err(format!("{what} cannot be tracked: {why}"));
+    }
+    let table = (cx.tables.iter())
+        .position(|t| {
+            let c = &cx.catalog.tables[t.catalog_index];
+            (c.schema.as_str(), c.name.as_str()) == (f.returns.0.as_str(), f.returns.1.as_str())
+        })
+        .ok_or_else(|| {
+            format!(
+                "{what} returns rows of {}.{}, which is not exposed",
+                f.returns.0, f.returns.1
+            )
+        })?;
+    let mutation = match fc.exposed_as {
+        Some(ExposedAs::Mutation) if !f.volatile => {
+            return Err(format!(
+                "{what} is exposed_as: mutation but is not VOLATILE"
+            ))
+        }
+        Some(ExposedAs::Mutation) => true,
+        Some(ExposedAs::Query) => false,
+        None => f.volatile,
+    };
+    let session_arg = match &fc.session_argument {
+        None => None,
+        Some(s) => {
+            let p = (f.args.iter().position(|a| &a.name == s)).ok_or_else(|| {
+                format!("{what}: session_argument '{s}' is not one of its arguments")
+            })?;
+            if f.args[p].db_type != "json" {
+                return Err(format!(
+                    "{what}: session_argument '{s}' has type {}, not json",
+                    f.args[p].db_type
+                ));
+            }
+            Some(p)
+        }
+    };
+    let mut args = Vec::new();
+    for (i, a) in f.args.iter().enumerate() {
+        if Some(i) == session_arg {
+            continue;
+        }
+        if a.scalar.is_none() {
+            return Err(format!(
+                "{what}: argument '{}' has type {}, which Grafton cannot pass \
+                 (a built-in base type, an enum or json can be)",
+                a.name, a.db_type
+            ));
+        }
+        if graphql_safe(&a.name) != a.name {
+            return Err(format!(
+                "{what}: argument '{}' is not a GraphQL name",
+                a.name
+            ));
+        }
+        args.push((a.name.clone(), i));
+    }
+    let base = fc.custom_name.clone().unwrap_or_else(|| {
+        if schema == cx.default_schema {
+            name.to_owned()
+        } else {
+            graphql_safe(&format!("{schema}_{name}"))
+        }
+    });
+    let verbatim = fc.custom_name.is_some();
+    let named = |suffix: &str| {
+        let snake = format!("{base}{suffix}");
+        if verbatim {
+            snake
+        } else {
+            cx.naming.field(&snake)
+        }
+    };
+    let field = custom(&fc.custom_root_fields.function).map_or_else(|| named(""), str::to_owned);
+    let aggregate_name = custom(&fc.custom_root_fields.function_aggregate)
+        .map_or_else(|| named("_aggregate"), str::to_owned);
+    for n in [&field, &aggregate_name] {
+        if graphql_safe(n) != *n {
+            return Err(format!("{what}: '{n}' is not a GraphQL name"));
+        }
+    }
+    // Hasura's `<function>_args`, camel-cased (not Pascal) under graphql-default.
+    let args_type = (!args.is_empty()).then(|| cx.naming.field(&format!("{base}_args")));
+    let select = cx.access[table]
+        .select
+        .as_ref()
+        .filter(|_| cx.readable[table]);
+    let permitted = (fc.permissions.iter()).any(|p| Some(p.role.as_str()) == cx.role);
+    let inferred = !mutation && cx.config.infer_function_permissions.unwrap_or(true);
+    let visible = select.is_some() && (cx.role.is_none() || permitted || inferred);
+    let aggregate =
+        (visible && !mutation && f.returns_set && select.is_some_and(|s| s.aggregations))
+            .then_some(aggregate_name);
+    let described = |root: &Option<CustomRootField>, default: String| match root {
+        Some(CustomRootField::Full {
+            comment: Some(c), ..
+        }) => c.clone(),
+        _ => default,
+    };
+    let own = (fc.comment.clone().or_else(|| f.comment.clone())).unwrap_or_else(|| {
+        format!(
+            "execute function \"{name}\" which returns \"{}\"",
+            f.returns.1
+        )
+    });
+    let descriptions = [
+        described(&fc.custom_root_fields.function, own),
+        described(
+            &fc.custom_root_fields.function_aggregate,
+            format!(
+                "execute function \"{name}\" and query aggregates on result of table type \"{}\"",
+                f.returns.1
+            ),
+        ),
+    ];
+    Ok(FunctionInfo {
+        catalog_index,
+        table,
+        single: !f.returns_set,
+        mutation,
+        field,
+        aggregate,
+        args_type,
+        args,
+        session_arg,
+        visible,
+        descriptions,
+    })
+}
+
+impl Builder<'_> {
+    /// The root fields (and `args` input types) of the functions the role may call.
+    pub(super) fn write_functions(
+        &mut self,
+        query: &mut Vec<FieldDef>,
+        mutation: &mut Vec<FieldDef>,
+        subscription: &mut Vec<FieldDef>,
+    ) {
+        for (id, info) in self.functions.iter().enumerate() {
+            if !info.visible {
+                continue;
+            }
+            let f = &self.catalog.functions[info.catalog_index];
+            let type_name = self.tables[info.table].type_name.clone();
+            let mut args = Vec::new();
+            if let Some(args_type) = &info.args_type {
+                let fields: Vec<FieldDef> = (info.args.iter())
+                    .map(|(name, i)| {
+                        let kind = f.args[*i].scalar.clone().unwrap_or(ScalarKind::Text);
+                        let kind = self.column_kind(&kind);
+                        self.used_scalars.insert(kind.clone());
+                        FieldDef::new(name, self.scalar(&kind))
+                    })
+                    .collect();
+                self.sdl.object("input", args_type, None, &fields);
+                let required = (info.args.iter()).any(|(_, i)| *i < f.args.len() - f.defaults);
+                args.push((
+                    "args".to_owned(),
+                    format!("{args_type}{}", if required { "!" } else { "" }),
+                ));
+            }
+            let list = !info.single;
+            if list {
+                args.extend(self.list_args(info.table));
+            }
+            let ty = if list {
+                format!("[{type_name}!]!")
+            } else {
+                type_name
+            };
+            let def = FieldDef::new(&info.field, ty)
+                .with_args(args.clone())
+                .describe(Some(&info.descriptions[0]));
+            if info.mutation {
+                self.mutation_fields
+                    .insert(info.field.clone(), MutationField::Function(id));
+                mutation.push(def);
+                continue;
+            }
+            self.root_fields
+                .insert(info.field.clone(), RootField::Function(id));
+            subscription.push(def.clone());
+            query.push(def);
+            if let Some(agg) = &info.aggregate {
+                self.root_fields
+                    .insert(agg.clone(), RootField::FunctionAggregate(id));
+                let def =
+                    FieldDef::new(agg, format!("{}!", self.table_ty(info.table, "_aggregate")))
+                        .with_args(args)
+                        .describe(Some(&info.descriptions[1]));
+                subscription.push(def.clone());
+                query.push(def);
+            }
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! Tracked functions in Hasura metadata: `databases/<db>/functions/<file>.yaml` (v3,
+//! listed by that directory's `functions.yaml`) or the entries of a v2 project's
+//! `functions.yaml`.
+
+use super::TableName;
+use crate::config::ExposedAs;
+use crate::config::{Config, FunctionConfig, FunctionPermission, FunctionRootFields};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Deserialize)]
+struct Entry {
+    function: TableName,
+    #[serde(default)]
+    configuration: Configuration,
+    #[serde(default)]
+    permissions: Vec<FunctionPermission>,
+    #[serde(default)]
+    comment: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct Configuration {
+    #[serde(default)]
+    exposed_as: Option<ExposedAs>,
+    #[serde(default)]
+    session_argument: Option<String>,
+    #[serde(default)]
+    custom_name: Option<String>,
+    #[serde(default)]
+    custom_root_fields: FunctionRootFields,
+}
+
+/// A `functions.yaml` line: an entry, or (v3) an `!include` of a file read anyway.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Listed {
+    Entry(Box<Entry>),
+    Include(#[allow(dead_code)] String),
+}
+
+/// Adds the tracked functions of the metadata directory `dir` to `config`.
+pub(super) fn load(dir: &Path, config: &mut Config) -> Result<(), String> {
+    let mut entries = Vec::new();
+    let databases = dir.join("databases");
+    let listed: Vec<PathBuf> = match std::fs::read_dir(&databases) {
+        Ok(dbs) => dbs.flatten().map(|d| d.path().join("functions")).collect(),
+        Err(_) => Vec::new(),
+    };
+    for functions in listed {
+        let Ok(listing) = std::fs::read_dir(&functions) else {
+            continue;
+        };
+        let mut files: Vec<PathBuf> = listing
+            .flatten()
+            .map(|f| f.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+            .filter(|p| p.file_name().is_some_and(|n| n != "functions.yaml"))
+            .collect();
+        files.sort();
+        for f in files {
+            entries.push(read::<Entry>(&f)?);
+        }
+    }
+    let v2 = dir.join("functions.yaml");
+    if v2.exists() {
+        for line in read::<Option<Vec<Listed>>>(&v2)?.unwrap_or_default() {
+            if let Listed::Entry(e) = line {
+                entries.push(*e);
+            }
+        }
+    }
+    for e in entries {
+        let c = e.configuration;
+        config.functions.insert(
+            e.function.key(),
+            FunctionConfig {
+                exposed_as: c.exposed_as,
+                session_argument: c.session_argument,
+                custom_name: c.custom_name,
+                custom_root_fields: c.custom_root_fields,
+                comment: e.comment,
+                permissions: e.permissions,
+            },
+        );
+    }
+    Ok(())
+}
+
+fn read<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_norway::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}

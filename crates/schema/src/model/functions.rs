@@ -1,0 +1,33 @@
+//! Tracked SQL functions as the schema serves them.
+
+use super::TableId;
+
+/// Index into [`SchemaModel::functions`](super::SchemaModel::functions).
+pub type FunctionId = usize;
+
+/// A tracked function: a root field whose rows come from calling it.
+#[derive(Debug, Clone)]
+pub struct FunctionInfo {
+    /// Index into `Catalog::functions`.
+    pub catalog_index: usize,
+    /// The table whose rows it returns (its select permission applies to them).
+    pub table: TableId,
+    /// `RETURNS t`: one row (an object or null), not a list.
+    pub single: bool,
+    /// A mutation root field (run in a write transaction on the primary).
+    pub mutation: bool,
+    /// Its root field's name.
+    pub field: String,
+    /// Its `_aggregate` root field's name, when the role has it.
+    pub aggregate: Option<String>,
+    /// The `args` input type's name, when it has arguments a caller passes.
+    pub args_type: Option<String>,
+    /// The arguments a caller passes: GraphQL field name and argument position.
+    pub args: Vec<(String, usize)>,
+    /// The argument that receives the session variables (as `json`), by position.
+    pub session_arg: Option<usize>,
+    /// Whether the role may call it (it has the field).
+    pub visible: bool,
+    /// The root field's description, and its `_aggregate` field's.
+    pub descriptions: [String; 2],
+}

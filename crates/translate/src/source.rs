@@ -1,0 +1,164 @@
+//! Where a table's rows are read from: the table itself, or, for a role that sees
+//! some of its columns only on some rows (an inherited role), a subquery that shows
+//! the role exactly that.
+
+use crate::filter::sql_type;
+use crate::mutation::Identities;
+use crate::select::Ctx;
+use grafton_ir::Call;
+use grafton_schema::TableId;
+use grafton_sql::{Expr, From, Param, Select, SelectItem, SqlType, TableRef};
+
+/// The column under which a redacting subquery exposes the written rows' order.
+const ID_ORDER: &str = "__grafton_n";
+
+impl Ctx<'_> {
+    /// `FROM table AS alias` with a fresh alias: the rows the role reads (see
+    /// [`source`](Self::source)).
+    pub(crate) fn table_from(&mut self, table: TableId) -> (From, String) {
+        let (from, alias, _) = self.source(table, None, None);
+        (from, alias)
+    }
+
+    /// `FROM table AS alias` as stored, whatever the role: the rows a write targets.
+    pub(crate) fn raw_table_from(&mut self, table: TableId) -> (From, String) {
+        let alias = self.alias("_t");
+        (self.stored(table, &alias, None, None), alias)
+    }
+
+    /// Whether the role sees some of `table`'s columns only on some rows: then
+    /// [`source`](Self::source) applies its row rule itself.
+    pub(crate) fn redacts(&self, table: TableId) -> bool {
+        self.table_rules(table)
+            .is_some_and(|r| !r.redact.is_empty())
+    }
+
+    /// The rows of `table` (with `ids`, only the written rows those identify; with
+    /// `call`, the rows a tracked function returns) as `FROM … AS alias`, and with
+    /// `ids` the expression that orders them as listed.
+    ///
+    /// Where the role sees some columns only on some rows, this is a subquery that
+    /// applies the role's row rule to the stored rows and blanks (NULL) those columns
+    /// on the rows where no rule granting them holds. Everything read through the
+    /// alias (fields, `where`, `order_by`, aggregates, relationship joins) then sees
+    /// what the role may see and nothing else, as Hasura's inherited roles do.
+    pub(crate) fn source(
+        &mut self,
+        table: TableId,
+        ids: Option<Identities>,
+        call: Option<&Call>,
+    ) -> (From, String, Option<Expr>) {
+        let alias = self.alias("_t");
+        let rules = self.table_rules(table).filter(|r| !r.redact.is_empty());
+        let Some(rules) = rules else {
+            let order = ids.is_some().then(|| Expr::RowIdOrder(alias.clone()));
+            return (self.stored(table, &alias, ids, call), alias, order);
+        };
+        let stored = self.alias("_r");
+        let order = ids.is_some().then(|| {
+            (
+                Expr::RowIdOrder(stored.clone()),
+                Expr::column(&alias, ID_ORDER),
+            )
+        });
+        let from = self.stored(table, &stored, ids, call);
+        let model = self.model;
+        let mut items = Vec::new();
+        for (i, c) in model.table(table).columns.iter().enumerate() {
+            let value = Expr::column(&stored, &c.name);
+            let value = match rules.redact.iter().find(|(column, _)| *column == i) {
+                Some((_, when)) => Expr::CaseWhen {
+                    when: Box::new(self.trusted_filter(table, &stored, when)),
+                    then: Box::new(value),
+                },
+                None => value,
+            };
+            items.push(SelectItem::Expr(value, c.name.clone()));
+        }
+        let (in_order, out_order) = match order {
+            Some((inner, outer)) => (Some(inner), Some(outer)),
+            None => (None, None),
+        };
+        if let Some(position) = in_order {
+            items.push(SelectItem::Expr(position, ID_ORDER.into()));
+        }
+        let filter = rules
+            .select
+            .as_ref()
+            .map(|rule| self.trusted_filter(table, &stored, rule));
+        let select = Select {
+            items,
+            from: Some(from),
+            filter,
+            ..Select::default()
+        };
+        let from = From::Subquery {
+            select: Box::new(select),
+            alias: alias.clone(),
+        };
+        (from, alias, out_order)
+    }
+
+    /// The stored table under `alias`, with `ids` the written rows joined in order,
+    /// or with `call` the function's rows.
+    fn stored(
+        &self,
+        table: TableId,
+        alias: &str,
+        ids: Option<Identities>,
+        call: Option<&Call>,
+    ) -> From {
+        if let Some(call) = call {
+            return self.call(call, alias);
+        }
+        let t = self.model.table(table);
+        let (schema, name) = (self.schema_of(t), t.name.clone());
+        match ids {
+            None => From::Table {
+                schema,
+                name,
+                alias: alias.to_owned(),
+            },
+            Some((ids, key)) => From::RowIds {
+                table: TableRef {
+                    schema,
+                    name,
+                    alias: alias.to_owned(),
+                },
+                ids,
+                key,
+            },
+        }
+    }
+
+    /// `function(args…)` under `alias`: arguments by position up to the first one
+    /// omitted, by name after it (the IR checked they have names).
+    fn call(&self, call: &Call, alias: &str) -> From {
+        let info = &self.model.functions[call.function];
+        let f = &self.model.catalog.functions[info.catalog_index];
+        let mut positional = true;
+        let args = (call.args.iter().enumerate())
+            .map(|(i, (position, value))| {
+                positional &= i == *position;
+                let a = &f.args[*position];
+                let ty = match &a.scalar {
+                    _ if info.session_arg == Some(*position) => SqlType::Builtin("json"),
+                    Some(kind) => sql_type(self, kind),
+                    None => SqlType::Builtin("text"),
+                };
+                let value = Expr::Param(Param {
+                    value: value.clone(),
+                    ty,
+                    list: false,
+                });
+                ((!positional).then(|| a.name.clone()), value)
+            })
+            .collect();
+        From::Call {
+            schema: f.schema.clone(),
+            name: f.name.clone(),
+            args,
+            alias: alias.to_owned(),
+        }
+    }
+}
