@@ -23,7 +23,8 @@ pub struct Catalog {
     pub functions: Vec<Function>,
 }
 
-/// A PostgreSQL function returning a table's rows: what tracking it needs to know.
+/// A PostgreSQL function returning a table's rows, or taking one (a computed
+/// field's): what tracking it needs to know.
 #[derive(Debug, Clone, Serialize)]
 pub struct Function {
     /// Schema name.
@@ -34,8 +35,8 @@ pub struct Function {
     pub args: Vec<FunctionArg>,
     /// How many trailing arguments have defaults.
     pub defaults: usize,
-    /// The table (schema, name) whose rows it returns.
-    pub returns: (String, String),
+    /// What it returns: a table's rows, or a scalar.
+    pub returns: Returns,
     /// `RETURNS SETOF t` (a list) rather than `RETURNS t` (one row).
     pub returns_set: bool,
     /// `VOLATILE` (it may write): a mutation unless tracked as a query.
@@ -46,6 +47,25 @@ pub struct Function {
     pub unsupported: Option<String>,
 }
 
+/// What a [`Function`] returns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Returns {
+    /// Rows (or, unless `returns_set`, one row) of this table (schema, name).
+    Table(String, String),
+    /// A value of this type: its name and, when Grafton maps it, its kind.
+    Scalar(String, Option<ScalarKind>),
+}
+
+impl Returns {
+    /// The table whose rows it returns.
+    pub fn table(&self) -> Option<(&str, &str)> {
+        match self {
+            Returns::Table(s, t) => Some((s, t)),
+            Returns::Scalar(..) => None,
+        }
+    }
+}
+
 /// One input argument of a [`Function`].
 #[derive(Debug, Clone, Serialize)]
 pub struct FunctionArg {
@@ -53,6 +73,8 @@ pub struct FunctionArg {
     pub name: String,
     /// Whether the function names it (only named arguments can be passed by name).
     pub named: bool,
+    /// A table's row type: that table (schema, name).
+    pub row_of: Option<(String, String)>,
     /// The database type's name (`text`, `int4`…).
     pub db_type: String,
     /// Its GraphQL-facing kind; `None` for a type Grafton cannot bind.

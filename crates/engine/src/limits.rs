@@ -234,7 +234,7 @@ pub fn default_limit(query: &mut grafton_ir::Query, rows: u64) {
     fn fields(fs: &mut [(String, Field)], rows: u64) {
         for (_, f) in fs {
             match f {
-                Field::Object(_, r) | Field::Array(_, r) => visit(r, rows),
+                Field::Object(_, r) | Field::Array(_, r) | Field::ComputedRows(r) => visit(r, rows),
                 Field::Aggregate(_, agg) => {
                     for (_, af) in &mut agg.fields {
                         if let grafton_ir::AggregateField::Nodes(nodes) = af {
@@ -242,7 +242,10 @@ pub fn default_limit(query: &mut grafton_ir::Query, rows: u64) {
                         }
                     }
                 }
-                Field::Column(_) | Field::JsonPath(..) | Field::Typename(_) => {}
+                Field::Column(_)
+                | Field::JsonPath(..)
+                | Field::Typename(_)
+                | Field::Computed(..) => {}
             }
         }
     }

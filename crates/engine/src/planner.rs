@@ -350,7 +350,10 @@ impl Planner {
             .collect();
         // Session variable names contain '-', which GraphQL variable names cannot.
         variables.extend(session.iter().map(|(k, v)| (k.clone(), v.clone())));
-        if self.model.functions.iter().any(|f| f.session_arg.is_some()) {
+        let model = &self.model;
+        if model.functions.iter().any(|f| f.session_arg.is_some())
+            || model.computed.iter().any(|c| c.session_arg.is_some())
+        {
             let all = Value::Object(session.clone());
             variables.insert(grafton_ir::SESSION_JSON_VAR.to_owned(), all);
         }

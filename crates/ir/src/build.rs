@@ -280,6 +280,7 @@ impl<'a> Builder<'a> {
                         let target = model.relationships[*r].target;
                         Field::Aggregate(*r, self.aggregate(target, group)?)
                     }
+                    Some(TableField::Computed(id)) => self.computed_field(*id, group)?,
                     None => {
                         return Err(IrError::Validation(format!(
                             "field '{name}' not found in type: '{}'",

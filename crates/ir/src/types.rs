@@ -79,14 +79,18 @@ pub struct Args {
 /// no request variable can take it; the engine fills it.
 pub const SESSION_JSON_VAR: &str = "hasura-session";
 
-/// A call of a tracked function.
+/// A call of a tracked function or a computed field's function.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {
-    /// The function.
-    pub function: grafton_schema::FunctionId,
+    /// The function, by index into the catalog's functions.
+    pub function: usize,
     /// The arguments passed, by position, in order (omitted ones take their
     /// default); the session argument's value is [`SESSION_JSON_VAR`].
     pub args: Vec<(usize, Value)>,
+    /// The session argument's position (its value is a `json`/`jsonb` parameter).
+    pub session_arg: Option<usize>,
+    /// A computed field's row argument: the row it is a field of.
+    pub row_arg: Option<usize>,
 }
 
 impl Args {
@@ -112,6 +116,10 @@ pub enum Field {
     Array(RelId, Rows),
     /// An array relationship's aggregate.
     Aggregate(RelId, Aggregate),
+    /// A scalar computed field: its function called with the row.
+    Computed(grafton_schema::ComputedId, Call),
+    /// A computed field returning rows of a table (`Rows::args.call` has the row).
+    ComputedRows(Rows),
 }
 
 /// One step of a JSON path: an object key or an array index.
@@ -204,6 +212,15 @@ pub enum BoolExp {
     },
     /// Some row of an unrelated table satisfies the expression (`_exists`).
     ExistsIn(TableId, Box<BoolExp>),
+    /// `computed_field(row) op value`: a scalar computed field without arguments.
+    CompareComputed {
+        /// The computed field.
+        field: grafton_schema::ComputedId,
+        /// Operator.
+        op: CompareOp,
+        /// Operand.
+        value: Value,
+    },
     /// `column::text op value`: a jsonb column compared as its text (`_cast: {String: …}`).
     CompareText {
         /// Column index.
@@ -237,6 +254,8 @@ pub enum OrderTarget {
     ArrayCount(RelId),
     /// An aggregate of a column of related rows.
     ArrayAggregate(RelId, AggFunc, usize),
+    /// A scalar computed field without arguments.
+    Computed(grafton_schema::ComputedId),
 }
 
 /// A mutation operation: its root fields run in document order, in one transaction.

@@ -1,7 +1,7 @@
 //! Builds the [`SchemaModel`]: names every table, column and relationship, writes the
 //! SDL, and validates it with apollo-compiler.
 
-use crate::config::{Config, InsertionOrder, JsonSchemaConfig, ManualKind};
+use crate::config::{Config, InsertionOrder, ManualKind};
 use crate::model::*;
 use crate::naming::{graphql_safe, plural, Arg, Combinator, CompareOp, Naming};
 use crate::sdl::{FieldDef, Sdl};
@@ -11,6 +11,7 @@ use grafton_sql::{AggFunc, Direction, Nulls};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 mod access;
+mod computed;
 mod functions;
 mod mutations;
 mod names;
@@ -19,10 +20,12 @@ mod stream;
 mod table_names;
 mod tables;
 mod types;
+mod validators;
 
 use access::{redacted_nullable, restrict, table_access};
 use relations::relationships;
 use table_names::name_tables;
+use validators::compile_validators;
 
 /// Why a schema could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -102,6 +105,7 @@ pub fn build_for_role(
         return Err(SchemaError::Empty(listed));
     }
     let relationships = relationships(&catalog, config, &mut tables, naming, &mut warnings)?;
+    let computed = computed::resolve(&catalog, config, &mut tables, backend, default_schema)?;
     let validators = compile_validators(&catalog, config, &tables, default_schema)?;
     let access = table_access(
         &catalog,
@@ -111,7 +115,7 @@ pub fn build_for_role(
         role,
         backend_only,
     )?;
-    let readable = restrict(&mut tables, &relationships, &access);
+    let readable = restrict(&mut tables, &relationships, &computed, &access);
     let catalog = redacted_nullable(catalog, &tables, &access);
     let functions = functions::resolve(&functions::Context {
         catalog: &catalog,
@@ -140,6 +144,7 @@ pub fn build_for_role(
         access: &access,
         readable: &readable,
         functions: &functions,
+        computed: &computed,
         input_types: HashMap::new(),
         enum_warnings: &mut warnings,
     };
@@ -173,6 +178,7 @@ pub fn build_for_role(
         tables,
         relationships,
         functions,
+        computed,
         root_fields,
         mutation_fields,
         mutation_names,
@@ -207,53 +213,6 @@ pub fn build_for_role(
         warnings,
         catalog,
     })
-}
-
-/// Compiles the JSON Schemas the config attaches to columns (once, at start-up).
-fn compile_validators(
-    catalog: &Catalog,
-    config: &Config,
-    tables: &[TableInfo],
-    default_schema: &str,
-) -> Result<HashMap<(TableId, usize), grafton_validate::ColumnSchema>, SchemaError> {
-    let mut out = HashMap::new();
-    for (key, tc) in &config.tables {
-        for (column, cc) in &tc.columns {
-            let Some(source) = &cc.json_schema else {
-                continue;
-            };
-            let ci = find_table(catalog, key, default_schema);
-            let Some(id) = tables.iter().position(|t| Some(t.catalog_index) == ci) else {
-                return Err(SchemaError::Config(format!(
-                    "columns of '{key}': the table is not exposed"
-                )));
-            };
-            let t = &catalog.tables[tables[id].catalog_index];
-            let index = t
-                .columns
-                .iter()
-                .position(|c| &c.name == column)
-                .ok_or_else(|| {
-                    SchemaError::Config(format!("'{column}' is not a column of '{key}'"))
-                })?;
-            if !matches!(
-                t.columns[index].scalar,
-                ScalarKind::Json | ScalarKind::Jsonb | ScalarKind::Text
-            ) {
-                return Err(SchemaError::Config(format!(
-                    "{key}.{column}: a JSON Schema can only be attached to a json, jsonb or text column"
-                )));
-            }
-            let source = match source {
-                JsonSchemaConfig::Path(p) => grafton_validate::SchemaSource::Path(p.into()),
-                JsonSchemaConfig::Inline(v) => grafton_validate::SchemaSource::Inline(v.clone()),
-            };
-            let compiled = grafton_validate::compile(&source, &config.base_dir)
-                .map_err(|e| SchemaError::Config(format!("{key}.{column}: {e}")))?;
-            out.insert((id, index), compiled);
-        }
-    }
-    Ok(out)
 }
 
 fn mutation_names(naming: Naming) -> MutationNames {
@@ -346,6 +305,8 @@ struct Builder<'a> {
     readable: &'a [bool],
     /// Tracked functions.
     functions: &'a [FunctionInfo],
+    /// Computed fields.
+    computed: &'a [ComputedField],
     input_types: HashMap<String, InputKind>,
     enum_warnings: &'a mut Vec<String>,
 }

@@ -4,7 +4,9 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 mod functions;
-pub use functions::{ExposedAs, FunctionConfig, FunctionPermission, FunctionRootFields};
+pub use functions::{
+    ComputedFieldConfig, ExposedAs, FunctionConfig, FunctionPermission, FunctionRootFields,
+};
 use std::path::PathBuf;
 
 /// Top-level configuration file.
@@ -99,6 +101,9 @@ pub struct TableConfig {
     /// What each role may do with this table, keyed by role name.
     #[serde(default)]
     pub permissions: BTreeMap<String, Permissions>,
+    /// Computed fields by name (Hasura's `computed_fields`; PostgreSQL).
+    #[serde(default)]
+    pub computed_fields: BTreeMap<String, ComputedFieldConfig>,
 }
 
 /// One role's permissions on one table. A role sees a table only with `select`.
@@ -155,6 +160,9 @@ pub struct SelectPermission {
     /// to come; Grafton serves no subscription field yet.
     #[serde(default)]
     pub subscription_root_fields: Option<Vec<String>>,
+    /// The scalar computed fields the role may read (and filter and sort on).
+    #[serde(default)]
+    pub computed_fields: Vec<String>,
     /// Columns shown only on the rows where a condition holds, NULL elsewhere: what
     /// an inherited role's permission carries for a column only some of its roles
     /// may read (see `inherited.rs`). Never read from a file.

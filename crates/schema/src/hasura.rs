@@ -57,6 +57,26 @@ struct Entry {
     update_permissions: Vec<Permission>,
     #[serde(default)]
     delete_permissions: Vec<Permission>,
+    #[serde(default)]
+    computed_fields: Vec<ComputedField>,
+}
+
+/// A table's computed field.
+#[derive(Deserialize)]
+struct ComputedField {
+    name: String,
+    definition: ComputedDefinition,
+    #[serde(default)]
+    comment: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ComputedDefinition {
+    function: TableName,
+    #[serde(default)]
+    table_argument: Option<String>,
+    #[serde(default)]
+    session_argument: Option<String>,
 }
 
 /// A table's `configuration`: its GraphQL names.
@@ -140,10 +160,9 @@ struct Body {
     subscription_root_fields: Option<Vec<String>>,
     /// An input validation webhook: not supported, so refused rather than skipped.
     validate_input: Option<Value>,
-    /// Computed fields the role may read: Grafton serves none yet, so the list
-    /// exposes nothing and is read only to be accepted.
-    #[serde(default, rename = "computed_fields")]
-    _computed_fields: Option<Value>,
+    /// Scalar computed fields the role may read.
+    #[serde(default)]
+    computed_fields: Vec<String>,
 }
 
 /// Reads Hasura metadata from a `tables.yaml` file or a metadata directory.
@@ -218,6 +237,17 @@ fn convert(entries: Vec<Entry>) -> Result<Config, String> {
             }
         }
         let table = config.tables.entry(key).or_default();
+        for c in e.computed_fields {
+            table.computed_fields.insert(
+                c.name,
+                crate::config::ComputedFieldConfig {
+                    function: c.definition.function.key(),
+                    table_argument: c.definition.table_argument,
+                    session_argument: c.definition.session_argument,
+                    comment: c.comment,
+                },
+            );
+        }
         table.custom_name = e.configuration.custom_name;
         table.comment = e.configuration.comment;
         table.is_enum = e.is_enum;
@@ -250,6 +280,7 @@ fn convert(entries: Vec<Entry>) -> Result<Config, String> {
                 allow_aggregations: b.allow_aggregations,
                 query_root_fields: b.query_root_fields,
                 subscription_root_fields: b.subscription_root_fields,
+                computed_fields: b.computed_fields,
                 redact: BTreeMap::new(),
             });
         }
@@ -359,6 +390,9 @@ pub fn merge(config: &mut Config, other: Config) {
         }
         for (name, r) in t.relationships {
             target.relationships.entry(name).or_insert(r);
+        }
+        for (name, c) in t.computed_fields {
+            target.computed_fields.entry(name).or_insert(c);
         }
         for (name, r) in t.foreign_key_relationships {
             target.foreign_key_relationships.entry(name).or_insert(r);

@@ -222,6 +222,11 @@ fn select(parents: &[&Permissions], all: &[&str]) -> Option<SelectPermission> {
                 .map(|p| &p.subscription_root_fields)
                 .collect(),
         ),
+        // Only those every parent reads: shown on every row the role reads.
+        computed_fields: (parents[0].computed_fields.iter())
+            .filter(|c| parents.iter().all(|p| p.computed_fields.contains(c)))
+            .cloned()
+            .collect(),
         redact,
     })
 }

@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, HashMap};
 
 mod functions;
 mod roots;
-pub use functions::{FunctionId, FunctionInfo};
+pub use functions::{ComputedField, ComputedId, ComputedReturns, FunctionId, FunctionInfo};
 pub use roots::{RootKind, RootNames};
 
 /// Index into [`SchemaModel::tables`].
@@ -54,6 +54,8 @@ pub enum TableField {
     Array(RelId),
     /// The `<array>_aggregate` field of an array relationship.
     ArrayAggregate(RelId),
+    /// A computed field.
+    Computed(ComputedId),
 }
 
 /// Object (many-to-one) or array (one-to-many).
@@ -132,6 +134,8 @@ pub struct SelectAccess {
     /// Readable columns shown only on some rows (NULL elsewhere), so nullable
     /// whatever the database says: an inherited role's.
     pub redacted: BTreeSet<usize>,
+    /// The scalar computed fields it may read, by name.
+    pub computed: BTreeSet<String>,
 }
 
 /// Which of a table's query (or subscription) root fields exist for a role.
@@ -268,6 +272,8 @@ pub struct SchemaModel {
     pub relationships: Vec<Relationship>,
     /// Tracked functions (the same ids in every role's model).
     pub functions: Vec<FunctionInfo>,
+    /// Computed fields (the same ids in every role's model).
+    pub computed: Vec<ComputedField>,
     /// Root query fields by name.
     pub root_fields: HashMap<String, RootField>,
     /// Root mutation fields by name.

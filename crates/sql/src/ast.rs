@@ -464,6 +464,17 @@ pub enum Expr {
     },
     /// `expr::type` (Postgres) / `CAST(expr AS TEXT)` (SQLite).
     Cast(Box<Expr>, SqlType),
+    /// `"schema"."function"(a, "name" => b)`: a function's value (a computed field).
+    Func {
+        /// Schema.
+        schema: String,
+        /// Function name.
+        name: String,
+        /// Arguments in order: by position, then (`Some(name)`) by name.
+        args: Vec<(Option<String>, Expr)>,
+    },
+    /// A table alias as a value: the whole row (a computed field's argument).
+    RowRef(String),
     /// `CASE WHEN when THEN then END`: `then` where `when` holds, NULL elsewhere (a
     /// column an inherited role sees only on some rows).
     CaseWhen {

@@ -55,6 +55,12 @@ impl Refs<'_> {
                 self.expr(expr);
                 self.expr(pattern);
             }
+            Expr::Func { args, .. } => args.iter().for_each(|(_, e)| self.expr(e)),
+            Expr::RowRef(a) => {
+                if a == self.alias {
+                    self.whole_row = true;
+                }
+            }
             Expr::CaseWhen { when, then } => {
                 self.expr(when);
                 self.expr(then);

@@ -115,6 +115,9 @@ impl Ctx<'_> {
             BoolExp::Compare { column, op, value } => {
                 self.compare(table, alias, *column, *op, value)
             }
+            BoolExp::CompareComputed { field, op, value } => {
+                self.compare_computed(*field, alias, *op, value)
+            }
             BoolExp::CompareText { column, op, value } => {
                 let text = Expr::Cast(
                     Box::new(self.column_value(table, alias, *column)),
@@ -173,6 +176,24 @@ impl Ctx<'_> {
         let e = f(self);
         self.negated = was;
         e
+    }
+
+    /// `computed(row) op value`. Out of line: `filter_in` recurses once per nesting
+    /// level of a `where`, so its frame stays small.
+    #[inline(never)]
+    fn compare_computed(
+        &self,
+        field: grafton_schema::ComputedId,
+        alias: &str,
+        op: CompareOp,
+        value: &Value,
+    ) -> Expr {
+        let kind = match &self.model.computed[field].returns {
+            grafton_schema::ComputedReturns::Scalar(kind) => kind.clone(),
+            grafton_schema::ComputedReturns::Rows(_) => ScalarKind::Text,
+        };
+        let subject = self.computed_value(field, alias);
+        compare_with(subject, sql_type(self, &kind), op, value)
     }
 
     fn compare(

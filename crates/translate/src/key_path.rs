@@ -78,6 +78,7 @@ fn remap(exp: &BoolExp, mapping: &[(usize, usize)]) -> Option<BoolExp> {
         BoolExp::Exists(..)
         | BoolExp::ExistsIn(..)
         | BoolExp::CompareColumns { .. }
-        | BoolExp::CompareText { .. } => return None,
+        | BoolExp::CompareText { .. }
+        | BoolExp::CompareComputed { .. } => return None,
     })
 }

@@ -2,6 +2,7 @@
 //! of one `SELECT`, and the database builds the whole `data` object as JSON.
 
 mod aggregate;
+mod aggregate_rows;
 mod filter;
 mod key_path;
 pub mod mutation;

@@ -61,6 +61,7 @@ impl Ctx<'_> {
                 let col = &self.model.table(table).columns[*c];
                 (Expr::column(alias, &col.name), col.nullable)
             }
+            OrderTarget::Computed(id) => (self.computed_value(*id, alias), true),
             OrderTarget::Object(rel, inner) => {
                 let target_table = self.model.relationships[*rel].target;
                 let (from, child, join) = self.related(*rel, alias);

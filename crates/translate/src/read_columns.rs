@@ -1,23 +1,28 @@
 //! Which columns a list's or aggregate's inner query selects: only those its outer
 //! query reads, so a narrower row goes through the sort, the page and the aggregate.
 
-use crate::select::ORDER_KEY;
+use crate::select::{ORDER_KEY, ROW_KEY};
 use grafton_sql::{Expr, OrderItem, Select, SelectItem};
 
 /// Puts in front of the inner query's select list (which holds the order keys) the
 /// columns of `alias` that `outer` reads through `outer_alias`, or the whole row if
 /// it reads that. A narrower row is cheaper to sort, page and hand to the aggregate.
+/// `row` is the inner alias's whole row, which the outer query reads as [`ROW_KEY`].
 pub(crate) fn select_read_columns(
     inner: &mut Select,
     alias: &str,
     outer_alias: &str,
     outer: &Expr,
+    row: Expr,
 ) {
     let items: Vec<SelectItem> = match grafton_sql::columns_of(outer_alias, [outer]) {
         Some(columns) => columns
             .into_iter()
             .filter(|c| !c.starts_with(ORDER_KEY) && !has_item(inner, c))
-            .map(|c| SelectItem::Expr(Expr::column(alias, &c), c))
+            .map(|c| match c.as_str() {
+                ROW_KEY => SelectItem::Expr(row.clone(), c),
+                _ => SelectItem::Expr(Expr::column(alias, &c), c),
+            })
             .collect(),
         None => {
             // `alias.*` has the order keys projected under their own column names
@@ -87,7 +92,7 @@ mod tests {
             items: vec![SelectItem::AllFrom("_e1".into())],
             ..Select::default()
         }));
-        select_read_columns(&mut inner, "_t0", "_e1", &whole);
+        select_read_columns(&mut inner, "_t0", "_e1", &whole, Expr::RowRef("_t0".into()));
         assert_eq!(
             inner.items,
             vec![
@@ -104,7 +109,13 @@ mod tests {
             ("id".into(), Expr::column("_e1", "id")),
             ("name".into(), Expr::column("_e1", "name")),
         ]);
-        select_read_columns(&mut inner, "_t0", "_e1", &object);
+        select_read_columns(
+            &mut inner,
+            "_t0",
+            "_e1",
+            &object,
+            Expr::RowRef("_t0".into()),
+        );
         assert_eq!(
             inner.items,
             vec![

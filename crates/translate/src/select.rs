@@ -1,11 +1,10 @@
 //! Row lists, single rows and aggregates as JSON-building subqueries.
 
-use crate::aggregate::aggregate_values;
 use crate::read_columns::{project_order_keys, select_read_columns};
 use crate::record::record_row;
 use grafton_catalog::{Backend, ScalarKind, Table};
 use grafton_ir::permissions::{RoleRules, TableRules};
-use grafton_ir::{Aggregate, AggregateField, Args, BoolExp, Field, Query, Root, Rows};
+use grafton_ir::{Args, BoolExp, Field, Query, Root, Rows};
 use grafton_schema::{RelId, SchemaModel, TableId};
 use grafton_sql::{Expr, From, JsonKind, OrderItem, Select, SelectItem};
 
@@ -20,7 +19,15 @@ pub(crate) struct Ctx<'a> {
     /// True inside an odd number of `NOT`s, where NULL and false differ.
     pub(crate) negated: bool,
     pub(crate) next_alias: usize,
+    /// Aliases of subqueries that carry their table's whole row as [`ROW_KEY`]
+    /// (for computed fields) rather than being the table itself.
+    pub(crate) wrapped: std::collections::HashSet<String>,
+    /// The row a computed field's function call takes (its rows' source).
+    pub(crate) parent_row: Option<Expr>,
 }
+
+/// The column under which a subquery carries its table's whole row.
+pub(crate) const ROW_KEY: &str = "__grafton_row";
 
 /// Prefix of the names under which an inner query projects its sort keys.
 pub(crate) const ORDER_KEY: &str = "__grafton_o";
@@ -71,6 +78,8 @@ impl<'a> Ctx<'a> {
             trusted: false,
             negated: false,
             next_alias: 0,
+            wrapped: std::collections::HashSet::new(),
+            parent_row: None,
         }
     }
 
@@ -131,7 +140,7 @@ impl<'a> Ctx<'a> {
     /// `capped`: whether the role's row limit applies (lists; not aggregates, whose
     /// values cover every row the role may read, as in Hasura). With `ids`, only the
     /// rows a write returned, in their order.
-    fn base(
+    pub(crate) fn base(
         &mut self,
         table: TableId,
         args: &Args,
@@ -233,6 +242,21 @@ impl<'a> Ctx<'a> {
                     self.rows(rows, Some((*rel, alias)))
                 }
                 Field::Aggregate(rel, agg) => self.aggregate(agg, Some((*rel, alias))),
+                Field::Computed(id, call) => {
+                    let kind = match &self.model.computed[*id].returns {
+                        grafton_schema::ComputedReturns::Scalar(kind) => json_kind(kind),
+                        grafton_schema::ComputedReturns::Rows(_) => JsonKind::Json,
+                    };
+                    let row = self.row_value(alias);
+                    Expr::ToJson(Box::new(self.func(call, row)), kind)
+                }
+                Field::ComputedRows(rows) => {
+                    let row = self.row_value(alias);
+                    let was = self.parent_row.replace(row);
+                    let e = self.rows(rows, None);
+                    self.parent_row = was;
+                    e
+                }
             };
             pairs.push((key.clone(), expr));
         }
@@ -265,6 +289,7 @@ impl<'a> Ctx<'a> {
             return Expr::JsonSubquery(Box::new(inner));
         }
         let outer_alias = self.alias("_e");
+        self.wrapped.insert(outer_alias.clone());
         let object = self.row_object(rows.table, &outer_alias, &rows.fields);
         let record = (self.model.backend == Backend::Postgres && inner.items.is_empty())
             .then(|| record_row(&object, &alias, &outer_alias, &order))
@@ -276,7 +301,8 @@ impl<'a> Ctx<'a> {
             }
             None => {
                 let agg_order = project_order_keys(&mut inner, &outer_alias, &order);
-                select_read_columns(&mut inner, &alias, &outer_alias, &object);
+                let row = self.row_value(&alias);
+                select_read_columns(&mut inner, &alias, &outer_alias, &object, row);
                 (object, agg_order)
             }
         };
@@ -294,90 +320,5 @@ impl<'a> Ctx<'a> {
             }),
             ..Select::default()
         }))
-    }
-
-    /// `{aggregate: {…}, nodes: […]}` over the rows selected by the arguments.
-    pub(crate) fn aggregate(&mut self, agg: &Aggregate, parent: Option<(RelId, &str)>) -> Expr {
-        let capped = self.table_rules(agg.table).and_then(|r| r.limit).is_some();
-        let nodes = agg
-            .fields
-            .iter()
-            .any(|(_, f)| matches!(f, AggregateField::Nodes(_)));
-        if !(capped && nodes) {
-            return self.over_rows(agg, parent, |cx, alias, order| {
-                Expr::JsonObject(cx.aggregate_fields(agg, alias, order))
-            });
-        }
-        // Under a role's row limit, `nodes` is a capped list of its own, while the
-        // aggregate values still cover every row the role may read (as in Hasura).
-        let mut pairs = Vec::with_capacity(agg.fields.len());
-        for (key, field) in &agg.fields {
-            let expr = match field {
-                AggregateField::Typename(name) => Expr::Str(name.clone()),
-                AggregateField::Nodes(fields) => self.rows(
-                    &Rows {
-                        table: agg.table,
-                        args: agg.args.clone(),
-                        fields: fields.clone(),
-                        single: false,
-                    },
-                    parent,
-                ),
-                AggregateField::Aggregate(values) => self.over_rows(agg, parent, |cx, alias, _| {
-                    let t = cx.model.table(agg.table);
-                    Expr::JsonObject(aggregate_values(cx.model.backend, t, alias, values))
-                }),
-            };
-            pairs.push((key.clone(), expr));
-        }
-        Expr::JsonObject(pairs)
-    }
-
-    /// `(SELECT item FROM (rows of the aggregate, uncapped) AS alias)`: `item` is built
-    /// over the outer alias, with the order the rows' JSON must keep.
-    fn over_rows(
-        &mut self,
-        agg: &Aggregate,
-        parent: Option<(RelId, &str)>,
-        item: impl FnOnce(&mut Self, &str, &[OrderItem]) -> Expr,
-    ) -> Expr {
-        let (mut inner, alias, order) = self.base(agg.table, &agg.args, parent, false, None);
-        let outer_alias = self.alias("_e");
-        let agg_order = project_order_keys(&mut inner, &outer_alias, &order);
-        let item = item(self, &outer_alias, &agg_order);
-        select_read_columns(&mut inner, &alias, &outer_alias, &item);
-        Expr::JsonSubquery(Box::new(Select {
-            items: vec![SelectItem::Expr(item, "root".into())],
-            from: Some(From::Subquery {
-                select: Box::new(inner),
-                alias: outer_alias,
-            }),
-            ..Select::default()
-        }))
-    }
-
-    /// The pairs of an aggregate object over rows aliased `alias`.
-    fn aggregate_fields(
-        &mut self,
-        agg: &Aggregate,
-        alias: &str,
-        order: &[OrderItem],
-    ) -> Vec<(String, Expr)> {
-        let t = self.model.table(agg.table);
-        let mut pairs = Vec::with_capacity(agg.fields.len());
-        for (key, field) in &agg.fields {
-            let expr = match field {
-                AggregateField::Typename(name) => Expr::Str(name.clone()),
-                AggregateField::Nodes(fields) => Expr::JsonAgg {
-                    expr: Box::new(self.row_object(agg.table, alias, fields)),
-                    order_by: order.to_vec(),
-                },
-                AggregateField::Aggregate(values) => {
-                    Expr::JsonObject(aggregate_values(self.model.backend, t, alias, values))
-                }
-            };
-            pairs.push((key.clone(), expr));
-        }
-        pairs
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::filter::sql_type;
 use crate::mutation::Identities;
-use crate::select::Ctx;
+use crate::select::{Ctx, ROW_KEY};
 use grafton_ir::Call;
 use grafton_schema::TableId;
 use grafton_sql::{Expr, From, Param, Select, SelectItem, SqlType, TableRef};
@@ -82,6 +82,11 @@ impl Ctx<'_> {
         if let Some(position) = in_order {
             items.push(SelectItem::Expr(position, ID_ORDER.into()));
         }
+        items.push(SelectItem::Expr(
+            Expr::RowRef(stored.clone()),
+            ROW_KEY.into(),
+        ));
+        self.wrapped.insert(alias.clone());
         let filter = rules
             .select
             .as_ref()
@@ -131,34 +136,90 @@ impl Ctx<'_> {
         }
     }
 
-    /// `function(args…)` under `alias`: arguments by position up to the first one
-    /// omitted, by name after it (the IR checked they have names).
+    /// `function(args…)` under `alias`.
     fn call(&self, call: &Call, alias: &str) -> From {
-        let info = &self.model.functions[call.function];
-        let f = &self.model.catalog.functions[info.catalog_index];
+        let f = &self.model.catalog.functions[call.function];
+        From::Call {
+            schema: f.schema.clone(),
+            name: f.name.clone(),
+            args: self.call_args(call, self.parent_row.clone()),
+            alias: alias.to_owned(),
+        }
+    }
+
+    /// A scalar computed field's value: its function called with `row`.
+    pub(crate) fn func(&self, call: &Call, row: Expr) -> Expr {
+        let f = &self.model.catalog.functions[call.function];
+        Expr::Func {
+            schema: f.schema.clone(),
+            name: f.name.clone(),
+            args: self.call_args(call, Some(row)),
+        }
+    }
+
+    /// A call's arguments: by position up to the first one omitted, by name after
+    /// it (the IR checked they have names); the row argument is `row`.
+    fn call_args(&self, call: &Call, row: Option<Expr>) -> Vec<(Option<String>, Expr)> {
+        let f = &self.model.catalog.functions[call.function];
         let mut positional = true;
-        let args = (call.args.iter().enumerate())
+        (call.args.iter().enumerate())
             .map(|(i, (position, value))| {
                 positional &= i == *position;
                 let a = &f.args[*position];
                 let ty = match &a.scalar {
-                    _ if info.session_arg == Some(*position) => SqlType::Builtin("json"),
+                    _ if call.session_arg == Some(*position) => {
+                        SqlType::Builtin(if a.db_type == "jsonb" {
+                            "jsonb"
+                        } else {
+                            "json"
+                        })
+                    }
                     Some(kind) => sql_type(self, kind),
                     None => SqlType::Builtin("text"),
                 };
-                let value = Expr::Param(Param {
-                    value: value.clone(),
-                    ty,
-                    list: false,
-                });
+                let value = match (&row, call.row_arg == Some(*position)) {
+                    (Some(row), true) => row.clone(),
+                    _ => Expr::Param(Param {
+                        value: value.clone(),
+                        ty,
+                        list: false,
+                    }),
+                };
                 ((!positional).then(|| a.name.clone()), value)
             })
-            .collect();
-        From::Call {
-            schema: f.schema.clone(),
-            name: f.name.clone(),
+            .collect()
+    }
+
+    /// An argument-less scalar computed field's value for the row `alias` (in
+    /// `where` and `order_by`).
+    pub(crate) fn computed_value(&self, field: grafton_schema::ComputedId, alias: &str) -> Expr {
+        let c = &self.model.computed[field];
+        let mut args = vec![(
+            c.row_arg,
+            grafton_ir::Value::Literal(serde_json::Value::Null),
+        )];
+        if let Some(p) = c.session_arg {
+            args.push((
+                p,
+                grafton_ir::Value::Variable(grafton_ir::SESSION_JSON_VAR.into()),
+            ));
+        }
+        args.sort_by_key(|(p, _)| *p);
+        let call = Call {
+            function: c.catalog_index,
             args,
-            alias: alias.to_owned(),
+            session_arg: c.session_arg,
+            row_arg: Some(c.row_arg),
+        };
+        self.func(&call, self.row_value(alias))
+    }
+
+    /// `alias`'s whole row: the table alias itself, or the row a subquery carries.
+    pub(crate) fn row_value(&self, alias: &str) -> Expr {
+        if self.wrapped.contains(alias) {
+            Expr::column(alias, ROW_KEY)
+        } else {
+            Expr::RowRef(alias.to_owned())
         }
     }
 }

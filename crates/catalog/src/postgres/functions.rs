@@ -6,16 +6,20 @@ use std::collections::HashMap;
 use tokio_postgres::Row;
 
 use super::scalar_for_type_name;
-use crate::{CatalogError, Function, FunctionArg, ScalarKind};
+use crate::{CatalogError, Function, FunctionArg, Returns, ScalarKind};
 
 /// Functions of the given schemas whose result is a table's row type (`RETURNS t`
-/// or `RETURNS SETOF t`), with their input arguments' types (domains resolved to
-/// their base type) and how many functions share the name.
+/// or `RETURNS SETOF t`) or that take one (computed fields), with their input
+/// arguments' types (domains resolved to their base type) and how many functions
+/// share the name.
 pub(super) const FUNCTIONS_SQL: &str = r#"
 SELECT n.nspname::text AS schema,
        p.proname::text AS name,
        rn.nspname::text AS ret_schema,
        rc.relname::text AS ret_table,
+       CASE WHEN rt.typcategory = 'A' THEN rt.typname::text || ' (an array)'
+            ELSE rt.typname::text END AS ret_type,
+       (rt.typtype::text || ':' || rtn.nspname::text || ':' || rt.oid::text) AS ret_kind,
        p.proretset AS returns_set,
        p.provolatile::text AS volatility,
        p.pronargdefaults::int4 AS defaults,
@@ -38,16 +42,27 @@ SELECT n.nspname::text AS schema,
                ON t.oid = CASE WHEN d.typtype = 'd' THEN d.typbasetype ELSE d.oid END
              JOIN pg_catalog.pg_namespace tn ON tn.oid = t.typnamespace
              ORDER BY a.ord) AS arg_kinds,
+       ARRAY(SELECT COALESCE(tn.nspname::text || '.' || c.relname::text, '')
+             FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY a(oid, ord)
+             JOIN pg_catalog.pg_type t ON t.oid = a.oid
+             JOIN pg_catalog.pg_namespace tn ON tn.oid = t.typnamespace
+             LEFT JOIN pg_catalog.pg_class c ON c.oid = t.typrelid AND t.typtype = 'c'
+             ORDER BY a.ord) AS arg_rows,
        pg_catalog.obj_description(p.oid, 'pg_proc') AS comment,
        (SELECT count(*) FROM pg_catalog.pg_proc q
         WHERE q.pronamespace = p.pronamespace AND q.proname = p.proname) AS overloads
 FROM pg_catalog.pg_proc p
 JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
 JOIN pg_catalog.pg_type rt ON rt.oid = p.prorettype
-JOIN pg_catalog.pg_class rc ON rc.oid = rt.typrelid
-JOIN pg_catalog.pg_namespace rn ON rn.oid = rc.relnamespace
+JOIN pg_catalog.pg_namespace rtn ON rtn.oid = rt.typnamespace
+LEFT JOIN pg_catalog.pg_class rc ON rc.oid = rt.typrelid AND rt.typtype = 'c'
+LEFT JOIN pg_catalog.pg_namespace rn ON rn.oid = rc.relnamespace
 WHERE p.prokind = 'f'
   AND n.nspname = ANY($1)
+  AND (rc.oid IS NOT NULL
+       OR EXISTS (SELECT FROM unnest(p.proargtypes::oid[]) a(oid)
+                  JOIN pg_catalog.pg_type t ON t.oid = a.oid
+                  WHERE t.typtype = 'c' AND t.typrelid <> 0))
 ORDER BY n.nspname, p.proname
 "#;
 
@@ -62,6 +77,7 @@ pub(super) fn function(
     let names: Vec<String> = row.try_get("arg_names")?;
     let types: Vec<String> = row.try_get("arg_types")?;
     let kinds: Vec<String> = row.try_get("arg_kinds")?;
+    let rows: Vec<String> = row.try_get("arg_rows")?;
     let overloads: i64 = row.try_get("overloads")?;
     let unsupported = if overloads > 1 {
         Some("it is overloaded (Hasura does not track overloaded functions either)".to_owned())
@@ -84,6 +100,9 @@ pub(super) fn function(
                 scalar: kinds
                     .get(i)
                     .and_then(|k| arg_scalar(db_type, k, enum_index)),
+                row_of: (rows.get(i))
+                    .and_then(|r| r.split_once('.'))
+                    .map(|(s, t)| (s.to_owned(), t.to_owned())),
             }
         })
         .collect();
@@ -92,7 +111,15 @@ pub(super) fn function(
         name,
         args,
         defaults: usize::try_from(row.try_get::<_, i32>("defaults")?).unwrap_or(0),
-        returns: (row.try_get("ret_schema")?, row.try_get("ret_table")?),
+        returns: match (row.try_get("ret_schema")?, row.try_get("ret_table")?) {
+            (Some(schema), Some(table)) => Returns::Table(schema, table),
+            _ => {
+                let ty: String = row.try_get("ret_type")?;
+                let kind: String = row.try_get("ret_kind")?;
+                let scalar = arg_scalar(&ty, &kind, enum_index);
+                Returns::Scalar(ty, scalar)
+            }
+        },
         returns_set: row.try_get("returns_set")?,
         volatile: row.try_get::<_, String>("volatility")? == "v",
         comment: row.try_get("comment")?,

@@ -127,7 +127,9 @@ impl Filter {
                 self.fixed = self.fixed.saturating_add(1);
                 self.add(e);
             }
-            BoolExp::Compare { value, .. } | BoolExp::CompareText { value, .. } => match value {
+            BoolExp::Compare { value, .. }
+            | BoolExp::CompareText { value, .. }
+            | BoolExp::CompareComputed { value, .. } => match value {
                 Value::Literal(Json::Array(items)) => {
                     self.fixed = self.fixed.saturating_add(items.len().max(1) as u64)
                 }
@@ -204,9 +206,14 @@ impl Builder<'_> {
         fields
             .iter()
             .filter_map(|(_, f)| match f {
-                Field::Object(_, rows) | Field::Array(_, rows) => Some(self.rows(rows)),
+                Field::Object(_, rows) | Field::Array(_, rows) | Field::ComputedRows(rows) => {
+                    Some(self.rows(rows))
+                }
                 Field::Aggregate(_, agg) => Some(self.aggregate(agg)),
-                Field::Column(_) | Field::JsonPath(..) | Field::Typename(_) => None,
+                Field::Column(_)
+                | Field::JsonPath(..)
+                | Field::Typename(_)
+                | Field::Computed(..) => None,
             })
             .collect()
     }

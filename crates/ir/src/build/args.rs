@@ -112,6 +112,11 @@ impl<'a> Builder<'a> {
                     out.push(o);
                 }
             }
+            TableField::Computed(id) => {
+                if let Some(o) = self.direction(value, OrderTarget::Computed(id))? {
+                    out.push(o);
+                }
+            }
             TableField::Object(r) => {
                 let target = model.relationships[r].target;
                 for (k, v) in self.vars.object(value) {

@@ -6,7 +6,7 @@ use crate::types::*;
 use crate::IrError;
 use apollo_compiler::executable;
 use apollo_compiler::Node;
-use grafton_schema::FunctionId;
+use grafton_schema::{ComputedId, ComputedReturns, FunctionId};
 use std::collections::BTreeMap;
 
 impl<'a> Builder<'a> {
@@ -18,7 +18,7 @@ impl<'a> Builder<'a> {
     ) -> Result<Rows, IrError> {
         let info = &self.model.functions[function];
         let mut rows = self.rows(info.table, group, info.single)?;
-        rows.args.call = Some(self.call(function, group[0])?);
+        rows.args.call = Some(self.tracked_call(function, group[0])?);
         Ok(rows)
     }
 
@@ -30,27 +30,64 @@ impl<'a> Builder<'a> {
     ) -> Result<Aggregate, IrError> {
         let table = self.model.functions[function].table;
         let mut agg = self.aggregate(table, group)?;
-        agg.args.call = Some(self.call(function, group[0])?);
+        agg.args.call = Some(self.tracked_call(function, group[0])?);
         Ok(agg)
     }
 
-    /// The call a field's `args` make. Every argument without a default must be
-    /// given (an explicit `null` passes NULL); an omitted one takes its default,
-    /// so those after it are passed by name and must have one (Hasura's rules).
-    fn call(
+    /// A tracked function's call.
+    fn tracked_call(
         &mut self,
         function: FunctionId,
         field: &'a executable::Field,
     ) -> Result<Call, IrError> {
         let info = &self.model.functions[function];
-        let f = &self.model.catalog.functions[info.catalog_index];
+        let spec = CallSpec {
+            function: info.catalog_index,
+            args: &info.args,
+            session_arg: info.session_arg,
+            row_arg: None,
+            field: &info.field,
+        };
+        self.call(spec, field)
+    }
+
+    /// A computed field: a scalar's call, or the rows a set-returning one gives.
+    pub(super) fn computed_field(
+        &mut self,
+        id: ComputedId,
+        group: &[&'a Node<executable::Field>],
+    ) -> Result<Field, IrError> {
+        let c = &self.model.computed[id];
+        let spec = CallSpec {
+            function: c.catalog_index,
+            args: &c.args,
+            session_arg: c.session_arg,
+            row_arg: Some(c.row_arg),
+            field: &c.name,
+        };
+        let call = self.call(spec, group[0])?;
+        Ok(match c.returns {
+            ComputedReturns::Scalar(_) => Field::Computed(id, call),
+            ComputedReturns::Rows(table) => {
+                let mut rows = self.rows(table, group, false)?;
+                rows.args.call = Some(call);
+                Field::ComputedRows(rows)
+            }
+        })
+    }
+
+    /// The call a field's `args` make. Every argument without a default must be
+    /// given (an explicit `null` passes NULL); an omitted one takes its default,
+    /// so those after it are passed by name and must have one (Hasura's rules).
+    fn call(&mut self, spec: CallSpec<'_>, field: &'a executable::Field) -> Result<Call, IrError> {
+        let f = &self.model.catalog.functions[spec.function];
         let mut given: BTreeMap<usize, Value> = BTreeMap::new();
         if let Some(v) = self.arg(field, "args") {
             for (key, value) in self.vars.object(v) {
-                let Some(&(_, position)) = info.args.iter().find(|(n, _)| n == key) else {
+                let Some(&(_, position)) = spec.args.iter().find(|(n, _)| n == key) else {
                     return Err(IrError::Validation(format!(
                         "'{key}' is not an argument of '{}'",
-                        info.field
+                        spec.field
                     )));
                 };
                 if let Some(value) = self.vars.leaf(value) {
@@ -58,15 +95,19 @@ impl<'a> Builder<'a> {
                 }
             }
         }
-        if let Some(p) = info.session_arg {
+        if let Some(p) = spec.session_arg {
             given.insert(p, Value::Variable(SESSION_JSON_VAR.to_owned()));
         }
+        if let Some(p) = spec.row_arg {
+            // A placeholder: translate passes the row itself.
+            given.insert(p, Value::Literal(serde_json::Value::Null));
+        }
         let required = f.args.len().saturating_sub(f.defaults);
-        for (name, position) in &info.args {
+        for (name, position) in spec.args {
             if *position < required && !given.contains_key(position) {
                 return Err(IrError::Validation(format!(
                     "missing argument '{name}' of '{}': it has no default",
-                    info.field
+                    spec.field
                 )));
             }
         }
@@ -78,13 +119,27 @@ impl<'a> Builder<'a> {
                 return Err(IrError::Validation(format!(
                     "'{}': '{}' is given but '{before}' before it is not, and an unnamed \
                      argument can only be passed by position",
-                    info.field, a.name
+                    spec.field, a.name
                 )));
             }
         }
         Ok(Call {
-            function,
+            function: spec.function,
             args: given.into_iter().collect(),
+            session_arg: spec.session_arg,
+            row_arg: spec.row_arg,
         })
     }
+}
+
+/// What a call's arguments are read against.
+struct CallSpec<'m> {
+    /// Index into the catalog's functions.
+    function: usize,
+    /// The arguments a caller passes: GraphQL name and position.
+    args: &'m [(String, usize)],
+    session_arg: Option<usize>,
+    row_arg: Option<usize>,
+    /// The field, for messages.
+    field: &'m str,
 }

@@ -72,6 +72,9 @@ impl<'a> Builder<'a> {
                         }
                     }
                 }
+                Some(TableField::Computed(id)) if model.computed[*id].args.is_empty() => {
+                    self.compare_computed(*id, v, &mut all)?;
+                }
                 Some(TableField::Object(r)) | Some(TableField::Array(r)) => {
                     if self.vars.deref(v).is_some() {
                         let target = model.relationships[*r].target;
@@ -96,5 +99,27 @@ impl<'a> Builder<'a> {
             1 => all.pop().unwrap_or(BoolExp::And(Vec::new())),
             _ => BoolExp::And(all),
         })
+    }
+
+    /// `computed_field: {op: value, …}`. Out of line: `bool_exp` recurses once per
+    /// nesting level of a `where`, so its frame stays small.
+    #[inline(never)]
+    fn compare_computed(
+        &mut self,
+        field: grafton_schema::ComputedId,
+        v: Input<'a>,
+        all: &mut Vec<BoolExp>,
+    ) -> Result<(), IrError> {
+        for (op_name, operand) in self.vars.object(v) {
+            let op = *self
+                .model
+                .ops
+                .get(op_name)
+                .ok_or_else(|| IrError::Validation(format!("unknown operator '{op_name}'")))?;
+            if let Some(value) = self.vars.leaf(operand) {
+                all.push(BoolExp::CompareComputed { field, op, value });
+            }
+        }
+        Ok(())
     }
 }

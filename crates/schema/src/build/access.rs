@@ -35,6 +35,10 @@ pub(super) fn table_access(
                     root_fields: RootFieldSet::default(),
                     subscription_fields: RootFieldSet::default(),
                     redacted: BTreeSet::new(),
+                    computed: (info.fields.iter())
+                        .filter(|(_, f)| matches!(f, TableField::Computed(_)))
+                        .map(|(name, _)| name.clone())
+                        .collect(),
                 }),
                 insert: writes.insert.then(|| all.clone()),
                 update: writes.update.then(|| all.clone()),
@@ -100,6 +104,7 @@ pub(super) fn table_access(
                         &Columns::Some(p.redact.keys().cloned().collect()),
                         "select",
                     )?,
+                    computed: p.computed_fields.iter().cloned().collect(),
                 }),
                 None => None,
             },
@@ -134,6 +139,7 @@ pub(super) fn table_access(
 pub(super) fn restrict(
     tables: &mut [TableInfo],
     relationships: &[Relationship],
+    computed: &[ComputedField],
     access: &[TableAccess],
 ) -> Vec<bool> {
     let aggregable = |r: usize| {
@@ -141,6 +147,15 @@ pub(super) fn restrict(
             .select
             .as_ref()
             .is_some_and(|s| s.aggregations)
+    };
+    let keeps = |select: &SelectAccess, f: TableField, readable: &[bool]| match f {
+        TableField::Column(c) => select.columns.contains(&c),
+        TableField::Object(r) | TableField::Array(r) => readable[relationships[r].target],
+        TableField::ArrayAggregate(r) => aggregable(r),
+        TableField::Computed(c) => match computed[c].returns {
+            ComputedReturns::Scalar(_) => select.computed.contains(&computed[c].name),
+            ComputedReturns::Rows(t) => readable[t],
+        },
     };
     // Readability depends on the targets' (a table whose only fields are
     // relationships to unreadable tables is unreadable too): iterate to a fixpoint.
@@ -151,11 +166,7 @@ pub(super) fn restrict(
             let Some(select) = access[id].select.as_ref().filter(|_| readable[id]) else {
                 continue;
             };
-            let any = info.fields.values().any(|f| match *f {
-                TableField::Column(c) => select.columns.contains(&c),
-                TableField::Object(r) | TableField::Array(r) => readable[relationships[r].target],
-                TableField::ArrayAggregate(r) => aggregable(r),
-            });
+            let any = (info.fields.values()).any(|f| keeps(select, *f, &readable));
             if !any {
                 readable[id] = false;
                 changed = true;
@@ -172,11 +183,7 @@ pub(super) fn restrict(
             info.fields.clear();
             continue;
         };
-        info.fields.retain(|_, f| match *f {
-            TableField::Column(c) => select.columns.contains(&c),
-            TableField::Object(r) | TableField::Array(r) => readable[relationships[r].target],
-            TableField::ArrayAggregate(r) => aggregable(r),
-        });
+        info.fields.retain(|_, f| keeps(select, *f, &readable));
     }
     readable
 }

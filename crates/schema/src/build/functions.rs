@@ -46,6 +46,33 @@ pub(super) fn resolve(cx: &Context<'_>) -> Result<Vec<FunctionInfo>, SchemaError
     Ok(out)
 }
 
+/// The exposed table `schema.name`.
+pub(super) fn exposed(cx: &Context<'_>, schema: &str, name: &str) -> Option<TableId> {
+    cx.tables.iter().position(|t| {
+        let c = &cx.catalog.tables[t.catalog_index];
+        c.schema == schema && c.name == name
+    })
+}
+
+/// The position of `name`, a session argument of one of `types`.
+pub(super) fn session_argument(
+    f: &Function,
+    name: &str,
+    types: &[&str],
+    what: &str,
+) -> Result<usize, String> {
+    let p = (f.args.iter().position(|a| a.name == name))
+        .ok_or_else(|| format!("{what}: session_argument '{name}' is not one of its arguments"))?;
+    let ty = &f.args[p].db_type;
+    if !types.contains(&ty.as_str()) {
+        return Err(format!(
+            "{what}: session_argument '{name}' has type {ty}, not {}",
+            types.join(" or ")
+        ));
+    }
+    Ok(p)
+}
+
 fn custom(root: &Option<CustomRootField>) -> Option<&str> {
     match root {
         Some(CustomRootField::Name(n)) => Some(n),
@@ -74,17 +101,13 @@ fn function(cx: &Context<'_>, key: &str, fc: &FunctionConfig) -> Result<Function
     if let Some(why) = &f.unsupported {
         return Err(format!("{what} cannot be tracked: {why}"));
     }
-    let table = (cx.tables.iter())
-        .position(|t| {
-            let c = &cx.catalog.tables[t.catalog_index];
-            (c.schema.as_str(), c.name.as_str()) == (f.returns.0.as_str(), f.returns.1.as_str())
-        })
-        .ok_or_else(|| {
-            format!(
-                "{what} returns rows of {}.{}, which is not exposed",
-                f.returns.0, f.returns.1
-            )
-        })?;
+    let Some((rs, rt)) = f.returns.table() else {
+        return Err(format!(
+            "function '{key}': {what} does not return a table's rows"
+        ));
+    };
+    let table = exposed(cx, rs, rt)
+        .ok_or_else(|| format!("{what} returns rows of {rs}.{rt}, which is not exposed"))?;
     let mutation = match fc.exposed_as {
         Some(ExposedAs::Mutation) if !f.volatile => {
             return Err(format!(
@@ -95,21 +118,9 @@ fn function(cx: &Context<'_>, key: &str, fc: &FunctionConfig) -> Result<Function
         Some(ExposedAs::Query) => false,
         None => f.volatile,
     };
-    let session_arg = match &fc.session_argument {
-        None => None,
-        Some(s) => {
-            let p = (f.args.iter().position(|a| &a.name == s)).ok_or_else(|| {
-                format!("{what}: session_argument '{s}' is not one of its arguments")
-            })?;
-            if f.args[p].db_type != "json" {
-                return Err(format!(
-                    "{what}: session_argument '{s}' has type {}, not json",
-                    f.args[p].db_type
-                ));
-            }
-            Some(p)
-        }
-    };
+    let session_arg = (fc.session_argument.as_deref())
+        .map(|s| session_argument(f, s, &["json"], &what))
+        .transpose()?;
     let mut args = Vec::new();
     for (i, a) in f.args.iter().enumerate() {
         if Some(i) == session_arg {
@@ -172,19 +183,14 @@ fn function(cx: &Context<'_>, key: &str, fc: &FunctionConfig) -> Result<Function
         }) => c.clone(),
         _ => default,
     };
-    let own = (fc.comment.clone().or_else(|| f.comment.clone())).unwrap_or_else(|| {
-        format!(
-            "execute function \"{name}\" which returns \"{}\"",
-            f.returns.1
-        )
-    });
+    let own = (fc.comment.clone().or_else(|| f.comment.clone()))
+        .unwrap_or_else(|| format!("execute function \"{name}\" which returns \"{rt}\""));
     let descriptions = [
         described(&fc.custom_root_fields.function, own),
         described(
             &fc.custom_root_fields.function_aggregate,
             format!(
-                "execute function \"{name}\" and query aggregates on result of table type \"{}\"",
-                f.returns.1
+                "execute function \"{name}\" and query aggregates on result of table type \"{rt}\""
             ),
         ),
     ];

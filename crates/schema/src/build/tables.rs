@@ -80,6 +80,8 @@ impl Builder<'_> {
                 }
             }
         }
+        fields.extend(self.computed_object_fields(id));
+        let computed = self.computed_comparable(id);
         let description = table
             .comment
             .clone()
@@ -106,6 +108,10 @@ impl Builder<'_> {
         for (_, r) in &rels {
             fields.push(FieldDef::new(&r.name, self.table_ty(r.target, "_bool_exp")));
         }
+        for (name, kind) in &computed {
+            let cmp = self.ty(&format!("{}_comparison_exp", self.scalar_base(kind)));
+            fields.push(FieldDef::new(name, cmp));
+        }
         self.sdl.object(
             "input",
             &bool_exp,
@@ -124,6 +130,7 @@ impl Builder<'_> {
         let mut fields: Vec<FieldDef> = columns
             .iter()
             .map(|&(_, name)| FieldDef::new(name, order_by_enum.clone()))
+            .chain((computed.iter()).map(|(name, _)| FieldDef::new(name, order_by_enum.clone())))
             .collect();
         for (_, r) in &rels {
             match r.kind {

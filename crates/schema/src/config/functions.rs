@@ -61,3 +61,21 @@ pub struct FunctionPermission {
     /// The role.
     pub role: String,
 }
+
+/// A computed field (PostgreSQL): a function of the table's row, served as a field
+/// of the table's type (Hasura's `computed_fields`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ComputedFieldConfig {
+    /// The function: `name` or `schema.name`.
+    pub function: String,
+    /// The argument that takes the row (default: the first).
+    #[serde(default)]
+    pub table_argument: Option<String>,
+    /// The argument (`json` or `jsonb`) that receives the session variables.
+    #[serde(default)]
+    pub session_argument: Option<String>,
+    /// The field's description instead of the function's comment.
+    #[serde(default)]
+    pub comment: Option<String>,
+}

@@ -2,10 +2,12 @@
 //! the config file, on both backends: custom names, enum tables and inherited roles
 //! so far.
 
+mod computed_fields;
 mod custom_names;
 mod enum_tables;
 mod functions;
 mod inherited_roles;
+mod snapshots;
 
 use grafton_server::{Running, ServeOptions};
 use serde_json::{json, Value};

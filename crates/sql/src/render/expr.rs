@@ -119,6 +119,8 @@ impl Renderer {
                 self.expr(inner);
                 self.push(")");
             }
+            Expr::Func { schema, name, args } => self.func(schema, name, args),
+            Expr::RowRef(alias) => self.ident(alias),
             Expr::CaseWhen { when, then } => {
                 self.push("CASE WHEN ");
                 self.expr(when);

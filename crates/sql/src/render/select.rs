@@ -190,13 +190,7 @@ impl Renderer {
                 self.push(".");
                 self.ident(name);
                 self.push("(");
-                self.comma_list(args, |r, (name, value)| {
-                    if let Some(name) = name {
-                        r.ident(name);
-                        r.push(" => ");
-                    }
-                    r.expr(value);
-                });
+                self.call_args(args);
                 self.push(") AS ");
                 self.ident(alias);
             }
@@ -207,6 +201,33 @@ impl Renderer {
                 self.ident(alias);
             }
         }
+    }
+
+    /// `"schema"."name"(args)`. Out of line: `expr` recurses once per nesting level.
+    #[inline(never)]
+    pub(super) fn func(
+        &mut self,
+        schema: &str,
+        name: &str,
+        args: &[(Option<String>, crate::ast::Expr)],
+    ) {
+        self.ident(schema);
+        self.push(".");
+        self.ident(name);
+        self.push("(");
+        self.call_args(args);
+        self.push(")");
+    }
+
+    /// A function call's arguments: `a, "name" => b`.
+    pub(super) fn call_args(&mut self, args: &[(Option<String>, crate::ast::Expr)]) {
+        self.comma_list(args, |r, (name, value)| {
+            if let Some(name) = name {
+                r.ident(name);
+                r.push(" => ");
+            }
+            r.expr(value);
+        });
     }
 
     pub(super) fn order_items(&mut self, items: &[OrderItem]) {

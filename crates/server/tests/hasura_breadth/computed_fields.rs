@@ -1,0 +1,228 @@
+//! Computed fields (PostgreSQL), from Hasura's table metadata: scalar ones (with and
+//! without arguments, with a default, with the session) in selections, `where` and
+//! `order_by`; a set-returning one under its table's select permission; the
+//! `computed_fields` column permission; an inherited role reading them through its
+//! redacting subquery; and the ones Grafton refuses at start-up.
+
+use crate::{metadata, post};
+use grafton_server::ServeOptions;
+use serde_json::json;
+
+const FIXTURE: &str = "
+CREATE TABLE authors (id INTEGER NOT NULL PRIMARY KEY, first_name TEXT NOT NULL,
+                      last_name TEXT NOT NULL, team TEXT NOT NULL);
+CREATE TABLE posts (
+  id INTEGER NOT NULL PRIMARY KEY,
+  author_id INTEGER NOT NULL REFERENCES authors (id),
+  title TEXT NOT NULL,
+  published BOOLEAN NOT NULL
+);
+INSERT INTO authors VALUES (1, 'Ada', 'Lovelace', 'eng'), (2, 'Grace', 'Hopper', 'ops');
+INSERT INTO posts VALUES (1, 1, 'Engines', true), (2, 1, 'Notes', false),
+  (3, 1, 'Letters', true), (4, 2, 'Compilers', true);
+CREATE FUNCTION author_full_name(a authors) RETURNS text STABLE LANGUAGE sql
+  AS $$ SELECT a.first_name || ' ' || a.last_name $$;
+CREATE FUNCTION author_post_count(a authors) RETURNS bigint STABLE LANGUAGE sql
+  AS $$ SELECT count(*) FROM posts p WHERE p.author_id = a.id $$;
+CREATE FUNCTION author_greeting(a authors, greeting text DEFAULT 'Hello') RETURNS text
+  STABLE LANGUAGE sql AS $$ SELECT greeting || ', ' || a.first_name $$;
+CREATE FUNCTION author_posts_like(a authors, search text) RETURNS SETOF posts
+  STABLE LANGUAGE sql
+  AS $$ SELECT * FROM posts WHERE author_id = a.id AND title ILIKE '%' || search || '%' $$;
+CREATE FUNCTION author_is_me(a authors, hasura_session json) RETURNS boolean
+  STABLE LANGUAGE sql AS $$ SELECT a.id = (hasura_session ->> 'x-hasura-user-id')::int $$;
+CREATE FUNCTION author_touch(a authors) RETURNS text VOLATILE LANGUAGE sql
+  AS $$ SELECT a.first_name $$;
+CREATE FUNCTION post_title(p posts) RETURNS text STABLE LANGUAGE sql AS $$ SELECT p.title $$;
+";
+
+const COMPUTED: &str = r#"computed_fields:
+  - name: full_name
+    definition: {function: {schema: public, name: author_full_name}}
+    comment: First and last name
+  - name: post_count
+    definition: {function: author_post_count}
+  - name: greeting
+    definition: {function: author_greeting, table_argument: a}
+  - name: posts_like
+    definition: {function: author_posts_like}
+  - name: is_me
+    definition: {function: author_is_me, session_argument: hasura_session}
+"#;
+
+/// `user` reads names and two computed fields (not `post_count`), and published
+/// posts; `team` reads the team column of eng authors; `member` is both.
+const PERMISSIONS: &str = r#"select_permissions:
+  - role: user
+    permission:
+      columns: [id, first_name]
+      computed_fields: [full_name, is_me]
+      filter: {}
+  - role: team
+    permission:
+      columns: [id, team]
+      computed_fields: [full_name, is_me]
+      filter: {team: {_eq: eng}}
+"#;
+
+const POSTS: &str = r#"table: {name: posts, schema: public}
+select_permissions:
+  - role: user
+    permission: {columns: [id, title], filter: {published: {_eq: true}}}
+"#;
+
+fn postgres(name: &'static str) -> String {
+    let url = grafton_testkit::fresh_database(name);
+    grafton_testkit::psql(&url, FIXTURE.as_bytes());
+    url
+}
+
+async fn start(url: &str, authors: &str) -> Result<grafton_server::Running, String> {
+    let dir = metadata(
+        "computed-fields",
+        &[
+            ("public_authors.yaml", authors),
+            ("public_posts.yaml", POSTS),
+        ],
+    );
+    std::fs::write(
+        dir.join("inherited_roles.yaml"),
+        "- role_name: member\n  role_set: [user, team]\n",
+    )
+    .map_err(|e| e.to_string())?;
+    grafton_server::start(&ServeOptions {
+        database_url: url.to_owned(),
+        port: 0,
+        config: grafton_schema::hasura::load(&dir)?,
+        ..ServeOptions::default()
+    })
+    .await
+    .map_err(|e| e.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn computed_fields_are_fields_filters_and_sort_keys() {
+    let url = postgres("computed_fields");
+    let authors = format!("table: {{name: authors, schema: public}}\n{COMPUTED}{PERMISSIONS}");
+    let server = start(&url, &authors).await.expect("server starts");
+
+    let admin = post(
+        &server,
+        None,
+        r#"{
+          authors(order_by: {full_name: desc}) {
+            id full_name post_count greeting hi: greeting(args: {greeting: "Hi"})
+            posts_like(args: {search: "e"}, order_by: {id: asc}) { id }
+          }
+          busy: authors(where: {post_count: {_gt: 1}}) { id }
+          named: authors(where: {full_name: {_ilike: "%hop%"}}) { id }
+          t: __type(name: "authors") { fields { name description args { name type { name kind ofType { name } } } } }
+        }"#,
+    )
+    .await;
+    assert_eq!(
+        admin["data"]["authors"],
+        json!([
+            {"id": 2, "full_name": "Grace Hopper", "post_count": 1, "greeting": "Hello, Grace",
+             "hi": "Hi, Grace", "posts_like": [{"id": 4}]},
+            {"id": 1, "full_name": "Ada Lovelace", "post_count": 3, "greeting": "Hello, Ada",
+             "hi": "Hi, Ada", "posts_like": [{"id": 1}, {"id": 2}, {"id": 3}]}
+        ]),
+        "{admin}"
+    );
+    assert_eq!(admin["data"]["busy"], json!([{"id": 1}]), "{admin}");
+    assert_eq!(admin["data"]["named"], json!([{"id": 2}]), "{admin}");
+    let fields = admin["data"]["t"]["fields"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let field = |name: &str| fields.iter().find(|f| f["name"] == name).cloned();
+    assert_eq!(
+        field("full_name").map(|f| f["description"].clone()),
+        Some(json!("First and last name"))
+    );
+    assert_eq!(
+        field("greeting").map(|f| f["args"][0].clone()),
+        Some(
+            json!({"name": "args", "type": {"name": "greeting_authors_args", "kind": "INPUT_OBJECT", "ofType": null}})
+        ),
+        "{admin}"
+    );
+
+    // user: full_name and is_me (the session reaches the function), not post_count;
+    // posts_like follows posts' select permission (published only).
+    let user = post(
+        &server,
+        Some("user"),
+        r#"{ authors(order_by: {id: asc}) { id full_name is_me posts_like(args: {search: ""}) { id } } }"#,
+    )
+    .await;
+    assert_eq!(
+        user["data"]["authors"],
+        json!([
+            {"id": 1, "full_name": "Ada Lovelace", "is_me": true, "posts_like": [{"id": 1}, {"id": 3}]},
+            {"id": 2, "full_name": "Grace Hopper", "is_me": false, "posts_like": [{"id": 4}]}
+        ]),
+        "{user}"
+    );
+    let hidden = post(&server, Some("user"), "{ authors { post_count } }").await;
+    assert_eq!(
+        hidden["errors"][0]["extensions"]["code"], "validation-failed",
+        "{hidden}"
+    );
+    let unsortable = post(
+        &server,
+        Some("user"),
+        "{ authors(order_by: {post_count: asc}) { id } }",
+    )
+    .await;
+    assert_eq!(
+        unsortable["errors"][0]["extensions"]["code"],
+        "validation-failed"
+    );
+
+    // member reads through the redacting subquery (team is shown only on eng rows):
+    // the computed field is still called with the table's own row.
+    let member = post(
+        &server,
+        Some("member"),
+        r#"{ authors(order_by: {full_name: asc}, where: {is_me: {_eq: false}}) { id team full_name } }"#,
+    )
+    .await;
+    assert_eq!(
+        member["data"]["authors"],
+        json!([{"id": 2, "team": null, "full_name": "Grace Hopper"}]),
+        "{member}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn computed_fields_that_cannot_be_served_stop_start_up_named() {
+    let url = postgres("computed_fields_refused");
+    let cases = [
+        (
+            "computed_fields:\n  - {name: touch, definition: {function: author_touch}}\n",
+            "computed field 'touch' of 'authors': function public.author_touch is VOLATILE",
+        ),
+        (
+            "computed_fields:\n  - {name: title, definition: {function: post_title}}\n",
+            "its table argument must be of the row type public.authors",
+        ),
+        (
+            "computed_fields:\n  - {name: first_name, definition: {function: author_full_name}}\n",
+            "a column or relationship has that name",
+        ),
+        (
+            "select_permissions:\n  - {role: user, permission: {columns: [id], computed_fields: [nope]}}\n",
+            "'nope' is not a scalar computed field",
+        ),
+    ];
+    for (extra, expected) in cases {
+        let authors = format!("table: {{name: authors, schema: public}}\n{extra}");
+        match start(&url, &authors).await {
+            Err(e) => assert!(e.contains(expected), "{extra}: {e}"),
+            Ok(_) => panic!("{extra}: started"),
+        }
+    }
+}
