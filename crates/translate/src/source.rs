@@ -82,11 +82,15 @@ impl Ctx<'_> {
         if let Some(position) = in_order {
             items.push(SelectItem::Expr(position, ID_ORDER.into()));
         }
-        items.push(SelectItem::Expr(
-            Expr::RowRef(stored.clone()),
-            ROW_KEY.into(),
-        ));
-        self.wrapped.insert(alias.clone());
+        // The stored row, for computed fields (PostgreSQL only: SQLite has no row
+        // values, and no computed fields).
+        if model.backend == grafton_catalog::Backend::Postgres {
+            items.push(SelectItem::Expr(
+                Expr::RowRef(stored.clone()),
+                ROW_KEY.into(),
+            ));
+            self.wrapped.insert(alias.clone());
+        }
         let filter = rules
             .select
             .as_ref()

@@ -77,9 +77,10 @@ fn postgres(name: &'static str) -> String {
     url
 }
 
-async fn start(url: &str, authors: &str) -> Result<grafton_server::Running, String> {
+/// A server with these table metadata; `name` keeps each test's directory its own.
+async fn start(url: &str, name: &str, authors: &str) -> Result<grafton_server::Running, String> {
     let dir = metadata(
-        "computed-fields",
+        name,
         &[
             ("public_authors.yaml", authors),
             ("public_posts.yaml", POSTS),
@@ -104,7 +105,9 @@ async fn start(url: &str, authors: &str) -> Result<grafton_server::Running, Stri
 async fn computed_fields_are_fields_filters_and_sort_keys() {
     let url = postgres("computed_fields");
     let authors = format!("table: {{name: authors, schema: public}}\n{COMPUTED}{PERMISSIONS}");
-    let server = start(&url, &authors).await.expect("server starts");
+    let server = start(&url, "computed-fields", &authors)
+        .await
+        .expect("server starts");
 
     let admin = post(
         &server,
@@ -217,10 +220,15 @@ async fn computed_fields_that_cannot_be_served_stop_start_up_named() {
             "select_permissions:\n  - {role: user, permission: {columns: [id], computed_fields: [nope]}}\n",
             "'nope' is not a scalar computed field",
         ),
+        (
+            "computed_fields:\n  - {name: post_count, definition: {function: author_post_count}}\n\
+             select_permissions:\n  - {role: user, permission: {columns: [id], filter: {post_count: {_gt: 1}}}}\n",
+            "'post_count' is not a column or relationship of 'authors'",
+        ),
     ];
-    for (extra, expected) in cases {
+    for (i, (extra, expected)) in cases.into_iter().enumerate() {
         let authors = format!("table: {{name: authors, schema: public}}\n{extra}");
-        match start(&url, &authors).await {
+        match start(&url, &format!("computed-fields-refused-{i}"), &authors).await {
             Err(e) => assert!(e.contains(expected), "{extra}: {e}"),
             Ok(_) => panic!("{extra}: started"),
         }
