@@ -233,6 +233,7 @@ impl<'a> RuleReader<'a> {
                 let inner = self.bool_exp(target, root, value, path)?;
                 Ok(BoolExp::Exists(*r, Box::new(inner)))
             }
+            Some(TableField::Computed(id)) => self.computed(*id, key, value, path),
             _ if operator(key).is_some() => Err(format!(
                 "{path}: operator '{key}' must be inside a column ({{column: {{{key}: …}}}})"
             )),
@@ -241,6 +242,58 @@ impl<'a> RuleReader<'a> {
                 model.table(table).name
             )),
         }
+    }
+
+    /// A scalar computed field without arguments, compared (Hasura's rules allow it).
+    fn computed(
+        &mut self,
+        id: grafton_schema::ComputedId,
+        key: &str,
+        value: &Json,
+        path: &str,
+    ) -> Result<BoolExp> {
+        let model = self.model;
+        let c = &model.computed[id];
+        let grafton_schema::ComputedReturns::Scalar(kind) = &c.returns else {
+            return Err(format!(
+                "{path}: '{key}' returns rows; a rule compares only a scalar computed field"
+            ));
+        };
+        if !c.args.is_empty() {
+            return Err(format!(
+                "{path}: computed field '{key}' takes arguments, which a rule cannot pass"
+            ));
+        }
+        let db_type = match &model.catalog.functions[c.catalog_index].returns {
+            grafton_catalog::Returns::Scalar(ty, _) => ty.clone(),
+            grafton_catalog::Returns::Table(..) => String::new(),
+        };
+        let ops: Vec<(&str, &Json)> = match value {
+            Json::Object(ops) => ops.iter().map(|(k, v)| (k.as_str(), v)).collect(),
+            shorthand => vec![("_eq", shorthand)],
+        };
+        let mut all = Vec::with_capacity(ops.len());
+        for (name, operand) in ops {
+            let here = format!("{path}.{name}");
+            let (op, expects) = match operator(name) {
+                Some(Op::Value(op, expects))
+                    if grafton_schema::ops_for(kind, model.backend).contains(&op) =>
+                {
+                    (op, expects)
+                }
+                _ => return Err(format!("{here}: not an operator of computed field '{key}'")),
+            };
+            let value = self.value_of(kind, &db_type, operand, expects, &here)?;
+            all.push(BoolExp::CompareComputed {
+                field: id,
+                op,
+                value,
+            });
+        }
+        Ok(match all.len() {
+            1 => all.pop().unwrap_or(BoolExp::And(Vec::new())),
+            _ => BoolExp::And(all),
+        })
     }
 
     /// A column by its database name (as Hasura's metadata names it) or field name.

@@ -212,6 +212,9 @@ pub enum BoolExp {
     },
     /// Some row of an unrelated table satisfies the expression (`_exists`).
     ExistsIn(TableId, Box<BoolExp>),
+    /// Some row a set-returning computed field (without arguments) gives for the
+    /// row satisfies the expression.
+    ExistsComputed(grafton_schema::ComputedId, Box<BoolExp>),
     /// `computed_field(row) op value`: a scalar computed field without arguments.
     CompareComputed {
         /// The computed field.

@@ -118,6 +118,9 @@ impl Ctx<'_> {
             BoolExp::CompareComputed { field, op, value } => {
                 self.compare_computed(*field, alias, *op, value)
             }
+            BoolExp::ExistsComputed(field, inner) => {
+                self.exists_computed(*field, alias, inner, root)
+            }
             BoolExp::CompareText { column, op, value } => {
                 let text = Expr::Cast(
                     Box::new(self.column_value(table, alias, *column)),
@@ -176,6 +179,37 @@ impl Ctx<'_> {
         let e = f(self);
         self.negated = was;
         e
+    }
+
+    /// `EXISTS (SELECT FROM computed(row) AS t WHERE <t's read rule> AND inner)`. Out
+    /// of line, as `compare_computed`.
+    #[inline(never)]
+    fn exists_computed(
+        &mut self,
+        field: grafton_schema::ComputedId,
+        alias: &str,
+        inner: &BoolExp,
+        root: (TableId, &str),
+    ) -> Expr {
+        let c = &self.model.computed[field];
+        let grafton_schema::ComputedReturns::Rows(target) = c.returns else {
+            return Expr::Bool(false);
+        };
+        let call = self.computed_call(field);
+        let row = self.row_value(alias);
+        let was = self.parent_row.replace(row);
+        let (from, child, _) = self.source(target, None, Some(&call));
+        self.parent_row = was;
+        let mut conditions = Vec::new();
+        if let Some(rule) = self.row_rule(target, &child) {
+            conditions.push(rule);
+        }
+        conditions.push(self.positive(|cx| cx.filter_in(target, &child, inner, root)));
+        Expr::Exists(Box::new(Select {
+            from: Some(from),
+            filter: Some(Expr::And(conditions)),
+            ..Select::default()
+        }))
     }
 
     /// `computed(row) op value`. Out of line: `filter_in` recurses once per nesting

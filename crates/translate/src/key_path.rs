@@ -79,6 +79,7 @@ fn remap(exp: &BoolExp, mapping: &[(usize, usize)]) -> Option<BoolExp> {
         | BoolExp::ExistsIn(..)
         | BoolExp::CompareColumns { .. }
         | BoolExp::CompareText { .. }
-        | BoolExp::CompareComputed { .. } => return None,
+        | BoolExp::CompareComputed { .. }
+        | BoolExp::ExistsComputed(..) => return None,
     })
 }

@@ -197,6 +197,11 @@ impl Ctx<'_> {
     /// An argument-less scalar computed field's value for the row `alias` (in
     /// `where` and `order_by`).
     pub(crate) fn computed_value(&self, field: grafton_schema::ComputedId, alias: &str) -> Expr {
+        self.func(&self.computed_call(field), self.row_value(alias))
+    }
+
+    /// The call of an argument-less computed field (the row, and the session).
+    pub(crate) fn computed_call(&self, field: grafton_schema::ComputedId) -> Call {
         let c = &self.model.computed[field];
         let mut args = vec![(
             c.row_arg,
@@ -209,13 +214,12 @@ impl Ctx<'_> {
             ));
         }
         args.sort_by_key(|(p, _)| *p);
-        let call = Call {
+        Call {
             function: c.catalog_index,
             args,
             session_arg: c.session_arg,
             row_arg: Some(c.row_arg),
-        };
-        self.func(&call, self.row_value(alias))
+        }
     }
 
     /// `alias`'s whole row: the table alias itself, or the row a subquery carries.

@@ -123,7 +123,10 @@ impl Filter {
                 self.fixed = self.fixed.saturating_add(1);
                 items.iter().for_each(|e| self.add(e));
             }
-            BoolExp::Not(e) | BoolExp::Exists(_, e) | BoolExp::ExistsIn(_, e) => {
+            BoolExp::Not(e)
+            | BoolExp::Exists(_, e)
+            | BoolExp::ExistsIn(_, e)
+            | BoolExp::ExistsComputed(_, e) => {
                 self.fixed = self.fixed.saturating_add(1);
                 self.add(e);
             }

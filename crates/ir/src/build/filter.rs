@@ -73,7 +73,17 @@ impl<'a> Builder<'a> {
                     }
                 }
                 Some(TableField::Computed(id)) if model.computed[*id].args.is_empty() => {
-                    self.compare_computed(*id, v, &mut all)?;
+                    match model.computed[*id].returns {
+                        grafton_schema::ComputedReturns::Scalar(_) => {
+                            self.compare_computed(*id, v, &mut all)?
+                        }
+                        grafton_schema::ComputedReturns::Rows(target) => {
+                            if self.vars.deref(v).is_some() {
+                                let inner = self.bool_exp(target, v)?;
+                                all.push(BoolExp::ExistsComputed(*id, Box::new(inner)));
+                            }
+                        }
+                    }
                 }
                 Some(TableField::Object(r)) | Some(TableField::Array(r)) => {
                     if self.vars.deref(v).is_some() {

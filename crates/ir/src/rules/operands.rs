@@ -106,9 +106,19 @@ impl RuleReader<'_> {
         expects: Operand,
         path: &str,
     ) -> Result<ParamValue> {
-        let model = self.model;
-        let col = &model.table(table).columns[column];
-        let kind = &col.scalar;
+        let col = &self.model.table(table).columns[column];
+        self.value_of(&col.scalar, &col.db_type, json, expects, path)
+    }
+
+    /// [`value`](Self::value) for a value of `kind` (database type `db_type`).
+    pub(super) fn value_of(
+        &mut self,
+        kind: &ScalarKind,
+        db_type: &str,
+        json: &Json,
+        expects: Operand,
+        path: &str,
+    ) -> Result<ParamValue> {
         if let Some(v) = self.session_value(json, expects) {
             return Ok(v);
         }
@@ -124,8 +134,8 @@ impl RuleReader<'_> {
         };
         if !ok {
             let wanted = match expects {
-                Operand::Same => format!("a value of type {}", col.db_type),
-                Operand::List => format!("a list of values of type {}", col.db_type),
+                Operand::Same => format!("a value of type {db_type}"),
+                Operand::List => format!("a list of values of type {db_type}"),
                 Operand::Bool => "a boolean".to_owned(),
                 Operand::Text => "a string".to_owned(),
                 Operand::TextList => "a list of strings".to_owned(),

@@ -205,6 +205,19 @@ impl<'a> super::Builder<'a> {
         fields
     }
 
+    /// The set-returning computed fields without arguments, which `where` takes as
+    /// their table's `bool_exp`: `(name, table)`.
+    pub(super) fn computed_row_filters(&self, table: TableId) -> Vec<(String, TableId)> {
+        (self.computed_of(table).into_iter())
+            .filter_map(|(_, c)| match c.returns {
+                ComputedReturns::Rows(target) if c.args.is_empty() => {
+                    Some((c.name.clone(), target))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The scalar computed fields without arguments, which `where` and `order_by`
     /// take (Hasura's rule): `(name, kind)`.
     pub(super) fn computed_comparable(&self, table: TableId) -> Vec<(String, ScalarKind)> {

@@ -112,6 +112,9 @@ impl Builder<'_> {
             let cmp = self.ty(&format!("{}_comparison_exp", self.scalar_base(kind)));
             fields.push(FieldDef::new(name, cmp));
         }
+        for (name, target) in self.computed_row_filters(id) {
+            fields.push(FieldDef::new(name, self.table_ty(target, "_bool_exp")));
+        }
         self.sdl.object(
             "input",
             &bool_exp,

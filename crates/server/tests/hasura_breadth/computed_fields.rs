@@ -29,6 +29,8 @@ CREATE FUNCTION author_greeting(a authors, greeting text DEFAULT 'Hello') RETURN
 CREATE FUNCTION author_posts_like(a authors, search text) RETURNS SETOF posts
   STABLE LANGUAGE sql
   AS $$ SELECT * FROM posts WHERE author_id = a.id AND title ILIKE '%' || search || '%' $$;
+CREATE FUNCTION author_posts(a authors) RETURNS SETOF posts STABLE LANGUAGE sql
+  AS $$ SELECT * FROM posts WHERE author_id = a.id $$;
 CREATE FUNCTION author_is_me(a authors, hasura_session json) RETURNS boolean
   STABLE LANGUAGE sql AS $$ SELECT a.id = (hasura_session ->> 'x-hasura-user-id')::int $$;
 CREATE FUNCTION author_touch(a authors) RETURNS text VOLATILE LANGUAGE sql
@@ -48,10 +50,13 @@ const COMPUTED: &str = r#"computed_fields:
     definition: {function: author_posts_like}
   - name: is_me
     definition: {function: author_is_me, session_argument: hasura_session}
+  - name: own_posts
+    definition: {function: author_posts}
 "#;
 
 /// `user` reads names and two computed fields (not `post_count`), and published
-/// posts; `team` reads the team column of eng authors; `member` is both.
+/// posts; `team` reads the team column of eng authors; `member` is both; `busy`
+/// reads the authors its rule picks by computed fields.
 const PERMISSIONS: &str = r#"select_permissions:
   - role: user
     permission:
@@ -63,6 +68,10 @@ const PERMISSIONS: &str = r#"select_permissions:
       columns: [id, team]
       computed_fields: [full_name, is_me]
       filter: {team: {_eq: eng}}
+  - role: busy
+    permission:
+      columns: [id]
+      filter: {post_count: {_gt: 1}, full_name: {_ilike: "%a%"}}
 "#;
 
 const POSTS: &str = r#"table: {name: posts, schema: public}
@@ -168,6 +177,16 @@ async fn computed_fields_are_fields_filters_and_sort_keys() {
         ]),
         "{user}"
     );
+    // A permission rule on computed fields: authors with more than one post.
+    let busy = post(&server, Some("busy"), "{ authors { id } }").await;
+    assert_eq!(busy["data"]["authors"], json!([{"id": 1}]), "{busy}");
+    // A set-returning computed field without arguments filters like an array
+    // relationship, under its table's rule: user cannot see the unpublished Notes.
+    let by_posts = r#"{ authors(where: {own_posts: {title: {_eq: "Notes"}}}) { id } }"#;
+    let admin = post(&server, None, by_posts).await;
+    assert_eq!(admin["data"]["authors"], json!([{"id": 1}]), "{admin}");
+    let user = post(&server, Some("user"), by_posts).await;
+    assert_eq!(user["data"]["authors"], json!([]), "{user}");
     let hidden = post(&server, Some("user"), "{ authors { post_count } }").await;
     assert_eq!(
         hidden["errors"][0]["extensions"]["code"], "validation-failed",
@@ -221,9 +240,9 @@ async fn computed_fields_that_cannot_be_served_stop_start_up_named() {
             "'nope' is not a scalar computed field",
         ),
         (
-            "computed_fields:\n  - {name: post_count, definition: {function: author_post_count}}\n\
-             select_permissions:\n  - {role: user, permission: {columns: [id], filter: {post_count: {_gt: 1}}}}\n",
-            "'post_count' is not a column or relationship of 'authors'",
+            "computed_fields:\n  - {name: posts_like, definition: {function: author_posts_like}}\n\
+             select_permissions:\n  - {role: user, permission: {columns: [id], filter: {posts_like: {_eq: 1}}}}\n",
+            "'posts_like' returns rows; a rule compares only a scalar computed field",
         ),
     ];
     for (i, (extra, expected)) in cases.into_iter().enumerate() {
