@@ -176,6 +176,8 @@ pub enum FuncField {
     Typename(String),
     /// The aggregate of a column.
     Column(usize),
+    /// The aggregate of a scalar computed field without arguments.
+    Computed(grafton_schema::ComputedId),
 }
 
 /// A boolean expression over a table's rows.

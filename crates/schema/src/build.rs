@@ -11,6 +11,7 @@ use grafton_sql::{AggFunc, Direction, Nulls};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 mod access;
+mod aggregates;
 mod computed;
 mod functions;
 mod mutations;

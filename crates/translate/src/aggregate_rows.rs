@@ -1,7 +1,6 @@
 //! `t_aggregate` fields (root or through an array relationship): the aggregate
 //! values over the rows the arguments select, and `nodes`.
 
-use crate::aggregate::aggregate_values;
 use crate::read_columns::{project_order_keys, select_read_columns};
 use crate::select::Ctx;
 use grafton_ir::{Aggregate, AggregateField, Rows};
@@ -37,8 +36,7 @@ impl Ctx<'_> {
                     parent,
                 ),
                 AggregateField::Aggregate(values) => self.over_rows(agg, parent, |cx, alias, _| {
-                    let t = cx.model.table(agg.table);
-                    Expr::JsonObject(aggregate_values(cx.model.backend, t, alias, values))
+                    Expr::JsonObject(cx.aggregate_values(agg.table, alias, values))
                 }),
             };
             pairs.push((key.clone(), expr));
@@ -78,7 +76,6 @@ impl Ctx<'_> {
         alias: &str,
         order: &[OrderItem],
     ) -> Vec<(String, Expr)> {
-        let t = self.model.table(agg.table);
         let mut pairs = Vec::with_capacity(agg.fields.len());
         for (key, field) in &agg.fields {
             let expr = match field {
@@ -88,7 +85,7 @@ impl Ctx<'_> {
                     order_by: order.to_vec(),
                 },
                 AggregateField::Aggregate(values) => {
-                    Expr::JsonObject(aggregate_values(self.model.backend, t, alias, values))
+                    Expr::JsonObject(self.aggregate_values(agg.table, alias, values))
                 }
             };
             pairs.push((key.clone(), expr));

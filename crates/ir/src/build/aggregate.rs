@@ -77,6 +77,18 @@ impl<'a> Builder<'a> {
                         let n = g[0].name.as_str();
                         let v = if n == "__typename" {
                             FuncField::Typename(func_type.clone())
+                        } else if let Some(&grafton_schema::TableField::Computed(id)) =
+                            model.tables[table].fields.get(n)
+                        {
+                            let c = &model.computed[id];
+                            if !c.args.is_empty()
+                                || !matches!(c.returns, grafton_schema::ComputedReturns::Scalar(_))
+                            {
+                                return Err(IrError::Validation(format!(
+                                    "'{n}' cannot be aggregated"
+                                )));
+                            }
+                            FuncField::Computed(id)
                         } else {
                             FuncField::Column(self.column(table, n)?)
                         };

@@ -127,6 +127,7 @@ async fn computed_fields_are_fields_filters_and_sort_keys() {
             posts_like(args: {search: "e"}, order_by: {id: asc}) { id }
           }
           busy: authors(where: {post_count: {_gt: 1}}) { id }
+          authors_aggregate { aggregate { sum { post_count } max { full_name post_count } avg { post_count } } }
           named: authors(where: {full_name: {_ilike: "%hop%"}}) { id }
           t: __type(name: "authors") { fields { name description args { name type { name kind ofType { name } } } } }
         }"#,
@@ -143,6 +144,12 @@ async fn computed_fields_are_fields_filters_and_sort_keys() {
         "{admin}"
     );
     assert_eq!(admin["data"]["busy"], json!([{"id": 1}]), "{admin}");
+    assert_eq!(
+        admin["data"]["authors_aggregate"]["aggregate"],
+        json!({"sum": {"post_count": 4}, "max": {"full_name": "Grace Hopper", "post_count": 3},
+               "avg": {"post_count": 2}}),
+        "{admin}"
+    );
     assert_eq!(admin["data"]["named"], json!([{"id": 2}]), "{admin}");
     let fields = admin["data"]["t"]["fields"]
         .as_array()
