@@ -11,7 +11,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 mod functions;
+mod merge;
 mod project;
+pub use merge::merge;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -193,25 +195,44 @@ pub fn load(path: &Path) -> Result<Config, String> {
             }
         }
         files.sort();
-        if files.is_empty() {
+        let v2 = path.join("tables.yaml");
+        if files.is_empty() && v2.is_file() {
+            // A v2 project: its tables.yaml holds the entries themselves.
+            entries = parse_list(&v2)?;
+        } else if files.is_empty() {
             return Err(format!("no table metadata files under {}", path.display()));
         }
         for f in files {
             entries.push(parse(&f)?);
         }
     } else {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        entries = serde_norway::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        entries = parse_list(path)?;
+        // A v2 project's other files sit beside its tables.yaml.
+        if let Some(dir) = path.parent().filter(|_| is_v2_tables(path)) {
+            project::load(dir, &mut project)?;
+        }
     }
     let mut config = convert(entries)?;
     config.api_limits = project.api_limits;
     config.allow_list = project.allow_list;
     config.graphql_schema_introspection = project.graphql_schema_introspection;
     config.inherited_roles = project.inherited_roles;
-    if path.is_dir() {
-        functions::load(path, &mut config)?;
+    match path.parent() {
+        _ if path.is_dir() => functions::load(path, &mut config)?,
+        Some(dir) if is_v2_tables(path) => functions::load(dir, &mut config)?,
+        _ => {}
     }
     Ok(config)
+}
+
+/// A file named `tables.yaml`: a v2 project's, whose other files sit beside it.
+fn is_v2_tables(path: &Path) -> bool {
+    path.is_file() && path.file_name().is_some_and(|n| n == "tables.yaml")
+}
+
+fn parse_list(path: &Path) -> Result<Vec<Entry>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_norway::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn parse(path: &Path) -> Result<Entry, String> {
@@ -351,56 +372,6 @@ fn relationship(table: &mut TableConfig, kind: ManualKind, r: Relationship) {
             columns,
         },
     );
-}
-
-/// Adds `other`'s tables to `config` (the config file wins where both say something).
-pub fn merge(config: &mut Config, other: Config) {
-    if config.api_limits == Default::default() {
-        config.api_limits = other.api_limits;
-    }
-    config.allow_list.extend(other.allow_list);
-    let introspection = &mut config.graphql_schema_introspection.disabled_for_roles;
-    introspection.extend(other.graphql_schema_introspection.disabled_for_roles);
-    for (name, f) in other.functions {
-        config.functions.entry(name).or_insert(f);
-    }
-    for (role, parents) in other.inherited_roles {
-        config.inherited_roles.entry(role).or_insert(parents);
-    }
-    for (key, t) in other.tables {
-        let target = config.tables.entry(key).or_default();
-        if target.custom_name.is_none() {
-            target.custom_name = t.custom_name;
-        }
-        if target.comment.is_none() {
-            target.comment = t.comment;
-        }
-        target.is_enum |= t.is_enum;
-        for (kind, root) in t.custom_root_fields {
-            target.custom_root_fields.entry(kind).or_insert(root);
-        }
-        for (column, c) in t.columns {
-            let target = target.columns.entry(column).or_default();
-            if target.custom_name.is_none() {
-                target.custom_name = c.custom_name;
-            }
-            if target.comment.is_none() {
-                target.comment = c.comment;
-            }
-        }
-        for (name, r) in t.relationships {
-            target.relationships.entry(name).or_insert(r);
-        }
-        for (name, c) in t.computed_fields {
-            target.computed_fields.entry(name).or_insert(c);
-        }
-        for (name, r) in t.foreign_key_relationships {
-            target.foreign_key_relationships.entry(name).or_insert(r);
-        }
-        for (role, p) in t.permissions {
-            target.permissions.entry(role).or_insert(p);
-        }
-    }
 }
 
 #[cfg(test)]

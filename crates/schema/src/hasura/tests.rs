@@ -102,3 +102,68 @@ fn custom_names_come_from_both_spellings_and_the_config_file_wins() {
     assert_eq!(t.columns["id"].custom_name.as_deref(), Some("key"));
     assert_eq!(t.columns["full_name"].custom_name.as_deref(), Some("name"));
 }
+
+#[test]
+fn functions_come_from_v2_and_v3_layouts() {
+    let root = std::env::temp_dir().join(format!("grafton-hasura-fns-{}", std::process::id()));
+    // v2: functions.yaml beside tables.yaml, entries inline.
+    let v2 = root.join("v2");
+    std::fs::create_dir_all(&v2).unwrap();
+    std::fs::write(
+        v2.join("tables.yaml"),
+        "- table: {schema: public, name: posts}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        v2.join("functions.yaml"),
+        "- function: {schema: public, name: search_posts}\n  configuration: {session_argument: s}\n  permissions: [{role: user}]\n",
+    )
+    .unwrap();
+    // v3: one file per function under databases/<db>/functions, listed by functions.yaml.
+    let v3 = root.join("v3");
+    let fdir = v3.join("databases/default/functions");
+    std::fs::create_dir_all(v3.join("databases/default/tables")).unwrap();
+    std::fs::create_dir_all(&fdir).unwrap();
+    std::fs::write(
+        v3.join("databases/default/tables/public_posts.yaml"),
+        "table: {schema: public, name: posts}\n",
+    )
+    .unwrap();
+    std::fs::write(fdir.join("functions.yaml"), "- \"!include other_f.yaml\"\n").unwrap();
+    std::fs::write(
+        fdir.join("other_f.yaml"),
+        "function: {schema: other, name: f}\nconfiguration: {exposed_as: query, custom_name: g}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        v3.join("inherited_roles.yaml"),
+        "- role_name: m\n  role_set: [a, b]\n",
+    )
+    .unwrap();
+
+    std::fs::write(
+        v2.join("inherited_roles.yaml"),
+        "- role_name: m\n  role_set: [a]\n",
+    )
+    .unwrap();
+    for path in [v2.clone(), v2.join("tables.yaml")] {
+        let config = load(&path).unwrap();
+        let f = &config.functions["search_posts"];
+        assert_eq!(f.session_argument.as_deref(), Some("s"), "{path:?}");
+        assert_eq!(f.permissions[0].role, "user");
+        assert_eq!(
+            config.inherited_roles["m"],
+            vec!["a".to_owned()],
+            "{path:?}"
+        );
+    }
+    let config = load(&v3).unwrap();
+    let f = &config.functions["other.f"];
+    assert_eq!(f.custom_name.as_deref(), Some("g"));
+    assert_eq!(f.exposed_as, Some(crate::config::ExposedAs::Query));
+    assert_eq!(
+        config.inherited_roles["m"],
+        vec!["a".to_owned(), "b".to_owned()]
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
