@@ -132,11 +132,7 @@ fn computed(
     let returns = match (&f.returns, f.returns_set) {
         (Returns::Scalar(_, Some(kind)), false) => ComputedReturns::Scalar(kind.clone()),
         (Returns::Table(s, n), true) => ComputedReturns::Rows(
-            (tables.iter())
-                .position(|x| {
-                    let c = &catalog.tables[x.catalog_index];
-                    c.schema == *s && c.name == *n
-                })
+            super::functions::exposed(catalog, tables, s, n)
                 .ok_or_else(|| format!("{what} returns rows of {s}.{n}, which is not exposed"))?,
         ),
         (Returns::Scalar(ty, _), _) | (Returns::Table(_, ty), _) => {

@@ -47,9 +47,14 @@ pub(super) fn resolve(cx: &Context<'_>) -> Result<Vec<FunctionInfo>, SchemaError
 }
 
 /// The exposed table `schema.name`.
-pub(super) fn exposed(cx: &Context<'_>, schema: &str, name: &str) -> Option<TableId> {
-    cx.tables.iter().position(|t| {
-        let c = &cx.catalog.tables[t.catalog_index];
+pub(super) fn exposed(
+    catalog: &Catalog,
+    tables: &[TableInfo],
+    schema: &str,
+    name: &str,
+) -> Option<TableId> {
+    tables.iter().position(|t| {
+        let c = &catalog.tables[t.catalog_index];
         c.schema == schema && c.name == name
     })
 }
@@ -106,7 +111,7 @@ fn function(cx: &Context<'_>, key: &str, fc: &FunctionConfig) -> Result<Function
             "function '{key}': {what} does not return a table's rows"
         ));
     };
-    let table = exposed(cx, rs, rt)
+    let table = exposed(cx.catalog, cx.tables, rs, rt)
         .ok_or_else(|| format!("{what} returns rows of {rs}.{rt}, which is not exposed"))?;
     let mutation = match fc.exposed_as {
         Some(ExposedAs::Mutation) if !f.volatile => {
