@@ -239,7 +239,8 @@ impl Builder<'_> {
                     })
                     .collect();
                 self.sdl.object("input", args_type, None, &fields);
-                let required = (info.args.iter()).any(|(_, i)| *i < f.args.len() - f.defaults);
+                let required = f.args.len().saturating_sub(f.defaults);
+                let required = (info.args.iter()).any(|(_, i)| *i < required);
                 args.push((
                     "args".to_owned(),
                     format!("{args_type}{}", if required { "!" } else { "" }),
