@@ -257,7 +257,7 @@ impl JwtAuth {
                 }
             },
         };
-        Ok(hasura_members(object))
+        hasura_members(object)
     }
 }
 
@@ -400,10 +400,20 @@ fn claim_missing(claim: &str) -> AuthError {
 }
 
 /// Keeps the `x-hasura-*` members of the claims object, names lower-cased.
-fn hasura_members(object: Map<String, Value>) -> Map<String, Value> {
-    object
-        .into_iter()
-        .map(|(name, value)| (name.to_ascii_lowercase(), value))
-        .filter(|(name, _)| name.starts_with(VAR_PREFIX))
-        .collect()
+/// The `x-hasura-*` claims, named in lower case. A claim given twice in different
+/// cases is refused: taking either would let the token's last spelling decide.
+fn hasura_members(object: Map<String, Value>) -> Result<Map<String, Value>, AuthError> {
+    let mut members = Map::new();
+    for (name, value) in object {
+        let name = name.to_ascii_lowercase();
+        if !name.starts_with(VAR_PREFIX) {
+            continue;
+        }
+        if members.insert(name.clone(), value).is_some() {
+            return Err(AuthError::invalid_jwt(format!(
+                "the claim '{name}' appears more than once (in different cases)"
+            )));
+        }
+    }
+    Ok(members)
 }

@@ -51,6 +51,8 @@ pub struct Engine {
     pub(crate) reloading: tokio::sync::Mutex<()>,
     /// Prometheus metrics.
     metrics: Arc<crate::Metrics>,
+    /// Counts the schema sets served: open subscriptions re-plan when it moves.
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl Engine {
@@ -78,6 +80,7 @@ impl Engine {
             recent: crate::reads::RecentWrites::new(std::time::Duration::ZERO),
             reloading: tokio::sync::Mutex::new(()),
             metrics,
+            changes: tokio::sync::watch::Sender::new(0),
             db,
         }
     }
@@ -127,6 +130,7 @@ impl Engine {
             self.db.pool_status(),
             &self.db.replicas(),
             self.live.counts(),
+            self.live.queued_bytes(),
         )
     }
 
@@ -141,6 +145,8 @@ impl Engine {
         let old = self.schemas.load_full();
         let schemas = schemas.carry_over(&old).count_in(&self.metrics.cache);
         self.schemas.store(Arc::new(schemas));
+        // After the store: whoever sees the change finds the new planners.
+        self.changes.send_modify(|n| *n += 1);
     }
 
     /// The planner of a role (`None`: admin); `backend_only` picks the trusted

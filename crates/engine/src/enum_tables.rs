@@ -58,7 +58,7 @@ pub(crate) async fn apply(
         if let Some((bad, _)) = rows.iter().find(|(v, _)| !graphql_value(v)) {
             return Err(refuse(format!(
                 "enum table {key}: '{bad}' is not a GraphQL enum value (letters, digits and _, \
-                 not starting with a digit, not true, false or null)"
+                 not starting with a digit or __, not true, false or null)"
             )));
         }
         let base = tc.custom_name.clone().unwrap_or_else(|| match schema {
@@ -140,4 +140,6 @@ fn graphql_value(v: &str) -> bool {
         .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
         && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
         && !matches!(v, "true" | "false" | "null")
+        // Names starting with two underscores are GraphQL's own (introspection).
+        && !v.starts_with("__")
 }

@@ -15,8 +15,9 @@ pub enum EngineError {
     /// The document does not validate against the schema, or variables are wrong.
     #[error("validation failed")]
     Validation(Vec<GraphQLError>),
-    /// A mutation (or subscription) was sent over GET.
-    #[error("{0} operations are not allowed over GET; use POST")]
+    /// A mutation, a subscription or a query that may write was sent over GET
+    /// (what is not allowed, said whole).
+    #[error("{0} not allowed over GET; use POST")]
     MethodNotAllowed(String),
     /// Valid GraphQL that Grafton refuses or does not serve yet.
     #[error(transparent)]

@@ -175,6 +175,8 @@ pub enum LimitKind {
     Introspection,
     /// `subscription_limit`.
     Subscriptions,
+    /// `--live-query-max-bytes`: answers queued for subscribers, process-wide.
+    LiveMemory,
 }
 
 /// A request over one of its role's limits.
@@ -214,7 +216,14 @@ impl LimitExceeded {
             ),
             LimitKind::Subscriptions => (
                 "subscription",
-                format!("the role would have {actual} live subscriptions"),
+                format!("this session of the role would have {actual} live subscriptions"),
+            ),
+            LimitKind::LiveMemory => (
+                "live-query memory",
+                format!(
+                    "answers queued for subscribers would take {actual} bytes, so this \
+                     subscription ends (subscribe again, and read its answers)"
+                ),
             ),
         };
         format!("{name} limit exceeded: {measured}; the limit is {limit}")

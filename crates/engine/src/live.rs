@@ -5,7 +5,11 @@
 //! through Grafton to a table the cohort reads.
 
 mod cohort;
+mod memory;
+pub(crate) mod sessions;
 mod stream;
+
+pub use memory::Held;
 
 use crate::error::EngineError;
 use crate::planner::Plan;
@@ -29,6 +33,9 @@ pub struct LiveOptions {
     /// A poll woken by a write reads on the primary, not a replica that may not
     /// have replayed the write yet (set with `Engine::with_primary_after_write`).
     pub primary_after_change: bool,
+    /// Bytes of answers queued for subscribers at once, over every connection
+    /// (`--live-query-max-bytes`): an answer that would pass it ends its subscription.
+    pub max_bytes: usize,
 }
 
 impl Default for LiveOptions {
@@ -39,6 +46,7 @@ impl Default for LiveOptions {
             concurrency: 2,
             debounce: Duration::from_millis(20),
             primary_after_change: false,
+            max_bytes: 256 * 1024 * 1024,
         }
     }
 }
@@ -51,6 +59,22 @@ pub struct Delivery {
     pub key: u64,
     /// `{"data": …}` text, or what went wrong.
     pub result: Result<String, Arc<EngineError>>,
+    /// The subscription is over: this error is its last message.
+    pub last: bool,
+    /// The answer's bytes, held against the live-query memory budget until this
+    /// delivery is dropped: keep it until the answer is written.
+    pub held: Option<memory::Held>,
+}
+
+impl Delivery {
+    fn error(key: u64, error: Arc<EngineError>) -> Self {
+        Self {
+            key,
+            result: Err(error),
+            last: false,
+            held: None,
+        }
+    }
 }
 
 /// Where a subscriber's deliveries go: one channel per connection, shared by its
@@ -74,19 +98,23 @@ pub(crate) struct Live {
     feed: std::sync::OnceLock<Option<grafton_execute::changes::ChangeFeed>>,
     /// Each poll statement's time, for metrics.
     poll_seconds: prometheus::Histogram,
+    /// Answers queued for subscribers, over every cohort.
+    memory: Arc<memory::Memory>,
 }
 
 /// A live subscription; dropping it unsubscribes.
 pub struct Subscription {
     cohort: Weak<Cohort>,
     slot: cohort::SlotId,
-    /// The role's count of live subscriptions, taken back on drop.
-    role: Arc<std::sync::atomic::AtomicU64>,
+    /// Its place in its session's count of live subscriptions, given back on drop.
+    _counted: sessions::Counted,
+    /// The planner that planned it: after a reload, a subscription whose role's
+    /// planner is another must be planned again.
+    pub(crate) planner: u64,
 }
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        self.role.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
         if let Some(cohort) = self.cohort.upgrade() {
             cohort.leave(self.slot);
         }
@@ -102,12 +130,15 @@ pub(crate) struct Joining<'a> {
     pub values: String,
     pub sink: Sink,
     pub key: u64,
+    /// Who counts as one session for `subscription_limit`.
+    pub session: String,
 }
 
 impl Live {
     pub(crate) fn new(options: LiveOptions, poll_seconds: prometheus::Histogram) -> Self {
         Self {
             polls: Arc::new(tokio::sync::Semaphore::new(options.concurrency.max(1))),
+            memory: memory::Memory::new(options.max_bytes),
             options,
             cohorts: Default::default(),
             feed: std::sync::OnceLock::new(),
@@ -151,16 +182,8 @@ impl Live {
             ));
         };
         // Counted before joining, so racing subscribers cannot pass the limit.
-        let role = joining.planner.live.clone();
-        let now = role.fetch_add(1, std::sync::atomic::Ordering::AcqRel) + 1;
-        if let Err(e) = crate::limits::check(
-            crate::LimitKind::Subscriptions,
-            joining.planner.limits().subscriptions,
-            now,
-        ) {
-            role.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
-            return Err(e.into());
-        }
+        let counted =
+            (joining.planner.live).take(joining.session, joining.planner.limits().subscriptions)?;
         let key = (
             joining.planner.id,
             format!("{}\u{0}{}", joining.document, joining.plan.key),
@@ -176,6 +199,7 @@ impl Live {
                     joining.planner.budget(),
                     self.options,
                     db.dialect(),
+                    self.memory.clone(),
                 ));
                 cohorts.insert(key.clone(), c.clone());
                 let poller = cohort::Poller {
@@ -194,7 +218,8 @@ impl Live {
         Ok(Subscription {
             cohort: Arc::downgrade(&cohort),
             slot,
-            role,
+            _counted: counted,
+            planner: joining.planner.id,
         })
     }
 
@@ -205,6 +230,11 @@ impl Live {
         if let Some(feed) = self.feed(db) {
             feed.publish(tables);
         }
+    }
+
+    /// Bytes of answers queued for subscribers now, for metrics.
+    pub(crate) fn queued_bytes(&self) -> usize {
+        self.memory.used()
     }
 
     /// Cohorts and subscribers, for tests and metrics.

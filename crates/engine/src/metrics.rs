@@ -73,6 +73,7 @@ pub struct Metrics {
     reloads: IntCounterVec,
     pool: IntGaugeVec,
     live: IntGaugeVec,
+    live_bytes: IntGauge,
     replicas: replicas::ReplicaMetrics,
     names: RwLock<HashSet<String>>,
 }
@@ -189,6 +190,14 @@ impl Metrics {
                 "Live queries: kind is subscriptions or cohorts (subscriptions sharing one plan).",
                 &["kind"],
             ),
+            live_bytes: register(
+                &r,
+                IntGauge::new(
+                    "grafton_live_queued_bytes",
+                    "Bytes of live-query answers queued for subscribers, not yet written (bounded by --live-query-max-bytes).",
+                )
+                .unwrap_or_else(|e| panic!("metric: {e}")),
+            ),
             replicas: replicas::ReplicaMetrics::new(&r),
             names: RwLock::new(HashSet::new()),
             registry: r,
@@ -268,6 +277,7 @@ impl Metrics {
         pool: grafton_execute::PoolStatus,
         replicas: &[grafton_execute::ReplicaStatus],
         live: (usize, usize),
+        live_bytes: usize,
     ) -> String {
         let gauge = |v: &IntGaugeVec, label: &str, n: usize| {
             v.with_label_values(&[label])
@@ -280,6 +290,8 @@ impl Metrics {
         gauge(&self.pool, "waiting", pool.waiting);
         gauge(&self.live, "cohorts", live.0);
         gauge(&self.live, "subscriptions", live.1);
+        self.live_bytes
+            .set(i64::try_from(live_bytes).unwrap_or(i64::MAX));
         self.replicas.set(replicas);
         let families = self.registry.gather();
         prometheus::TextEncoder::new()
@@ -335,7 +347,7 @@ mod tests {
             true,
             Duration::from_millis(1),
         );
-        let text = m.render(grafton_execute::PoolStatus::default(), &[], (0, 0));
+        let text = m.render(grafton_execute::PoolStatus::default(), &[], (0, 0), 0);
         assert!(text.contains(
             r#"grafton_requests_total{code="",name="",operation="query",status="200",transport="http"} 1"#
         ), "{text}");

@@ -140,7 +140,7 @@ pub struct Planner {
     /// The size of this schema's full introspection, measured on first use.
     introspection_size: std::sync::OnceLock<u64>,
     /// The role's live subscriptions now (for its `subscription_limit`).
-    pub(crate) live: Arc<std::sync::atomic::AtomicU64>,
+    pub(crate) live: Arc<crate::live::sessions::SessionCounts>,
     /// Unique for the process's life (an address may be reused after a reload):
     /// live queries' cohorts are keyed by it.
     pub(crate) id: u64,
@@ -309,9 +309,18 @@ impl Planner {
             }
         }
         if transport == Transport::Get && operation.operation_type != OperationType::Query {
-            return Err(EngineError::MethodNotAllowed(
-                operation.operation_type.to_string(),
-            ));
+            return Err(EngineError::MethodNotAllowed(format!(
+                "{} operations are",
+                operation.operation_type
+            )));
+        }
+        if transport == Transport::Get {
+            // A cross-site page can make a browser send a GET with its cookies.
+            if let Some(f) = document::volatile_call(&self.model, &entry.document, operation) {
+                return Err(EngineError::MethodNotAllowed(format!(
+                    "a query calling '{f}', a VOLATILE function that may write, is"
+                )));
+            }
         }
         if transport != Transport::WebSocket
             && operation.operation_type == OperationType::Subscription

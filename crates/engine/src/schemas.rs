@@ -108,8 +108,8 @@ impl Schemas {
         Ok(self)
     }
 
-    /// Keeps what outlives a reload from the set being replaced: each role's count
-    /// of live subscriptions, and its rate-limit counts and `max_concurrent` gate
+    /// Keeps what outlives a reload from the set being replaced: each role's counts
+    /// of live subscriptions (per session), and its rate-limit counts and `max_concurrent` gate
     /// while those limits are unchanged, so a reload neither resets a client's
     /// allowance nor lets a role past its limits.
     pub(crate) fn carry_over(mut self, old: &Schemas) -> Self {

@@ -3,15 +3,24 @@
 //! script, on Redis's clock) and automatic persisted queries. Every call is
 //! bounded by [`CALL_TIMEOUT`]; when Redis does not answer, the instance falls
 //! back to its own counts and documents (each instance then limits on its own)
-//! and logs it, rather than refusing or stalling requests.
+//! and logs it, rather than refusing or stalling requests. After [`TRIP_AFTER`]
+//! failures in a row a circuit breaker opens: requests stop asking Redis at all
+//! (no request pays the timeout) while one background task probes it every
+//! [`PROBE_EVERY`], and closes the breaker once it answers.
 
 use sha2::{Digest, Sha256};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// The longest a request waits for Redis.
 const CALL_TIMEOUT: Duration = Duration::from_millis(250);
+
+/// Failed calls in a row that open the circuit breaker.
+const TRIP_AFTER: u32 = 3;
+
+/// How often an open breaker checks whether Redis answers again.
+const PROBE_EVERY: Duration = Duration::from_secs(1);
 
 /// How long a persisted query stays in Redis after it was last registered.
 const DOCUMENT_TTL_SECONDS: u64 = 24 * 60 * 60;
@@ -47,6 +56,17 @@ pub struct Shared {
     gcra: redis::Script,
     /// Calls that failed or timed out (the instance answered alone).
     failures: AtomicU64,
+    /// Whether Redis is skipped for now.
+    breaker: Arc<Breaker>,
+}
+
+/// The circuit breaker's state.
+#[derive(Default)]
+struct Breaker {
+    /// Failed calls since the last that succeeded.
+    in_a_row: AtomicU32,
+    /// Open: calls are not made; a probe task is running.
+    open: AtomicBool,
 }
 
 impl Shared {
@@ -68,6 +88,7 @@ impl Shared {
             conn,
             gcra: redis::Script::new(GCRA),
             failures: AtomicU64::new(0),
+            breaker: Arc::default(),
         }))
     }
 
@@ -125,11 +146,31 @@ impl Shared {
         what: &str,
         call: impl std::future::Future<Output = redis::RedisResult<T>>,
     ) -> Option<T> {
+        if self.breaker.open.load(Ordering::Acquire) {
+            return None;
+        }
         let error = match tokio::time::timeout(CALL_TIMEOUT, call).await {
-            Ok(Ok(answer)) => return Some(answer),
+            Ok(Ok(answer)) => {
+                self.breaker.in_a_row.store(0, Ordering::Release);
+                return Some(answer);
+            }
             Ok(Err(e)) => e.to_string(),
             Err(_) => format!("no answer in {} ms", CALL_TIMEOUT.as_millis()),
         };
+        let in_a_row = self.breaker.in_a_row.fetch_add(1, Ordering::AcqRel) + 1;
+        if in_a_row >= TRIP_AFTER
+            && self
+                .breaker
+                .open
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            tracing::warn!(
+                "Redis failed {in_a_row} times in a row ({error}): not asked again until it \
+                 answers a probe; this instance answers on its own meanwhile"
+            );
+            tokio::spawn(probe(self.conn.clone(), self.breaker.clone()));
+        }
         // Logged once per hundred failures: an outage must not flood the log.
         if self
             .failures
@@ -139,6 +180,28 @@ impl Shared {
             tracing::warn!("Redis ({what}): {error}; this instance answers on its own meanwhile");
         }
         None
+    }
+}
+
+/// Pings Redis every [`PROBE_EVERY`] until it answers, then closes the breaker.
+async fn probe(mut conn: redis::aio::ConnectionManager, breaker: Arc<Breaker>) {
+    loop {
+        tokio::time::sleep(PROBE_EVERY).await;
+        let command = redis::cmd("PING");
+        let ping = command.query_async::<String>(&mut conn);
+        if let Ok(Ok(_)) = tokio::time::timeout(CALL_TIMEOUT, ping).await {
+            breaker.in_a_row.store(0, Ordering::Release);
+            breaker.open.store(false, Ordering::Release);
+            tracing::info!("Redis answers again: instances share their state once more");
+            return;
+        }
+    }
+}
+
+impl Shared {
+    /// Whether the circuit breaker is open (Redis is not asked).
+    pub fn is_open(&self) -> bool {
+        self.breaker.open.load(Ordering::Acquire)
     }
 }
 

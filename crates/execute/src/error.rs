@@ -170,6 +170,8 @@ fn too_complex(message: &str) -> bool {
         "Expression tree is too large",
         "parser stack overflow",
         "too many terms in compound SELECT",
+        "too many SQL variables",
+        "variable number must be between",
     ]
     .iter()
     .any(|m| message.contains(m))
@@ -180,30 +182,33 @@ fn io_failure(e: &tokio_postgres::Error) -> bool {
     std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
 }
 
+/// SQLite's message without the statement: rusqlite's `SqlInputError` displays the
+/// whole SQL text (other roles' permission rules included), which must never reach
+/// a client. The statement is logged at debug level by the caller that ran it.
+fn sqlite_message(e: &rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
+        rusqlite::Error::SqliteFailure(_, Some(m)) => m.clone(),
+        other => other.to_string(),
+    }
+}
+
 impl From<rusqlite::Error> for ExecuteError {
     fn from(e: rusqlite::Error) -> Self {
         use rusqlite::ffi::ErrorCode;
+        let message = sqlite_message(&e);
         let kind = match e.sqlite_error_code() {
             Some(ErrorCode::ConstraintViolation) => {
-                let message = match &e {
-                    rusqlite::Error::SqliteFailure(_, Some(m)) => m.clone(),
-                    other => other.to_string(),
-                };
                 return Self::Constraint(Box::new(sqlite_constraint(&message)));
             }
             Some(ErrorCode::TypeMismatch) | Some(ErrorCode::TooBig) => DbErrorKind::DataException,
-            _ if e.to_string().contains(crate::sqlite_json::ERROR_PREFIX) => {
-                DbErrorKind::DataException
-            }
+            _ if message.contains(crate::sqlite_json::ERROR_PREFIX) => DbErrorKind::DataException,
             Some(ErrorCode::CannotOpen) | Some(ErrorCode::DatabaseBusy) => DbErrorKind::Unavailable,
             Some(ErrorCode::OperationInterrupted) => DbErrorKind::Timeout,
-            _ if too_complex(&e.to_string()) => DbErrorKind::TooComplex,
+            _ if too_complex(&message) => DbErrorKind::TooComplex,
             _ => DbErrorKind::Other,
         };
-        Self::Database {
-            kind,
-            message: e.to_string(),
-        }
+        Self::Database { kind, message }
     }
 }
 

@@ -129,6 +129,9 @@ pub fn build_for_role(
         backend,
         default_schema,
     })?;
+    if role.is_none() {
+        warnings.extend(functions::volatile_queries(&catalog, &functions));
+    }
     let mut b = Builder {
         catalog: &catalog,
         naming,

@@ -129,6 +129,12 @@ pub(crate) struct ListenOptions {
     #[arg(long, env = "GRAFTON_LIVE_QUERY_BATCH_SIZE", default_value_t = 100,
           value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) live_query_batch_size: u16,
+    /// Bytes of live-query answers queued for subscribers at once, over every
+    /// connection; an answer that would pass it ends its subscription with
+    /// `subscription-memory-exceeded`.
+    #[arg(long, env = "GRAFTON_LIVE_QUERY_MAX_BYTES", default_value_t = 268_435_456,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) live_query_max_bytes: u64,
     /// Operations (subscriptions, and queries still running) one WebSocket may hold.
     #[arg(long, env = "GRAFTON_WS_MAX_OPERATIONS", default_value_t = 100)]
     pub(crate) ws_max_operations: usize,
@@ -243,6 +249,7 @@ pub(crate) fn options(
         };
         o.live.interval = seconds(l.live_query_interval, "--live-query-interval")?;
         o.live.batch_size = usize::from(l.live_query_batch_size);
+        o.live.max_bytes = usize::try_from(l.live_query_max_bytes).unwrap_or(usize::MAX);
         o.live.concurrency = (l.pool_size / 2).max(1);
         o.http.ws.max_operations = l.ws_max_operations.max(1);
         o.watch = l.watch;

@@ -177,6 +177,9 @@ impl RequestError {
                 }
                 vec![json!({ "message": v.message, "extensions": ext })]
             }
+            Self::Engine(e) => {
+                vec![json!({ "message": engine_message(e), "extensions": { "code": code } })]
+            }
             other => vec![json!({ "message": other.to_string(), "extensions": { "code": code } })],
         };
         if self.is_request_error() {
@@ -225,8 +228,21 @@ pub(crate) fn engine_code(e: &EngineError) -> &'static str {
 pub(crate) fn execution_error_body(e: &EngineError) -> Value {
     json!({
         "data": null,
-        "errors": [{ "message": e.to_string(), "extensions": { "code": engine_code(e) } }]
+        "errors": [{ "message": engine_message(e), "extensions": { "code": engine_code(e) } }]
     })
+}
+
+/// What a client is told of an engine error. A statement the database could not
+/// compile for its size is described, not quoted: the database's own words name
+/// parts of the statement, which holds other roles' permission rules.
+fn engine_message(e: &EngineError) -> String {
+    match e {
+        EngineError::Execute(x) if x.kind() == DbErrorKind::TooComplex => {
+            "the query is too large or too deeply nested for the database to run; send a smaller one"
+                .to_owned()
+        }
+        other => other.to_string(),
+    }
 }
 
 /// The stable code of each limit.
@@ -239,5 +255,6 @@ fn limit_code(kind: LimitKind) -> &'static str {
         LimitKind::Batch => "batch-limit-exceeded",
         LimitKind::ResponseBytes | LimitKind::Introspection => "response-too-large",
         LimitKind::Subscriptions => "subscription-limit-exceeded",
+        LimitKind::LiveMemory => "subscription-memory-exceeded",
     }
 }

@@ -59,6 +59,13 @@ pub(crate) fn upgrade(
     peer: Option<Peer>,
     slot: Option<Slot>,
 ) -> Response {
+    let mut headers = headers;
+    // Cookies ride along with any page's request: from another site they prove
+    // nothing about who opened the socket (cross-site WebSocket hijacking).
+    let foreign = wire::foreign_origin(&headers);
+    if foreign.is_some() {
+        headers.remove(header::COOKIE);
+    }
     let asked = headers.contains_key(header::SEC_WEBSOCKET_PROTOCOL);
     let ws = ws
         .protocols(protocol::SUBPROTOCOLS)
@@ -91,6 +98,7 @@ pub(crate) fn upgrade(
             state,
             protocol,
             headers,
+            foreign,
             peer,
             caller: None,
             ops: HashMap::new(),
@@ -102,15 +110,20 @@ pub(crate) fn upgrade(
 }
 
 enum Op {
-    Live(u64, Subscription),
+    /// A live query: its delivery key, its subscription and its request (planned
+    /// again after a reload).
+    Live(u64, Subscription, Box<GraphqlRequest>),
     Once(AbortHandle),
 }
 
 struct Connection {
     state: AppState,
     protocol: Protocol,
-    /// The upgrade request's headers; `connection_init`'s override them.
+    /// The upgrade request's headers (without cookies from another site's page);
+    /// `connection_init`'s override them.
     headers: HeaderMap,
+    /// The upgrade's `Origin`, when another site's page opened the socket.
+    foreign: Option<String>,
     peer: Option<Peer>,
     caller: Option<Caller>,
     ops: HashMap<String, Op>,
@@ -134,6 +147,12 @@ impl Connection {
         let _open = scopeguard(move || open.dec());
         let options = self.state.ws;
         let (sink, mut deliveries) = mpsc::channel::<Delivery>(DELIVERY_QUEUE);
+        // A reload may change what the caller may see: live queries are planned again.
+        let mut schemas = self.state.engine.schema_changes();
+        schemas.borrow_and_update();
+        // The live answer being written, whose bytes count against the live-query
+        // memory budget until it is.
+        let mut writing: Option<Delivery> = None;
         let mut running: JoinSet<Done> = JoinSet::new();
         let init_deadline = tokio::time::sleep(options.init_timeout);
         tokio::pin!(init_deadline);
@@ -189,13 +208,21 @@ impl Connection {
                         Some(Ok(_)) => Vec::new(),
                     }
                 }
-                Some(d) = deliveries.recv() => match self.ids.get(&d.key) {
-                    Some(id) => vec![match d.result {
-                        Ok(body) => protocol::next(self.protocol, id, &body),
-                        Err(e) => protocol::next(self.protocol, id, &crate::error::execution_error_body(&e).to_string()),
-                    }],
-                    None => Vec::new(),
-                },
+                Some(d) = deliveries.recv() => {
+                    if schemas.has_changed().unwrap_or(false) {
+                        // Planned under the schemas a reload replaced: never sent.
+                        schemas.borrow_and_update();
+                        self.replan(&sink).await
+                    } else {
+                        let out = self.delivered(&d);
+                        writing = Some(d);
+                        out
+                    }
+                }
+                Ok(()) = schemas.changed() => {
+                    schemas.borrow_and_update();
+                    self.replan(&sink).await
+                }
                 Some(done) = running.join_next_with_id(), if !running.is_empty() => match done {
                     Ok((task, (id, result))) => self.finished(task, id, result),
                     Err(_) => Vec::new(),
@@ -240,6 +267,8 @@ impl Connection {
                     return;
                 }
             }
+            // Written: its bytes leave the budget.
+            drop(writing.take());
         };
         let _ =
             tokio::time::timeout(options.keep_alive, close_with(&mut socket, code, &reason)).await;
@@ -271,9 +300,15 @@ impl Connection {
                         ok(vec![protocol::ack()])
                     }
                     Err(e) => {
+                        let e = match &self.foreign {
+                            Some(origin) => format!(
+                                "{e}; cookies are not read from another site's page ({origin}): send the token in connection_init"
+                            ),
+                            None => e.to_string(),
+                        };
                         let reason = format!("Forbidden: {e}");
                         let out = match self.protocol {
-                            Protocol::Legacy => vec![protocol::connection_error(&e.to_string())],
+                            Protocol::Legacy => vec![protocol::connection_error(&e)],
                             Protocol::TransportWs => Vec::new(),
                         };
                         (Flow::Close(close::FORBIDDEN, reason), out)
@@ -342,7 +377,8 @@ impl Connection {
             observed.done(&self.state, &subscribed);
             return match subscribed {
                 Ok(subscription) => {
-                    self.ops.insert(id.clone(), Op::Live(key, subscription));
+                    let op = Op::Live(key, subscription, Box::new(request));
+                    self.ops.insert(id.clone(), op);
                     self.ids.insert(key, id);
                     Vec::new()
                 }
@@ -397,9 +433,62 @@ impl Connection {
             .collect()
     }
 
+    /// A live answer: `next`, or, when it is the subscription's last, `error`.
+    fn delivered(&mut self, d: &Delivery) -> Vec<String> {
+        let Some(id) = self.ids.get(&d.key).cloned() else {
+            return Vec::new();
+        };
+        let body = match &d.result {
+            Ok(body) => return vec![protocol::next(self.protocol, &id, body)],
+            Err(e) => crate::error::execution_error_body(e),
+        };
+        if d.last {
+            self.stop(&id);
+            return vec![protocol::error(&id, &body["errors"])];
+        }
+        vec![protocol::next(self.protocol, &id, &body.to_string())]
+    }
+
+    /// The schemas were reloaded: every live query is planned again under them, or
+    /// ends with the error that planning met (a field or row no longer granted).
+    async fn replan(&mut self, sink: &mpsc::Sender<Delivery>) -> Vec<String> {
+        let Some(caller) = self.caller.clone() else {
+            return Vec::new();
+        };
+        let live: Vec<String> = (self.ops.iter())
+            .filter(|(_, op)| matches!(op, Op::Live(..)))
+            .map(|(id, _)| id.clone())
+            .collect();
+        let mut out = Vec::new();
+        for id in live {
+            let Some(Op::Live(old_key, old, request)) = self.ops.remove(&id) else {
+                continue;
+            };
+            self.ids.remove(&old_key);
+            // The old plan stops before the new one starts (it holds a place in the
+            // session's subscription_limit).
+            drop(old);
+            let key = self.next_key;
+            self.next_key += 1;
+            let engine = self.state.engine.clone();
+            match engine.subscribe(&request, &caller, sink.clone(), key).await {
+                Ok(subscription) => {
+                    self.ops
+                        .insert(id.clone(), Op::Live(key, subscription, request));
+                    self.ids.insert(key, id);
+                }
+                Err(e) => {
+                    let e = RequestError::from(e);
+                    out.push(protocol::error(&id, &e.body()["errors"]));
+                }
+            }
+        }
+        out
+    }
+
     fn stop(&mut self, id: &str) {
         match self.ops.remove(id) {
-            Some(Op::Live(key, _subscription)) => {
+            Some(Op::Live(key, _subscription, _)) => {
                 self.ids.remove(&key);
             }
             Some(Op::Once(handle)) => handle.abort(),

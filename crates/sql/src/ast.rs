@@ -78,6 +78,18 @@ pub enum From {
     },
 }
 
+impl From {
+    /// The alias its columns are read through.
+    pub fn alias(&self) -> &str {
+        match self {
+            Self::Table { alias, .. } | Self::Call { alias, .. } | Self::Subquery { alias, .. } => {
+                alias
+            }
+            Self::RowIds { table, .. } => &table.alias,
+        }
+    }
+}
+
 /// A table as the target of a write.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TableRef {

@@ -50,6 +50,25 @@ impl Redis {
         Self { child, port }
     }
 
+    /// Freezes it (SIGSTOP): connections stay open and nothing answers, as with a
+    /// hung server.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Thaws it (SIGCONT).
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .unwrap_or_else(|e| panic!("grafton-testkit: kill {signal}: {e}"));
+        assert!(status.success(), "grafton-testkit: kill {signal} failed");
+    }
+
     /// Its URL (`redis://127.0.0.1:port`).
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)

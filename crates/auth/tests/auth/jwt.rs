@@ -531,3 +531,19 @@ async fn stringified_json_claims() {
     claims[NS] = json!("{not json");
     rejects_hs(&auth, &secret, &claims, "stringified_json").await;
 }
+
+/// A claim given twice in different cases (hardening review, issue 27): neither
+/// spelling may win silently, whichever the token lists last.
+#[tokio::test]
+async fn a_claim_given_twice_in_different_cases_is_refused() {
+    let (secret, auth) = hs256().await;
+    for (first, second) in [
+        ("x-hasura-user-id", "X-Hasura-User-Id"),
+        ("X-HASURA-USER-ID", "x-hasura-user-id"),
+    ] {
+        let mut claims = claims();
+        claims[NS][first] = json!("1");
+        claims[NS][second] = json!("2");
+        rejects_hs(&auth, &secret, &claims, "appears more than once").await;
+    }
+}

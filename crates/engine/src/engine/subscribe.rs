@@ -60,8 +60,21 @@ impl Engine {
                 values,
                 sink,
                 key,
+                session: crate::live::sessions::session_key(&caller.vars, caller.ip),
             },
         )
+    }
+
+    /// Whether `subscription` was planned by the schemas served now; after a reload
+    /// it must be planned again (its permissions may have changed).
+    pub fn is_current(&self, subscription: &crate::live::Subscription, caller: &Caller) -> bool {
+        self.planner_for(caller.role.as_deref(), caller.backend_only)
+            .is_ok_and(|p| p.id == subscription.planner)
+    }
+
+    /// Changes with every reload of the schemas (see [`Engine::is_current`]).
+    pub fn schema_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// Whether the request's operation is a subscription (else it is answered once,
@@ -81,6 +94,11 @@ impl Engine {
     /// Live cohorts and subscribers now.
     pub fn live_counts(&self) -> (usize, usize) {
         self.live.counts()
+    }
+
+    /// Bytes of live answers queued for subscribers now.
+    pub fn live_queued_bytes(&self) -> usize {
+        self.live.queued_bytes()
     }
 }
 

@@ -62,6 +62,8 @@ pub(crate) struct Cohort {
     /// A streaming subscription's cursor (else a live query).
     cursor: Option<super::stream::Cursor>,
     dialect: grafton_sql::Dialect,
+    /// The process's budget for queued answers.
+    memory: Arc<super::memory::Memory>,
 }
 
 impl Cohort {
@@ -71,8 +73,10 @@ impl Cohort {
         budget: Budget,
         options: LiveOptions,
         dialect: grafton_sql::Dialect,
+        memory: Arc<super::memory::Memory>,
     ) -> Self {
         Self {
+            memory,
             cursor: super::stream::Cursor::of(&multiplexed.statement),
             dialect,
             _plan: plan.clone(),
@@ -184,19 +188,24 @@ impl Cohort {
             (_, answers) => answers,
         };
         let mut slots = lock(&self.slots);
+        let mut ended = Vec::new();
         let mut send =
             |id: SlotId, hash: u64, body: &dyn Fn() -> Result<String, Arc<EngineError>>| {
                 let Some(slot) = slots.get(id) else {
                     return;
                 };
-                if slot.last == Some(hash) {
+                // Unchanged, or nowhere to queue it (full: the next poll retries).
+                if slot.last == Some(hash) || slot.sink.capacity() == 0 {
                     return;
                 }
-                let delivery = Delivery {
-                    key: slot.key,
-                    result: body(),
+                let delivery = match self.queue(slot.key, body()) {
+                    Some(d) => d,
+                    None => {
+                        ended.push(id);
+                        self.over_budget(slot.key)
+                    }
                 };
-                // Full or closed: not delivered, so not recorded; the next poll retries.
+                // Closed, or filled meanwhile: not delivered, so not recorded.
                 if slot.sink.try_send(delivery).is_ok() {
                     slot.last = Some(hash);
                 }
@@ -228,6 +237,38 @@ impl Cohort {
                 }
             }
         }
+        drop(slots);
+        for id in ended {
+            self.leave(id);
+        }
+    }
+
+    /// A delivery of `result`, its answer's bytes held against the memory budget;
+    /// `None` when they do not fit.
+    fn queue(&self, key: u64, result: Result<String, Arc<EngineError>>) -> Option<Delivery> {
+        let held = match &result {
+            Ok(body) => Some(self.memory.hold(body.len())?),
+            Err(_) => None,
+        };
+        Some(Delivery {
+            key,
+            result,
+            last: false,
+            held,
+        })
+    }
+
+    /// The last delivery of a subscription whose answer did not fit the budget.
+    fn over_budget(&self, key: u64) -> Delivery {
+        let error = EngineError::from(crate::LimitExceeded {
+            kind: crate::LimitKind::LiveMemory,
+            limit: u64::try_from(self.memory.limit()).unwrap_or(u64::MAX),
+            actual: u64::try_from(self.memory.used()).unwrap_or(u64::MAX),
+        });
+        Delivery {
+            last: true,
+            ..Delivery::error(key, Arc::new(error))
+        }
     }
 }
 
@@ -241,9 +282,11 @@ impl Cohort {
         cursor: &super::stream::Cursor,
     ) {
         let mut more = false;
+        let mut ended = Vec::new();
         let mut slots = lock(&self.slots);
         for (i, answer) in answers {
-            let Some(slot) = ids.get(i).and_then(|&id| slots.get(id)) else {
+            let Some(&id) = ids.get(i) else { continue };
+            let Some(slot) = slots.get(id) else {
                 continue;
             };
             let text = match answer {
@@ -257,10 +300,7 @@ impl Cohort {
                             limit: self.budget.max_bytes,
                             actual: bytes,
                         });
-                        let delivery = Delivery {
-                            key: slot.key,
-                            result: Err(Arc::new(error)),
-                        };
+                        let delivery = Delivery::error(slot.key, Arc::new(error));
                         if slot.sink.try_send(delivery).is_ok() {
                             slot.last = Some(hash);
                         }
@@ -277,9 +317,15 @@ impl Cohort {
             let Some(values) = super::stream::with_value(&slot.values, cursor.index, value) else {
                 continue;
             };
-            let delivery = Delivery {
-                key: slot.key,
-                result: Ok(body),
+            if slot.sink.capacity() == 0 {
+                continue;
+            }
+            let Some(delivery) = self.queue(slot.key, Ok(body)) else {
+                // The stream ends; its cursor never moves past rows it did not send.
+                if slot.sink.try_send(self.over_budget(slot.key)).is_ok() {
+                    ended.push(id);
+                }
+                continue;
             };
             // Not queued: the cursor stays, and the same rows come again.
             if slot.sink.try_send(delivery).is_ok() {
@@ -288,6 +334,9 @@ impl Cohort {
             }
         }
         drop(slots);
+        for id in ended {
+            self.leave(id);
+        }
         if more {
             self.wake_for_change();
         }

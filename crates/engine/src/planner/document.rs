@@ -4,7 +4,7 @@
 use super::{GraphqlRequest, Plan, Planner, PLANS_PER_DOCUMENT};
 use crate::error::EngineError;
 use crate::limits::shape::{self, Shape};
-use apollo_compiler::executable::Operation;
+use apollo_compiler::executable::{Operation, Selection};
 use apollo_compiler::validation::Valid;
 use apollo_compiler::{ast, ExecutableDocument, Name};
 use quick_cache::sync::Cache;
@@ -75,4 +75,40 @@ pub(super) fn operation<'a>(
         .get(name)
         .map(|op| &**op)
         .map_err(|e| EngineError::validation(e.message().to_string()))
+}
+
+/// The first root field of `operation` that calls a VOLATILE function (one that may
+/// write), looking through fragments.
+pub(super) fn volatile_call<'a>(
+    model: &grafton_schema::SchemaModel,
+    document: &'a ExecutableDocument,
+    operation: &'a Operation,
+) -> Option<&'a str> {
+    let mut pending = vec![&operation.selection_set];
+    while let Some(set) = pending.pop() {
+        for selection in &set.selections {
+            match selection {
+                Selection::Field(f) => {
+                    use grafton_schema::RootField as R;
+                    let volatile = match model.root_fields.get(f.name.as_str()) {
+                        Some(R::Function(id) | R::FunctionAggregate(id)) => {
+                            model.functions[*id].volatile
+                        }
+                        _ => false,
+                    };
+                    if volatile {
+                        return Some(f.name.as_str());
+                    }
+                }
+                Selection::InlineFragment(i) => pending.push(&i.selection_set),
+                Selection::FragmentSpread(s) => pending.extend(
+                    document
+                        .fragments
+                        .get(&s.fragment_name)
+                        .map(|f| &f.selection_set),
+                ),
+            }
+        }
+    }
+    None
 }

@@ -46,6 +46,24 @@ pub(super) fn resolve(cx: &Context<'_>) -> Result<Vec<FunctionInfo>, SchemaError
     Ok(out)
 }
 
+/// What start-up says of each VOLATILE function exposed as a query: Hasura infers
+/// who may call it and serves it on every read path; Grafton does not, since each
+/// call may write.
+pub(super) fn volatile_queries(catalog: &Catalog, functions: &[FunctionInfo]) -> Vec<String> {
+    (functions.iter())
+        .filter(|f| f.volatile && !f.mutation)
+        .map(|f| {
+            let c = &catalog.functions[f.catalog_index];
+            format!(
+                "function {}.{} is VOLATILE and exposed as a query: only roles named in its \
+                 permissions may call it (Hasura would infer them from the select permission), \
+                 it is not a subscription field and it does not run over GET",
+                c.schema, c.name
+            )
+        })
+        .collect()
+}
+
 /// The exposed table `schema.name`.
 pub(super) fn exposed(
     catalog: &Catalog,
@@ -177,7 +195,8 @@ fn function(cx: &Context<'_>, key: &str, fc: &FunctionConfig) -> Result<Function
         .as_ref()
         .filter(|_| cx.readable[table]);
     let permitted = (fc.permissions.iter()).any(|p| Some(p.role.as_str()) == cx.role);
-    let inferred = !mutation && cx.config.infer_function_permissions.unwrap_or(true);
+    // A function that may write is called only by the roles its permissions name.
+    let inferred = !f.volatile && cx.config.infer_function_permissions.unwrap_or(true);
     let visible = select.is_some() && (cx.role.is_none() || permitted || inferred);
     let aggregate =
         (visible && !mutation && f.returns_set && select.is_some_and(|s| s.aggregations))
@@ -204,6 +223,7 @@ fn function(cx: &Context<'_>, key: &str, fc: &FunctionConfig) -> Result<Function
         table,
         single: !f.returns_set,
         mutation,
+        volatile: f.volatile,
         field,
         aggregate,
         args_type,
@@ -266,7 +286,12 @@ impl Builder<'_> {
             }
             self.root_fields
                 .insert(info.field.clone(), RootField::Function(id));
-            subscription.push(def.clone());
+            // A poll would call it again and again: a function that may write is
+            // never a subscription field.
+            let live = !info.volatile;
+            if live {
+                subscription.push(def.clone());
+            }
             query.push(def);
             if let Some(agg) = &info.aggregate {
                 self.root_fields
@@ -275,7 +300,9 @@ impl Builder<'_> {
                     FieldDef::new(agg, format!("{}!", self.table_ty(info.table, "_aggregate")))
                         .with_args(args)
                         .describe(Some(&info.descriptions[1]));
-                subscription.push(def.clone());
+                if live {
+                    subscription.push(def.clone());
+                }
                 query.push(def);
             }
         }

@@ -16,6 +16,9 @@ struct Draft {
     after_parent: bool,
     /// See [`Relationship::enforced`].
     enforced: bool,
+    /// Named by the config or Hasura's metadata: clients ask for it by that name, so a
+    /// clash with a column stops start-up instead of renaming it.
+    named: bool,
 }
 
 pub(super) fn relationships(
@@ -77,6 +80,7 @@ pub(super) fn relationships(
                 disambiguator: format!("_by_{cols}"),
                 after_parent: false,
                 enforced: fk.enforced,
+                named: false,
             });
             let fks_to_same = table
                 .foreign_keys
@@ -96,6 +100,7 @@ pub(super) fn relationships(
                 disambiguator: format!("_by_{cols}"),
                 after_parent: false,
                 enforced: false,
+                named: false,
             });
         }
     }
@@ -158,6 +163,7 @@ pub(super) fn relationships(
                 after_parent: manual.kind == ManualKind::Object
                     && manual.insertion_order == InsertionOrder::AfterParent,
                 enforced: false,
+                named: true,
             });
         }
         for (name, fk) in &tc.foreign_key_relationships {
@@ -217,10 +223,12 @@ pub(super) fn relationships(
                     disambiguator: "_manual".to_owned(),
                     after_parent: true,
                     enforced: false,
+                    named: true,
                 };
                 drafts.push(object);
             } else {
                 drafts[i].snake = graphql_safe(name);
+                drafts[i].named = true;
             }
         }
         for (from, to) in &tc.rename_relationships {
@@ -233,6 +241,7 @@ pub(super) fn relationships(
                 )));
             };
             d.snake = graphql_safe(to);
+            d.named = true;
         }
     }
     // Settle names: a clash with a column or an earlier relationship gets a suffix.
@@ -244,6 +253,17 @@ pub(super) fn relationships(
             fields.contains_key(&naming.field(s))
                 || fields.contains_key(&naming.field(&format!("{s}_aggregate")))
         };
+        let column = |s: &str| match fields.get(&naming.field(s)) {
+            Some(TableField::Column(_)) => Some(naming.field(s)),
+            _ => None,
+        };
+        if let Some(column) = column(&snake).filter(|_| d.named) {
+            return Err(SchemaError::Config(format!(
+                "relationship '{}' on {}: the table has a column named '{column}' too \
+                 (a custom column name?); rename one of them",
+                d.snake, tables[d.source].base_name
+            )));
+        }
         if taken(fields, &snake) {
             snake = format!("{}{}", d.snake, d.disambiguator);
             let mut n = 2;

@@ -26,8 +26,8 @@ pub struct FunctionConfig {
     #[serde(default)]
     pub comment: Option<String>,
     /// Roles that may call it besides what is inferred (Hasura's function
-    /// permissions: needed for mutations, and for queries when function permissions
-    /// are not inferred).
+    /// permissions: needed for mutations and for any `VOLATILE` function, and for
+    /// queries when function permissions are not inferred).
     #[serde(default)]
     pub permissions: Vec<FunctionPermission>,
 }
@@ -36,7 +36,7 @@ pub struct FunctionConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ExposedAs {
-    /// A query (and subscription) root field.
+    /// A query root field (and a subscription one, unless `VOLATILE`).
     Query,
     /// A mutation root field.
     Mutation,

@@ -17,6 +17,9 @@ pub struct FunctionInfo {
     pub single: bool,
     /// A mutation root field (run in a write transaction on the primary).
     pub mutation: bool,
+    /// VOLATILE: it may write, so it is called only by roles its permissions name,
+    /// never as a subscription field, never over GET.
+    pub volatile: bool,
     /// Its root field's name.
     pub field: String,
     /// Its `_aggregate` root field's name, when the role has it.

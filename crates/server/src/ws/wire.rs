@@ -40,6 +40,35 @@ pub(crate) fn init_headers(upgrade: &HeaderMap, payload: &Map<String, Value>) ->
     headers
 }
 
+/// The upgrade's `Origin` when it is another site's: a page's own origin names the
+/// host the request was sent to (`Host`, or `X-Forwarded-Host` behind a proxy).
+/// Without `Origin` the client is not a browser, and carries nothing a browser adds
+/// on its own. A page on another site must not borrow its visitor's cookies.
+pub(crate) fn foreign_origin(headers: &HeaderMap) -> Option<String> {
+    let origin = headers.get(axum::http::header::ORIGIN)?;
+    let text = String::from_utf8_lossy(origin.as_bytes()).into_owned();
+    let authority = url::Url::parse(&text).ok().and_then(|u| {
+        let host = u.host_str()?.to_ascii_lowercase();
+        Some(match u.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host,
+        })
+    });
+    let own = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|h| {
+                authority.as_deref().is_some_and(|a| {
+                    let h = h.trim().to_ascii_lowercase();
+                    // A default port may be written or left out.
+                    h == a || h.strip_suffix(":80").or(h.strip_suffix(":443")) == Some(a)
+                })
+            })
+    };
+    (!own("host") && !own("x-forwarded-host")).then_some(text)
+}
+
 pub(crate) fn json_error(message: &str, code: &str) -> Value {
     serde_json::json!([{ "message": message, "extensions": { "code": code } }])
 }

@@ -367,9 +367,29 @@ pub async fn post_with_headers(
         .unwrap_or_else(|e| panic!("POST to {url} failed: {e}"));
     let status = response.status();
     let raw = response.text().await.expect("response body");
-    let value = serde_json::from_str(&raw)
+    let value: Value = serde_json::from_str(&raw)
         .unwrap_or_else(|e| panic!("{url} answered non-JSON ({status}): {e}: {raw}"));
+    if let Some(errors) = value.get("errors") {
+        assert_no_sql(&errors.to_string());
+    }
     (status, value, raw)
+}
+
+/// Panics when an error quotes SQL: no answer may carry a statement, which holds
+/// other roles' permission rules. The error paths of the tests' HTTP and WebSocket
+/// clients go through here.
+pub fn assert_no_sql(errors: &str) {
+    for marker in [
+        "SELECT ",
+        "json_build_object",
+        "json_group_array",
+        "FROM \"",
+    ] {
+        assert!(
+            !errors.contains(marker),
+            "an error quotes SQL ({marker}): {errors}"
+        );
+    }
 }
 
 /// Runs a request with a full request object on both backends, asserts that

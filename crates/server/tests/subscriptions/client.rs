@@ -44,6 +44,16 @@ impl Client {
         server: &grafton_server::Running,
         protocol: Option<&str>,
     ) -> Result<Self, tokio_tungstenite::tungstenite::Error> {
+        Self::open_with(server, protocol, &[]).await
+    }
+
+    /// [`Client::try_open`] with more headers on the upgrade request (`Origin`,
+    /// `Cookie`…).
+    pub async fn open_with(
+        server: &grafton_server::Running,
+        protocol: Option<&str>,
+        headers: &[(&'static str, &str)],
+    ) -> Result<Self, tokio_tungstenite::tungstenite::Error> {
         let url = format!("ws://{}/v1/graphql", server.addr);
         let mut request = url.into_client_request().expect("request");
         if let Some(p) = protocol {
@@ -51,6 +61,10 @@ impl Client {
                 "sec-websocket-protocol",
                 HeaderValue::from_str(p).expect("header"),
             );
+        }
+        for (name, value) in headers {
+            let value = HeaderValue::from_str(value).expect("header");
+            request.headers_mut().insert(*name, value);
         }
         let (socket, response) = tokio_tungstenite::connect_async(request).await?;
         let protocol = response
@@ -136,6 +150,9 @@ impl Client {
             match frame {
                 Message::Text(text) => {
                     let value: Value = serde_json::from_str(&text).expect("JSON message");
+                    if value["type"] == "error" || value["payload"].get("errors").is_some() {
+                        crate::common::assert_no_sql(&value["payload"].to_string());
+                    }
                     match value["type"].as_str() {
                         Some("ka") | Some("pong") => continue,
                         Some("ping") => {

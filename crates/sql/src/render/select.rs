@@ -6,8 +6,10 @@ use super::*;
 impl Renderer {
     pub(super) fn select(&mut self, s: &Select) {
         if self.dialect == Dialect::Sqlite && !s.distinct_on.is_empty() {
-            if let Some(From::Table { alias, .. }) = &s.from {
-                return self.sqlite_distinct_on(s, alias);
+            // Whatever the rows come from: a table, or an inherited role's redacting
+            // subquery.
+            if let Some(from) = &s.from {
+                return self.sqlite_distinct_on(s, from.alias());
             }
         }
         self.push("SELECT ");
