@@ -1,0 +1,188 @@
+//! A connection's operations: starting one (a live query joins its cohort, anything
+//! else runs once), its answers, planning live queries again after a reload, and
+//! ending them.
+
+use super::{protocol, wire::json_error, Connection, Done, Op};
+use crate::engine::{Caller, Delivery, GraphqlRequest, Transport};
+use crate::error::RequestError;
+use crate::http::AppState;
+use crate::observe::Observed;
+use axum::http::HeaderMap;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tracing::Instrument;
+
+impl Connection {
+    /// Starts an operation: a subscription joins its cohort; anything else runs once.
+    pub(super) async fn start(
+        &mut self,
+        id: String,
+        payload: Value,
+        caller: Caller,
+        sink: &mpsc::Sender<Delivery>,
+        running: &mut JoinSet<Done>,
+    ) -> Vec<String> {
+        let max = self.state.ws.max_operations;
+        if self.ops.len() >= max {
+            let e = json_error(
+                &format!("this connection already runs {max} operations, the most it may"),
+                "subscription-limit-exceeded",
+            );
+            return vec![protocol::error(&id, &e)];
+        }
+        let request = match crate::http::parse_request(payload) {
+            Ok(r) => r,
+            Err(e) => return vec![protocol::error(&id, &e.body()["errors"])],
+        };
+        let engine = self.state.engine.clone();
+        if engine.is_subscription(&request, &caller).await {
+            let key = self.next_key;
+            self.next_key += 1;
+            let mut observed = Observed::begin("ws", &HeaderMap::new());
+            observed.caller(&caller);
+            observed.info.operation = Some("subscription");
+            let subscribed = engine
+                .subscribe(&request, &caller, sink.clone(), key)
+                .await
+                .map_err(RequestError::from);
+            observed.done(&self.state, &subscribed);
+            return match subscribed {
+                Ok(subscription) => {
+                    let op = Op::Live(key, subscription, Box::new(request));
+                    self.ops.insert(id.clone(), op);
+                    self.ids.insert(key, id);
+                    Vec::new()
+                }
+                Err(e) => vec![protocol::error(&id, &e.body()["errors"])],
+            };
+        }
+        let task_id = id.clone();
+        let state = self.state.clone();
+        let handle = running.spawn(async move {
+            let result = run_once(&state, &request, &caller).await;
+            (task_id, result)
+        });
+        self.ops.insert(id, Op::Once(handle));
+        Vec::new()
+    }
+
+    /// A query or mutation finished: its result then `complete`, or its `error`
+    /// (unless its id was completed, and perhaps reused, meanwhile).
+    pub(super) fn finished(
+        &mut self,
+        task: tokio::task::Id,
+        id: String,
+        result: Result<String, RequestError>,
+    ) -> Vec<String> {
+        if !matches!(self.ops.get(&id), Some(Op::Once(handle)) if handle.id() == task) {
+            return Vec::new();
+        }
+        self.ops.remove(&id);
+        match result {
+            Ok(body) => vec![
+                protocol::next(self.protocol, &id, &body),
+                protocol::complete(&id),
+            ],
+            Err(e) if e.is_request_error() => vec![protocol::error(&id, &e.body()["errors"])],
+            Err(e) => vec![
+                protocol::next(self.protocol, &id, &e.body().to_string()),
+                protocol::complete(&id),
+            ],
+        }
+    }
+
+    /// The credentials expired: an `invalid-jwt` error for every operation, which
+    /// all end.
+    pub(super) fn expired(&mut self) -> Vec<String> {
+        let errors = json_error("the JWT expired (exp)", "invalid-jwt");
+        let ids: Vec<String> = self.ops.keys().cloned().collect();
+        ids.iter()
+            .map(|id| {
+                self.stop(id);
+                protocol::error(id, &errors)
+            })
+            .collect()
+    }
+
+    /// A live answer: `next`, or, when it is the subscription's last, `error`.
+    pub(super) fn delivered(&mut self, d: &Delivery) -> Vec<String> {
+        let Some(id) = self.ids.get(&d.key).cloned() else {
+            return Vec::new();
+        };
+        let body = match &d.result {
+            Ok(body) => return vec![protocol::next(self.protocol, &id, body)],
+            Err(e) => crate::error::execution_error_body(e),
+        };
+        if d.last {
+            self.stop(&id);
+            return vec![protocol::error(&id, &body["errors"])];
+        }
+        vec![protocol::next(self.protocol, &id, &body.to_string())]
+    }
+
+    /// The schemas were reloaded: every live query is planned again under them, or
+    /// ends with the error that planning met (a field or row no longer granted).
+    pub(super) async fn replan(&mut self, sink: &mpsc::Sender<Delivery>) -> Vec<String> {
+        let Some(caller) = self.caller.clone() else {
+            return Vec::new();
+        };
+        let live: Vec<String> = (self.ops.iter())
+            .filter(|(_, op)| matches!(op, Op::Live(..)))
+            .map(|(id, _)| id.clone())
+            .collect();
+        let mut out = Vec::new();
+        for id in live {
+            let Some(Op::Live(old_key, old, request)) = self.ops.remove(&id) else {
+                continue;
+            };
+            self.ids.remove(&old_key);
+            // The old plan stops before the new one starts (it holds a place in the
+            // session's subscription_limit).
+            drop(old);
+            let key = self.next_key;
+            self.next_key += 1;
+            let engine = self.state.engine.clone();
+            match engine.subscribe(&request, &caller, sink.clone(), key).await {
+                Ok(subscription) => {
+                    self.ops
+                        .insert(id.clone(), Op::Live(key, subscription, request));
+                    self.ids.insert(key, id);
+                }
+                Err(e) => {
+                    let e = RequestError::from(e);
+                    out.push(protocol::error(&id, &e.body()["errors"]));
+                }
+            }
+        }
+        out
+    }
+
+    pub(super) fn stop(&mut self, id: &str) {
+        match self.ops.remove(id) {
+            Some(Op::Live(key, _subscription, _)) => {
+                self.ids.remove(&key);
+            }
+            Some(Op::Once(handle)) => handle.abort(),
+            None => {}
+        }
+    }
+}
+
+async fn run_once(
+    state: &AppState,
+    request: &GraphqlRequest,
+    caller: &Caller,
+) -> Result<String, RequestError> {
+    let mut observed = Observed::begin("ws", &HeaderMap::new());
+    observed.caller(caller);
+    let span = observed.span.clone();
+    let result = state
+        .engine
+        .execute(request, Transport::WebSocket, caller, &mut observed.info)
+        .instrument(span)
+        .await
+        .map_err(RequestError::from);
+    observed.done(state, &result);
+    result
+}
