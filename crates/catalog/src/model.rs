@@ -199,7 +199,19 @@ pub struct EnumType {
     pub descriptions: Vec<Option<String>>,
     /// An enum table's values (Hasura's `is_enum`): the columns are `text` in the
     /// database, so values bind as text, not as this type.
-    pub from_table: bool,
+    pub from_table: Option<EnumTable>,
+}
+
+/// The table an enum's values are the keys of.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnumTable {
+    /// Its schema.
+    pub schema: String,
+    /// Its name.
+    pub table: String,
+    /// Its key column, whose values are the enum's: a value written to it must be a
+    /// GraphQL enum value.
+    pub key: String,
 }
 
 /// The GraphQL-facing kind of a column type. Closed: anything else is `Text` with a

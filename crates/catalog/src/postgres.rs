@@ -173,7 +173,7 @@ pub async fn introspect_postgres(
             name: row.try_get("type_name")?,
             values: row.try_get("labels")?,
             descriptions: Vec::new(),
-            from_table: false,
+            from_table: None,
         });
     }
 

@@ -71,7 +71,8 @@ impl Engine {
     pub fn with_schemas(schemas: Schemas, db: Database) -> Self {
         let metrics = Arc::new(crate::Metrics::new());
         let live = crate::live::LiveOptions::default();
-        Self {
+        let enum_tables = schemas.enum_tables();
+        let engine = Self {
             schemas: arc_swap::ArcSwap::from_pointee(schemas.count_in(&metrics.cache)),
             heavy: crate::admission::heavy_lane(db.max_connections(), crate::admission::QUEUE_WAIT),
             persisted: crate::trusted::LocalDocuments::default(),
@@ -82,7 +83,9 @@ impl Engine {
             metrics,
             changes: tokio::sync::watch::Sender::new(0),
             db,
-        }
+        };
+        engine.live.set_enum_tables(enum_tables);
+        engine
     }
 
     /// Heavy queries wait at most `max_wait` for their lane (`--queue-timeout`).
@@ -95,7 +98,19 @@ impl Engine {
     pub fn with_live(mut self, mut options: crate::live::LiveOptions) -> Self {
         options.primary_after_change |= self.recent.on();
         self.live = crate::live::Live::new(options, self.metrics.poll_seconds.clone());
+        self.live.set_enum_tables(self.schemas.load().enum_tables());
         self
+    }
+
+    /// Notified when an enum table was written (through any instance, or by a
+    /// writer whose triggers notify): its values are the schema's, so the server
+    /// reloads it.
+    pub fn enum_table_writes(&self) -> Arc<tokio::sync::Notify> {
+        if !self.schemas.load().enum_tables().is_empty() {
+            // Other instances' writes arrive through PostgreSQL's change feed.
+            self.live.listen(&self.db);
+        }
+        self.live.enum_written()
     }
 
     /// Shares persisted queries through `shared` (rate limits take it from the
@@ -144,6 +159,7 @@ impl Engine {
     pub fn replace_schemas(&self, schemas: Schemas) {
         let old = self.schemas.load_full();
         let schemas = schemas.carry_over(&old).count_in(&self.metrics.cache);
+        self.live.set_enum_tables(schemas.enum_tables());
         self.schemas.store(Arc::new(schemas));
         // After the store: whoever sees the change finds the new planners.
         self.changes.send_modify(|n| *n += 1);

@@ -6,6 +6,7 @@
 use crate::build::BuildError;
 use grafton_catalog::{Backend, Catalog, EnumType, ScalarKind};
 use grafton_execute::{Budget, Database, Route};
+use grafton_schema::naming::is_enum_value;
 use grafton_schema::Config;
 use grafton_sql::Statement;
 use std::time::Duration;
@@ -55,7 +56,7 @@ pub(crate) async fn apply(
                 rows.len()
             )));
         }
-        if let Some((bad, _)) = rows.iter().find(|(v, _)| !graphql_value(v)) {
+        if let Some((bad, _)) = rows.iter().find(|(v, _)| !is_enum_value(v)) {
             return Err(refuse(format!(
                 "enum table {key}: '{bad}' is not a GraphQL enum value (letters, digits and _, \
                  not starting with a digit or __, not true, false or null)"
@@ -72,7 +73,11 @@ pub(crate) async fn apply(
             name: format!("{base}_enum"),
             values,
             descriptions,
-            from_table: true,
+            from_table: Some(grafton_catalog::EnumTable {
+                schema: schema.to_owned(),
+                table: name.to_owned(),
+                key: pk.clone(),
+            }),
         });
         let (schema, name, pk) = (schema.to_owned(), name.to_owned(), pk.clone());
         for t in &mut catalog.tables {
@@ -130,16 +135,4 @@ async fn read(
         )))
     })?;
     Ok(rows)
-}
-
-/// Whether `v` can be a GraphQL enum value as it is.
-fn graphql_value(v: &str) -> bool {
-    let mut chars = v.chars();
-    chars
-        .next()
-        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
-        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
-        && !matches!(v, "true" | "false" | "null")
-        // Names starting with two underscores are GraphQL's own (introspection).
-        && !v.starts_with("__")
 }

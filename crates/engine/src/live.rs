@@ -14,7 +14,7 @@ pub use memory::Held;
 use crate::error::EngineError;
 use crate::planner::Plan;
 use cohort::Cohort;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -100,6 +100,9 @@ pub(crate) struct Live {
     poll_seconds: prometheus::Histogram,
     /// Answers queued for subscribers, over every cohort.
     memory: Arc<memory::Memory>,
+    /// Enum tables (by name), whose writes change the schema: told to `enum_written`.
+    enum_tables: Arc<std::sync::RwLock<HashSet<String>>>,
+    enum_written: Arc<tokio::sync::Notify>,
 }
 
 /// A live subscription; dropping it unsubscribes.
@@ -139,6 +142,8 @@ impl Live {
         Self {
             polls: Arc::new(tokio::sync::Semaphore::new(options.concurrency.max(1))),
             memory: memory::Memory::new(options.max_bytes),
+            enum_tables: Arc::default(),
+            enum_written: Arc::default(),
             options,
             cohorts: Default::default(),
             feed: std::sync::OnceLock::new(),
@@ -161,8 +166,12 @@ impl Live {
         self.feed
             .get_or_init(|| {
                 let cohorts = self.cohorts.clone();
+                let (enums, written) = (self.enum_tables.clone(), self.enum_written.clone());
                 db.change_feed(Arc::new(move |changed| match changed {
-                    Some(tables) => wake(&cohorts, tables.iter().map(String::as_str)),
+                    Some(tables) => {
+                        wake(&cohorts, tables.iter().map(String::as_str));
+                        enum_writes(&enums, &written, &tables);
+                    }
                     None => lock(&cohorts).values().for_each(|c| c.wake_for_change()),
                 }))
             })
@@ -227,9 +236,26 @@ impl Live {
     /// read one of them poll now, and other instances are told.
     pub(crate) fn changed(&self, db: &grafton_execute::Database, tables: Vec<String>) {
         wake(&self.cohorts, tables.iter().map(String::as_str));
+        enum_writes(&self.enum_tables, &self.enum_written, &tables);
         if let Some(feed) = self.feed(db) {
             feed.publish(tables);
         }
+    }
+
+    /// The enum tables of the schemas served now (by name).
+    pub(crate) fn set_enum_tables(&self, tables: HashSet<String>) {
+        *self.enum_tables.write().unwrap_or_else(|p| p.into_inner()) = tables;
+    }
+
+    /// Notified when a write (through any instance, or a trigger's notification)
+    /// changed an enum table: the schema's enum must be read again.
+    pub(crate) fn enum_written(&self) -> Arc<tokio::sync::Notify> {
+        self.enum_written.clone()
+    }
+
+    /// Opens the change feed now (PostgreSQL), not at the first subscription.
+    pub(crate) fn listen(&self, db: &grafton_execute::Database) {
+        self.feed(db);
     }
 
     /// Bytes of answers queued for subscribers now, for metrics.
@@ -242,6 +268,18 @@ impl Live {
         let cohorts = lock(&self.cohorts);
         let subscribers = cohorts.values().map(|c| c.len()).sum();
         (cohorts.len(), subscribers)
+    }
+}
+
+/// Tells `written` when one of `tables` is an enum table.
+fn enum_writes(
+    enums: &std::sync::RwLock<HashSet<String>>,
+    written: &tokio::sync::Notify,
+    tables: &[String],
+) {
+    let enums = enums.read().unwrap_or_else(|p| p.into_inner());
+    if tables.iter().any(|t| enums.contains(t)) {
+        written.notify_one();
     }
 }
 

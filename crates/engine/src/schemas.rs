@@ -163,6 +163,13 @@ impl Schemas {
             .ok_or_else(|| EngineError::NoPermissions(r.to_owned()))
     }
 
+    /// The names of the enum tables these schemas read their enums from.
+    pub(crate) fn enum_tables(&self) -> std::collections::HashSet<String> {
+        (self.admin.model().catalog.enums.iter())
+            .filter_map(|e| e.from_table.as_ref().map(|t| t.table.clone()))
+            .collect()
+    }
+
     /// The number of role schemas (admin's not counted).
     pub fn role_count(&self) -> usize {
         self.roles.len() + self.backend_roles.len()

@@ -345,7 +345,7 @@ impl Builder<'_> {
             ScalarKind::Enum(i) => {
                 let e = &self.catalog.enums[*i];
                 // An enum table's type is named already (`<table>_enum`).
-                if e.schema == "public" || e.from_table {
+                if e.schema == "public" || e.from_table.is_some() {
                     graphql_safe(&e.name)
                 } else {
                     graphql_safe(&format!("{}_{}", e.schema, e.name))

@@ -346,6 +346,12 @@ pub fn graphql_safe(name: &str) -> String {
     out
 }
 
+/// Whether `v` can be a GraphQL enum value as it is (an enum table's key): a name,
+/// not `true`, `false` or `null`, and not starting with `__` (GraphQL's own).
+pub fn is_enum_value(v: &str) -> bool {
+    graphql_safe(v) == v && !matches!(v, "true" | "false" | "null")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -300,6 +300,12 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
             let _ = reloads.await;
         })));
     }
+    // An enum table's rows are its enum's values: a write to one reloads the schema.
+    background.push(AbortOnDrop(reload::on_notify(
+        reloader.clone(),
+        engine.enum_table_writes(),
+        "an enum table was written",
+    )));
     if options.signals {
         background.push(AbortOnDrop(sighup(reloader.clone())?));
     }

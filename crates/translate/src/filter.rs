@@ -32,7 +32,7 @@ pub(crate) fn column_value(backend: Backend, col: &Column, alias: &str) -> Expr 
 pub(crate) fn sql_type(ctx: &Ctx, kind: &ScalarKind) -> SqlType {
     match (kind.postgres_type(), kind) {
         (Some(name), _) => SqlType::Builtin(name),
-        (None, ScalarKind::Enum(i)) if ctx.model.catalog.enums[*i].from_table => {
+        (None, ScalarKind::Enum(i)) if ctx.model.catalog.enums[*i].from_table.is_some() => {
             SqlType::Builtin("text")
         }
         (None, ScalarKind::Enum(i)) => {

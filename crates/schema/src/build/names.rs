@@ -95,7 +95,7 @@ impl Taken {
             reserve(naming.type_name(t), "a type every schema has");
         }
         let enums = catalog.enums.iter().map(|e| {
-            if e.schema == default_schema || e.from_table {
+            if e.schema == default_schema || e.from_table.is_some() {
                 graphql_safe(&e.name)
             } else {
                 graphql_safe(&format!("{}_{}", e.schema, e.name))

@@ -12,6 +12,7 @@ mod client;
 mod common;
 
 mod distinct;
+mod enums;
 mod errors;
 mod live;
 mod names;

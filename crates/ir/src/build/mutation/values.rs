@@ -2,6 +2,7 @@
 
 use crate::build::{Builder, IrError};
 use grafton_catalog::{Backend, ScalarKind};
+use grafton_schema::naming::is_enum_value;
 use grafton_schema::TableId;
 use serde_json::Value as Json;
 
@@ -34,8 +35,25 @@ impl<'a> Builder<'a> {
                 });
             }
         }
+        let t = model.table(table);
+        let enum_key = (model.catalog.enums.iter())
+            .filter_map(|e| e.from_table.as_ref())
+            .any(|e| e.schema == t.schema && e.table == t.name && e.key == t.columns[column].name);
+        if enum_key && !value.as_str().is_some_and(is_enum_value) {
+            // Served as an enum value once written: one that cannot be would break the
+            // schema's next reload.
+            return Err(IrError::InvalidInput {
+                message: format!(
+                    "{path}: {value} cannot be a value of the enum table '{}' (letters, digits \
+                     and _, not starting with a digit or __, not true, false or null)",
+                    t.name
+                ),
+                path: path.to_owned(),
+                pointer: String::new(),
+            });
+        }
         if model.backend == Backend::Sqlite {
-            let col = &model.table(table).columns[column];
+            let col = &t.columns[column];
             if let Err(message) = sqlite_type_check(&col.scalar, value) {
                 return Err(IrError::DataException(format!("{path}: {message}")));
             }
