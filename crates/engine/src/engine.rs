@@ -146,6 +146,7 @@ impl Engine {
             &self.db.replicas(),
             self.live.counts(),
             self.live.queued_bytes(),
+            self.shared.as_ref().is_some_and(|s| s.is_open()),
         )
     }
 

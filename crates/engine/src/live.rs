@@ -111,9 +111,6 @@ pub struct Subscription {
     slot: cohort::SlotId,
     /// Its place in its session's count of live subscriptions, given back on drop.
     _counted: sessions::Counted,
-    /// The planner that planned it: after a reload, a subscription whose role's
-    /// planner is another must be planned again.
-    pub(crate) planner: u64,
 }
 
 impl Drop for Subscription {
@@ -228,7 +225,6 @@ impl Live {
             cohort: Arc::downgrade(&cohort),
             slot,
             _counted: counted,
-            planner: joining.planner.id,
         })
     }
 

@@ -74,6 +74,7 @@ pub struct Metrics {
     pool: IntGaugeVec,
     live: IntGaugeVec,
     live_bytes: IntGauge,
+    redis_bypassed: IntGauge,
     replicas: replicas::ReplicaMetrics,
     names: RwLock<HashSet<String>>,
 }
@@ -198,6 +199,14 @@ impl Metrics {
                 )
                 .unwrap_or_else(|e| panic!("metric: {e}")),
             ),
+            redis_bypassed: register(
+                &r,
+                IntGauge::new(
+                    "grafton_redis_breaker_open",
+                    "1 while Redis is not asked (it failed three calls in a row and has not answered a probe since): the instance counts and remembers on its own.",
+                )
+                .unwrap_or_else(|e| panic!("metric: {e}")),
+            ),
             replicas: replicas::ReplicaMetrics::new(&r),
             names: RwLock::new(HashSet::new()),
             registry: r,
@@ -278,6 +287,7 @@ impl Metrics {
         replicas: &[grafton_execute::ReplicaStatus],
         live: (usize, usize),
         live_bytes: usize,
+        redis_bypassed: bool,
     ) -> String {
         let gauge = |v: &IntGaugeVec, label: &str, n: usize| {
             v.with_label_values(&[label])
@@ -292,6 +302,7 @@ impl Metrics {
         gauge(&self.live, "subscriptions", live.1);
         self.live_bytes
             .set(i64::try_from(live_bytes).unwrap_or(i64::MAX));
+        self.redis_bypassed.set(i64::from(redis_bypassed));
         self.replicas.set(replicas);
         let families = self.registry.gather();
         prometheus::TextEncoder::new()
@@ -347,7 +358,13 @@ mod tests {
             true,
             Duration::from_millis(1),
         );
-        let text = m.render(grafton_execute::PoolStatus::default(), &[], (0, 0), 0);
+        let text = m.render(
+            grafton_execute::PoolStatus::default(),
+            &[],
+            (0, 0),
+            0,
+            false,
+        );
         assert!(text.contains(
             r#"grafton_requests_total{code="",name="",operation="query",status="200",transport="http"} 1"#
         ), "{text}");

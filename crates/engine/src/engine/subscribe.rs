@@ -18,11 +18,35 @@ impl Engine {
         sink: crate::live::Sink,
         key: u64,
     ) -> Result<crate::live::Subscription, EngineError> {
+        self.join_live(req, caller, sink, key, true).await
+    }
+
+    /// Plans an open subscription again after a reload, as [`Engine::subscribe`]
+    /// does, except that the client's rate limit is not spent again: the request is
+    /// the one it already paid for.
+    pub async fn resubscribe(
+        &self,
+        req: &GraphqlRequest,
+        caller: &Caller,
+        sink: crate::live::Sink,
+        key: u64,
+    ) -> Result<crate::live::Subscription, EngineError> {
+        self.join_live(req, caller, sink, key, false).await
+    }
+
+    async fn join_live(
+        &self,
+        req: &GraphqlRequest,
+        caller: &Caller,
+        sink: crate::live::Sink,
+        key: u64,
+        spend_rate: bool,
+    ) -> Result<crate::live::Subscription, EngineError> {
         let planner = self.planner_for(caller.role.as_deref(), caller.backend_only)?;
         let stored = self.resolve_persisted(req).await?;
         let req = stored.as_ref().unwrap_or(req);
         let checked = planner.check(req, Transport::WebSocket)?;
-        if let Some(rate) = planner.rate.as_ref() {
+        if let Some(rate) = planner.rate.as_ref().filter(|_| spend_rate) {
             let n = match rate.per_root_field {
                 true => u32::try_from(checked.shape.root_fields).unwrap_or(u32::MAX),
                 false => 1,
@@ -65,14 +89,8 @@ impl Engine {
         )
     }
 
-    /// Whether `subscription` was planned by the schemas served now; after a reload
-    /// it must be planned again (its permissions may have changed).
-    pub fn is_current(&self, subscription: &crate::live::Subscription, caller: &Caller) -> bool {
-        self.planner_for(caller.role.as_deref(), caller.backend_only)
-            .is_ok_and(|p| p.id == subscription.planner)
-    }
-
-    /// Changes with every reload of the schemas (see [`Engine::is_current`]).
+    /// Changes with every reload of the schemas: each open subscription must then be
+    /// planned again ([`Engine::resubscribe`]), since its permissions may have changed.
     pub fn schema_changes(&self) -> tokio::sync::watch::Receiver<u64> {
         self.changes.subscribe()
     }

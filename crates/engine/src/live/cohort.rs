@@ -200,16 +200,19 @@ impl Cohort {
                 if slot.last == Some(hash) || slot.sink.capacity() == 0 {
                     return;
                 }
-                let delivery = match self.queue(slot.key, body()) {
-                    Some(d) => d,
-                    None => {
-                        ended.push(id);
-                        self.over_budget(slot.key)
-                    }
+                let body = body();
+                let bytes = body.as_ref().map_or(0, String::len);
+                let (delivery, last) = match self.queue(slot.key, body) {
+                    Some(d) => (d, false),
+                    None => (self.over_budget(slot.key, bytes), true),
                 };
-                // Closed, or filled meanwhile: not delivered, so not recorded.
+                // Closed, or filled meanwhile: not delivered, so not recorded (and
+                // a subscription over the budget ends only once told so).
                 if slot.sink.try_send(delivery).is_ok() {
                     slot.last = Some(hash);
+                    if last {
+                        ended.push(id);
+                    }
                 }
             };
         match answers {
@@ -260,12 +263,13 @@ impl Cohort {
         })
     }
 
-    /// The last delivery of a subscription whose answer did not fit the budget.
-    fn over_budget(&self, key: u64) -> Delivery {
+    /// The last delivery of a subscription whose answer (`bytes`) did not fit the
+    /// budget.
+    fn over_budget(&self, key: u64, bytes: usize) -> Delivery {
         let error = EngineError::from(crate::LimitExceeded {
             kind: crate::LimitKind::LiveMemory,
             limit: u64::try_from(self.memory.limit()).unwrap_or(u64::MAX),
-            actual: u64::try_from(self.memory.used()).unwrap_or(u64::MAX),
+            actual: u64::try_from(self.memory.used().saturating_add(bytes)).unwrap_or(u64::MAX),
         });
         Delivery {
             last: true,
@@ -322,9 +326,14 @@ impl Cohort {
             if slot.sink.capacity() == 0 {
                 continue;
             }
+            let bytes = body.len();
             let Some(delivery) = self.queue(slot.key, Ok(body)) else {
                 // The stream ends; its cursor never moves past rows it did not send.
-                if slot.sink.try_send(self.over_budget(slot.key)).is_ok() {
+                if slot
+                    .sink
+                    .try_send(self.over_budget(slot.key, bytes))
+                    .is_ok()
+                {
                     ended.push(id);
                 }
                 continue;

@@ -143,7 +143,10 @@ impl Connection {
             let key = self.next_key;
             self.next_key += 1;
             let engine = self.state.engine.clone();
-            match engine.subscribe(&request, &caller, sink.clone(), key).await {
+            match engine
+                .resubscribe(&request, &caller, sink.clone(), key)
+                .await
+            {
                 Ok(subscription) => {
                     self.ops
                         .insert(id.clone(), Op::Live(key, subscription, request));

@@ -48,6 +48,19 @@ async fn a_hung_redis_costs_a_few_requests_then_none() {
     let started = Instant::now();
     let _ = median(&server, 4).await;
     assert!(shared.is_open(), "the breaker opened");
+    let metrics = reqwest::Client::new()
+        .get(format!("http://{}/metrics", server.addr))
+        .header("x-hasura-admin-secret", crate::ADMIN_SECRET)
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .unwrap_or_default();
+    assert!(
+        metrics.contains("grafton_redis_breaker_open 1"),
+        "{metrics}"
+    );
     assert!(
         started.elapsed() >= Duration::from_millis(500),
         "Redis was asked while hung"
