@@ -5,6 +5,7 @@
 # CONNECTIONS (12) sockets with SUBSCRIPTIONS (100) subscriptions each, for DURATION
 # seconds (20); VmRSS of the server is sampled every 0.2 s. Prints, per budget, the
 # idle, peak and final RSS, and grafton_live_queued_bytes (/metrics) at the peak.
+# VARY=1: each subscription has its own variable value (no two share an answer).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 GRAFTON=${GRAFTON:-${CARGO_TARGET_DIR:-$ROOT/target}/release/grafton}
@@ -44,6 +45,6 @@ for budget in "${budgets[@]}"; do
   wait $hogs 2>/dev/null || true; hogs=""
   sleep 2
   final=$(awk '/^VmRSS/{print $2}' /proc/$pid/status)
-  echo "budget_bytes=$budget connections=$CONNECTIONS subscriptions=$SUBSCRIPTIONS idle_rss_kb=$idle peak_rss_kb=$peak queued_bytes_at_peak=${queued_at_peak:-?} rss_2s_after_kb=$final"
+  echo "vary=${VARY:-0} budget_bytes=$budget connections=$CONNECTIONS subscriptions=$SUBSCRIPTIONS idle_rss_kb=$idle peak_rss_kb=$peak queued_bytes_at_peak=${queued_at_peak:-?} rss_2s_after_kb=$final"
   kill $pid; wait $pid 2>/dev/null || true; pid=""
 done

@@ -77,10 +77,37 @@ impl Delivery {
     }
 }
 
-/// Where a subscriber's deliveries go: one channel per connection, shared by its
-/// subscriptions. A full channel skips the delivery; the changed answer is sent
-/// again at the next poll.
-pub type Sink = tokio::sync::mpsc::Sender<Delivery>;
+/// Where a connection's deliveries go: one channel, shared by its subscriptions (a
+/// full channel skips the delivery; the changed answer is sent again at the next
+/// poll), and the bytes of answers the connection holds against the memory budget.
+#[derive(Debug, Clone)]
+pub struct Sink {
+    tx: tokio::sync::mpsc::Sender<Delivery>,
+    holding: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Sink {
+    /// The sink of a connection's channel.
+    pub fn new(tx: tokio::sync::mpsc::Sender<Delivery>) -> Self {
+        Self {
+            tx,
+            holding: Arc::default(),
+        }
+    }
+
+    fn capacity(&self) -> usize {
+        self.tx.capacity()
+    }
+
+    fn try_send(&self, delivery: Delivery) -> bool {
+        self.tx.try_send(delivery).is_ok()
+    }
+
+    /// Bytes of this connection's answers queued or being written now.
+    fn holding(&self) -> usize {
+        self.holding.load(std::sync::atomic::Ordering::Acquire)
+    }
+}
 
 /// Identifies a cohort: the role's planner, the document and the plan's key (its
 /// operation and variable shape).

@@ -4,6 +4,7 @@
 use crate::error::ExecuteError;
 use crate::params::{postgres_text, sqlite_value, value_of};
 use crate::{Budget, Database};
+use futures_util::TryStreamExt;
 use grafton_sql::{Dialect, Param, Statement};
 use serde_json::{Map, Value};
 
@@ -66,13 +67,15 @@ impl Database {
     /// Runs a multiplexed statement for a batch: `batch` is the JSON array of the
     /// subscribers' [`subscriber_values`], run where `route` says. Bounded like a
     /// query by `budget`: stopped in the database past its time, each answer checked
-    /// against its size.
+    /// against its size. The answers kept take about `room` bytes at most (always at
+    /// least one): the subscribers past it get none this time, and are polled again.
     pub async fn poll(
         &self,
         statement: &Statement,
         batch: String,
         budget: Budget,
         route: crate::Route,
+        room: usize,
     ) -> Result<Vec<Answer>, ExecuteError> {
         match self {
             Database::Postgres(db) => {
@@ -80,6 +83,7 @@ impl Database {
                     statement,
                     batch: &batch,
                     max_bytes: budget.max_bytes,
+                    room,
                 };
                 db.read(route, budget.timeout, &read).await
             }
@@ -94,7 +98,11 @@ impl Database {
                 let work = crate::sqlite::interact(&conn, move |c| {
                     let mut stmt = c.prepare_cached(&sql)?;
                     let mut out = Vec::with_capacity(subscribers.len());
+                    let mut kept = 0;
                     for (i, values) in subscribers.iter().enumerate() {
+                        if kept >= room && !out.is_empty() {
+                            break;
+                        }
                         let values = values.iter().map(sqlite_native);
                         let json = stmt.query_row(rusqlite::params_from_iter(values), |row| {
                             Ok(match row.get_ref(0)? {
@@ -105,6 +113,7 @@ impl Database {
                                 _ => Ok(row.get::<_, String>(0)?),
                             })
                         })?;
+                        kept += json.as_ref().map_or(0, String::len);
                         out.push((i, json));
                     }
                     Ok(out)
@@ -120,6 +129,7 @@ struct PollRead<'a> {
     statement: &'a Statement,
     batch: &'a str,
     max_bytes: u64,
+    room: usize,
 }
 
 impl crate::replicas::Read for PollRead<'_> {
@@ -134,7 +144,7 @@ impl crate::replicas::Read for PollRead<'_> {
             timeout,
             max_bytes: self.max_bytes,
         };
-        db.poll(self.statement, self.batch, budget)
+        db.poll(self.statement, self.batch, budget, self.room)
     }
 }
 
@@ -144,6 +154,7 @@ impl crate::postgres::PgDatabase {
         statement: &Statement,
         batch: &str,
         budget: Budget,
+        room: usize,
     ) -> Result<Vec<Answer>, ExecuteError> {
         let max = budget.max_bytes;
         self.with_deadline(budget.timeout, async |client: &crate::pg_pool::Object| {
@@ -153,9 +164,15 @@ impl crate::postgres::PgDatabase {
                 &[tokio_postgres::types::Type::TEXT],
             )
             .await?;
-            let rows = client.query(&prepared, &[&batch]).await?;
-            let mut out = Vec::with_capacity(rows.len());
-            for row in rows {
+            // Read as they come, so rows past `room` are never kept.
+            let rows = client.query_raw(&prepared, [batch]).await?;
+            let mut rows = std::pin::pin!(rows);
+            let mut out = Vec::new();
+            let mut kept = 0;
+            while let Some(row) = rows.try_next().await? {
+                if kept >= room && !out.is_empty() {
+                    break;
+                }
                 let i: i64 = row.try_get(0)?;
                 let json: Option<crate::postgres::RawJson> = row.try_get(1)?;
                 // A guarded statement (`size_guard_multiplexed`) says the size too.
@@ -166,6 +183,7 @@ impl crate::postgres::PgDatabase {
                     (None, Some(bytes)) => Err(bytes.max(0) as u64),
                     (None, None) => Ok("null".to_owned()),
                 };
+                kept += json.as_ref().map_or(0, String::len);
                 out.push((usize::try_from(i).unwrap_or(usize::MAX), json));
             }
             Ok(out)

@@ -7,7 +7,7 @@ mod operations;
 pub(crate) mod protocol;
 mod wire;
 
-use crate::engine::{Caller, Delivery, GraphqlRequest, Subscription};
+use crate::engine::{Caller, Delivery, GraphqlRequest, Sink, Subscription};
 use crate::error::RequestError;
 use crate::http::{AppState, Peer};
 use crate::listen::Slot;
@@ -144,7 +144,8 @@ impl Connection {
         open.inc();
         let _open = scopeguard(move || open.dec());
         let options = self.state.ws;
-        let (sink, mut deliveries) = mpsc::channel::<Delivery>(DELIVERY_QUEUE);
+        let (tx, mut deliveries) = mpsc::channel::<Delivery>(DELIVERY_QUEUE);
+        let sink = Sink::new(tx);
         // A reload may change what the caller may see: live queries are planned again.
         let mut schemas = self.state.engine.schema_changes();
         schemas.borrow_and_update();
@@ -277,7 +278,7 @@ impl Connection {
     async fn on_text(
         &mut self,
         text: &str,
-        sink: &mpsc::Sender<Delivery>,
+        sink: &Sink,
         running: &mut JoinSet<Done>,
     ) -> (Flow, Vec<String>) {
         let message = match protocol::parse(self.protocol, text) {

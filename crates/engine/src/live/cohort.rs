@@ -6,7 +6,8 @@ use crate::error::EngineError;
 use crate::planner::Plan;
 use grafton_execute::Budget;
 use grafton_sql::{Multiplexed, Statement};
-use std::collections::HashSet;
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -152,39 +153,46 @@ impl Cohort {
     }
 
     /// The subscribers to poll (all, or only those without an answer yet), in
-    /// batches: their slots and the JSON array of their values.
-    fn batches(&self, fresh_only: bool) -> Vec<(Vec<SlotId>, String)> {
+    /// batches: the JSON array of distinct values, and for each the slots that
+    /// share it. Subscribers with the same values get the same answer, computed
+    /// once; one whose connection cannot take an answer now is left out (it keeps
+    /// its last answer's hash, so it is answered once its connection reads again).
+    fn batches(&self, fresh_only: bool) -> Vec<(Vec<Vec<SlotId>>, String)> {
         let slots = lock(&self.slots);
-        let mut out = Vec::new();
-        let mut ids = Vec::new();
-        let mut json = String::from("[");
+        let mut groups: Vec<(&str, Vec<SlotId>)> = Vec::new();
+        let mut by_values: HashMap<&str, usize> = HashMap::new();
         for (i, slot) in slots.entries.iter().enumerate() {
             let Some(slot) = slot.as_ref().filter(|s| !fresh_only || s.last.is_none()) else {
                 continue;
             };
-            if !ids.is_empty() {
-                json.push(',');
+            if slot.sink.capacity() == 0 {
+                continue;
             }
-            json.push_str(&slot.values);
-            ids.push((i, slot.generation));
-            if ids.len() >= self.options.batch_size.max(1) {
-                json.push(']');
-                out.push((
-                    std::mem::take(&mut ids),
-                    std::mem::replace(&mut json, "[".into()),
-                ));
+            let id = (i, slot.generation);
+            match by_values.entry(slot.values.as_str()) {
+                Entry::Occupied(g) => groups[*g.get()].1.push(id),
+                Entry::Vacant(g) => {
+                    g.insert(groups.len());
+                    groups.push((slot.values.as_str(), vec![id]));
+                }
             }
         }
-        if !ids.is_empty() {
-            json.push(']');
-            out.push((ids, json));
-        }
-        out
+        (groups.chunks(self.options.batch_size.max(1)))
+            .map(|chunk| {
+                let values: Vec<&str> = chunk.iter().map(|(v, _)| *v).collect();
+                let ids = chunk.iter().map(|(_, ids)| ids.clone()).collect();
+                (ids, format!("[{}]", values.join(",")))
+            })
+            .collect()
     }
 
     /// Sends each subscriber of a batch its answer, when it differs from the last
     /// one it was sent.
-    fn deliver(&self, ids: &[SlotId], answers: Result<Vec<grafton_execute::Answer>, EngineError>) {
+    fn deliver(
+        &self,
+        ids: &[Vec<SlotId>],
+        answers: Result<Vec<grafton_execute::Answer>, EngineError>,
+    ) {
         let answers = match (&self.cursor, answers) {
             (Some(cursor), Ok(answers)) => return self.deliver_batches(ids, answers, cursor),
             (_, answers) => answers,
@@ -202,13 +210,16 @@ impl Cohort {
                 }
                 let body = body();
                 let bytes = body.as_ref().map_or(0, String::len);
-                let (delivery, last) = match self.queue(slot.key, body) {
+                let (delivery, last) = match self.queue(&slot.sink, slot.key, body) {
                     Some(d) => (d, false),
+                    // A connection holding none of the budget is not what fills it: it
+                    // waits for the next poll.
+                    None if slot.sink.holding() == 0 => return,
                     None => (self.over_budget(slot.key, bytes), true),
                 };
                 // Closed, or filled meanwhile: not delivered, so not recorded (and
                 // a subscription over the budget ends only once told so).
-                if slot.sink.try_send(delivery).is_ok() {
+                if slot.sink.try_send(delivery) {
                     slot.last = Some(hash);
                     if last {
                         ended.push(id);
@@ -218,10 +229,13 @@ impl Cohort {
         match answers {
             Ok(answers) => {
                 for (i, answer) in answers {
-                    let Some(&id) = ids.get(i) else { continue };
+                    let Some(group) = ids.get(i) else { continue };
                     match answer {
                         Ok(text) => {
-                            send(id, hash_of(&text), &|| Ok(format!("{{\"data\":{text}}}")))
+                            let hash = hash_of(&text);
+                            for &id in group {
+                                send(id, hash, &|| Ok(format!("{{\"data\":{text}}}")));
+                            }
                         }
                         Err(bytes) => {
                             let error = Arc::new(EngineError::from(crate::LimitExceeded {
@@ -229,7 +243,9 @@ impl Cohort {
                                 limit: self.budget.max_bytes,
                                 actual: bytes,
                             }));
-                            send(id, hash_of(&bytes), &|| Err(error.clone()))
+                            for &id in group {
+                                send(id, hash_of(&bytes), &|| Err(error.clone()));
+                            }
                         }
                     }
                 }
@@ -237,7 +253,7 @@ impl Cohort {
             Err(e) => {
                 let hash = hash_of(&e.to_string());
                 let error = Arc::new(e);
-                for &id in ids {
+                for &id in ids.iter().flatten() {
                     send(id, hash, &|| Err(error.clone()));
                 }
             }
@@ -250,9 +266,14 @@ impl Cohort {
 
     /// A delivery of `result`, its answer's bytes held against the memory budget;
     /// `None` when they do not fit.
-    fn queue(&self, key: u64, result: Result<String, Arc<EngineError>>) -> Option<Delivery> {
+    fn queue(
+        &self,
+        sink: &Sink,
+        key: u64,
+        result: Result<String, Arc<EngineError>>,
+    ) -> Option<Delivery> {
         let held = match &result {
-            Ok(body) => Some(self.memory.hold(body.len())?),
+            Ok(body) => Some(self.memory.hold(body.len(), &sink.holding)?),
             Err(_) => None,
         };
         Some(Delivery {
@@ -283,7 +304,7 @@ impl Cohort {
     /// them once they are queued; while rows keep coming, the cohort polls again.
     fn deliver_batches(
         &self,
-        ids: &[SlotId],
+        ids: &[Vec<SlotId>],
         answers: Vec<grafton_execute::Answer>,
         cursor: &super::stream::Cursor,
     ) {
@@ -291,57 +312,65 @@ impl Cohort {
         let mut ended = Vec::new();
         let mut slots = lock(&self.slots);
         for (i, answer) in answers {
-            let Some(&id) = ids.get(i) else { continue };
-            let Some(slot) = slots.get(id) else {
-                continue;
-            };
-            let text = match answer {
-                Ok(text) => text,
-                Err(bytes) => {
-                    // Too large a batch: said once, and the cursor stays.
-                    let hash = hash_of(&bytes);
-                    if slot.last != Some(hash) {
-                        let error = EngineError::from(crate::LimitExceeded {
-                            kind: crate::LimitKind::ResponseBytes,
-                            limit: self.budget.max_bytes,
-                            actual: bytes,
-                        });
-                        let delivery = Delivery::error(slot.key, Arc::new(error));
-                        if slot.sink.try_send(delivery).is_ok() {
-                            slot.last = Some(hash);
+            let Some(group) = ids.get(i) else { continue };
+            // The rows and the cursor past them, read once for the slots sharing them.
+            let batch = answer
+                .as_ref()
+                .map(|text| super::stream::batch(text))
+                .map_err(|bytes| *bytes);
+            for &id in group {
+                let Some(slot) = slots.get(id) else {
+                    continue;
+                };
+                let (body, last) = match &batch {
+                    Err(bytes) => {
+                        // Too large a batch: said once, and the cursor stays.
+                        let hash = hash_of(bytes);
+                        if slot.last != Some(hash) {
+                            let error = EngineError::from(crate::LimitExceeded {
+                                kind: crate::LimitKind::ResponseBytes,
+                                limit: self.budget.max_bytes,
+                                actual: *bytes,
+                            });
+                            let delivery = Delivery::error(slot.key, Arc::new(error));
+                            if slot.sink.try_send(delivery) {
+                                slot.last = Some(hash);
+                            }
                         }
+                        continue;
                     }
+                    // An empty batch still counts as an answer (the subscriber is not new).
+                    Ok(None) => {
+                        slot.last.get_or_insert(0);
+                        continue;
+                    }
+                    Ok(Some((body, last))) => {
+                        slot.last.get_or_insert(0);
+                        (body, last)
+                    }
+                };
+                let value = grafton_execute::subscriber_value(self.dialect, &cursor.param, last);
+                let Some(values) = super::stream::with_value(&slot.values, cursor.index, value)
+                else {
+                    continue;
+                };
+                if slot.sink.capacity() == 0 {
                     continue;
                 }
-            };
-            // An empty batch still counts as an answer (the subscriber is not new).
-            slot.last.get_or_insert(0);
-            let Some((body, last)) = super::stream::batch(&text) else {
-                continue;
-            };
-            let value = grafton_execute::subscriber_value(self.dialect, &cursor.param, &last);
-            let Some(values) = super::stream::with_value(&slot.values, cursor.index, value) else {
-                continue;
-            };
-            if slot.sink.capacity() == 0 {
-                continue;
-            }
-            let bytes = body.len();
-            let Some(delivery) = self.queue(slot.key, Ok(body)) else {
-                // The stream ends; its cursor never moves past rows it did not send.
-                if slot
-                    .sink
-                    .try_send(self.over_budget(slot.key, bytes))
-                    .is_ok()
-                {
-                    ended.push(id);
+                let Some(delivery) = self.queue(&slot.sink, slot.key, Ok(body.clone())) else {
+                    // The stream ends (or, holding nothing, waits); its cursor never
+                    // moves past rows it did not send.
+                    let over = self.over_budget(slot.key, body.len());
+                    if slot.sink.holding() > 0 && slot.sink.try_send(over) {
+                        ended.push(id);
+                    }
+                    continue;
+                };
+                // Not queued: the cursor stays, and the same rows come again.
+                if slot.sink.try_send(delivery) {
+                    slot.values = values;
+                    more = true;
                 }
-                continue;
-            };
-            // Not queued: the cursor stays, and the same rows come again.
-            if slot.sink.try_send(delivery).is_ok() {
-                slot.values = values;
-                more = true;
             }
         }
         drop(slots);

@@ -3,13 +3,12 @@
 //! ending them.
 
 use super::{protocol, wire::json_error, Connection, Done, Op};
-use crate::engine::{Caller, Delivery, GraphqlRequest, Transport};
+use crate::engine::{Caller, Delivery, GraphqlRequest, Sink, Transport};
 use crate::error::RequestError;
 use crate::http::AppState;
 use crate::observe::Observed;
 use axum::http::HeaderMap;
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tracing::Instrument;
 
@@ -20,7 +19,7 @@ impl Connection {
         id: String,
         payload: Value,
         caller: Caller,
-        sink: &mpsc::Sender<Delivery>,
+        sink: &Sink,
         running: &mut JoinSet<Done>,
     ) -> Vec<String> {
         let max = self.state.ws.max_operations;
@@ -123,7 +122,7 @@ impl Connection {
 
     /// The schemas were reloaded: every live query is planned again under them, or
     /// ends with the error that planning met (a field or row no longer granted).
-    pub(super) async fn replan(&mut self, sink: &mpsc::Sender<Delivery>) -> Vec<String> {
+    pub(super) async fn replan(&mut self, sink: &Sink) -> Vec<String> {
         let Some(caller) = self.caller.clone() else {
             return Vec::new();
         };

@@ -175,7 +175,12 @@ impl Client {
 
     /// The next message, which must be a result for `id`: its payload.
     pub async fn result(&mut self, id: &str) -> Value {
-        match self.next(Duration::from_secs(5)).await {
+        self.result_within(id, Duration::from_secs(5)).await
+    }
+
+    /// [`Client::result`], waiting up to `wait`.
+    pub async fn result_within(&mut self, id: &str, wait: Duration) -> Value {
+        match self.next(wait).await {
             Event::Message(m) if m["id"] == id && (m["type"] == "next" || m["type"] == "data") => {
                 m["payload"].clone()
             }

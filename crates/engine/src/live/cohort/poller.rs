@@ -83,6 +83,7 @@ impl Poller {
     /// cohorts, each batch delivered as it completes.
     async fn poll(&self, fresh_only: bool, route: grafton_execute::Route) {
         let mut running = tokio::task::JoinSet::new();
+        let concurrency = self.cohort.options.concurrency.max(1);
         for (ids, json) in self.cohort.batches(fresh_only) {
             let cohort = self.cohort.clone();
             let db = self.db.clone();
@@ -93,8 +94,11 @@ impl Poller {
                     return;
                 };
                 let started = Instant::now();
+                // Answers are kept only as far as the memory budget has room for
+                // them, shared by the polls that may run at once.
+                let room = cohort.memory.free() / concurrency;
                 let answers = db
-                    .poll(&cohort.statement, json.clone(), cohort.budget, route)
+                    .poll(&cohort.statement, json.clone(), cohort.budget, route, room)
                     .await;
                 seconds.observe(started.elapsed().as_secs_f64());
                 match answers {
@@ -107,11 +111,12 @@ impl Poller {
                     {
                         let rows: Vec<serde_json::Value> =
                             serde_json::from_str(&json).unwrap_or_default();
-                        for (id, row) in ids.iter().zip(rows) {
+                        for (group, row) in ids.iter().zip(rows) {
                             let one = format!("[{row}]");
                             let answer =
-                                db.poll(&cohort.statement, one, cohort.budget, route).await;
-                            cohort.deliver(&[*id], answer.map_err(EngineError::from));
+                                (db.poll(&cohort.statement, one, cohort.budget, route, 0)).await;
+                            let group = std::slice::from_ref(group);
+                            cohort.deliver(group, answer.map_err(EngineError::from));
                         }
                     }
                     answers => cohort.deliver(&ids, answers.map_err(EngineError::from)),
