@@ -160,7 +160,12 @@ impl Engine {
     pub fn replace_schemas(&self, schemas: Schemas) {
         let old = self.schemas.load_full();
         let schemas = schemas.carry_over(&old).count_in(&self.metrics.cache);
-        self.live.set_enum_tables(schemas.enum_tables());
+        let enum_tables = schemas.enum_tables();
+        if !enum_tables.is_empty() {
+            // Other instances' writes to them arrive through the change feed.
+            self.live.listen(&self.db);
+        }
+        self.live.set_enum_tables(enum_tables);
         self.schemas.store(Arc::new(schemas));
         // After the store: whoever sees the change finds the new planners.
         self.changes.send_modify(|n| *n += 1);

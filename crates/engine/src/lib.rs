@@ -22,7 +22,7 @@ pub use build::{build, BuildError, EngineOptions, Reloaded};
 pub use engine::{Caller, Engine};
 pub use error::EngineError;
 pub use limits::{LimitExceeded, LimitKind, RoleLimits, ServerLimits};
-pub use live::{Delivery, LiveOptions, Sink, Subscription};
+pub use live::{Delivery, LiveOptions, Resume, Sink, Subscription};
 pub use metrics::{Metrics, RequestInfo};
 pub use planner::{Checked, GraphqlRequest, Plan, Planner, Prepared, Transport};
 pub use schemas::{RoleSchema, Schemas, NO_PERMISSIONS};

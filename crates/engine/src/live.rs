@@ -138,6 +138,31 @@ pub struct Subscription {
     slot: cohort::SlotId,
     /// Its place in its session's count of live subscriptions, given back on drop.
     _counted: sessions::Counted,
+    /// The document it runs (a persisted query's, resolved).
+    document: String,
+}
+
+/// Where a subscription was when a reload replaced its plan: the hash of the last
+/// answer it was sent, and a stream's cursor, so that its new plan repeats neither
+/// an unchanged answer nor a stream's rows.
+#[derive(Debug, Default, Clone)]
+pub struct Resume {
+    last: Option<u64>,
+    cursor: Option<serde_json::Value>,
+}
+
+impl Subscription {
+    /// The document it runs (a persisted query's text, when it came as a hash).
+    pub fn document(&self) -> &str {
+        &self.document
+    }
+
+    /// Where it is now (see [`Resume`]).
+    pub fn resume(&self) -> Resume {
+        (self.cohort.upgrade())
+            .map(|c| c.resume(self.slot))
+            .unwrap_or_default()
+    }
 }
 
 impl Drop for Subscription {
@@ -159,6 +184,8 @@ pub(crate) struct Joining<'a> {
     pub key: u64,
     /// Who counts as one session for `subscription_limit`.
     pub session: String,
+    /// Where a re-planned subscription was.
+    pub resume: Resume,
 }
 
 impl Live {
@@ -247,11 +274,12 @@ impl Live {
                 c
             }
         };
-        let slot = cohort.join(joining.values, joining.sink, joining.key);
+        let slot = cohort.join(joining.values, joining.sink, joining.key, joining.resume);
         Ok(Subscription {
             cohort: Arc::downgrade(&cohort),
             slot,
             _counted: counted,
+            document: joining.document.to_owned(),
         })
     }
 

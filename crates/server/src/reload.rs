@@ -100,7 +100,10 @@ pub(crate) fn on_notify(
     tokio::spawn(async move {
         loop {
             notify.notified().await;
-            loop {
+            // Quiet for 100 ms, or a second at most: a steady stream of changes
+            // cannot postpone the reload for ever.
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
+            while tokio::time::Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 // Another notification meanwhile: wait for quiet again.
                 if tokio::time::timeout(Duration::ZERO, notify.notified())

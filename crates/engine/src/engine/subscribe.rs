@@ -18,20 +18,22 @@ impl Engine {
         sink: crate::live::Sink,
         key: u64,
     ) -> Result<crate::live::Subscription, EngineError> {
-        self.join_live(req, caller, sink, key, true).await
+        self.join_live(req, caller, sink, key, None).await
     }
 
     /// Plans an open subscription again after a reload, as [`Engine::subscribe`]
-    /// does, except that the client's rate limit is not spent again: the request is
-    /// the one it already paid for.
+    /// does, from where it was (`resume`: no unchanged answer sent again, a stream
+    /// going on from its cursor), without spending the client's rate limit again:
+    /// the request is the one it already paid for.
     pub async fn resubscribe(
         &self,
         req: &GraphqlRequest,
         caller: &Caller,
         sink: crate::live::Sink,
         key: u64,
+        resume: crate::live::Resume,
     ) -> Result<crate::live::Subscription, EngineError> {
-        self.join_live(req, caller, sink, key, false).await
+        self.join_live(req, caller, sink, key, Some(resume)).await
     }
 
     async fn join_live(
@@ -40,13 +42,13 @@ impl Engine {
         caller: &Caller,
         sink: crate::live::Sink,
         key: u64,
-        spend_rate: bool,
+        resume: Option<crate::live::Resume>,
     ) -> Result<crate::live::Subscription, EngineError> {
         let planner = self.planner_for(caller.role.as_deref(), caller.backend_only)?;
         let stored = self.resolve_persisted(req).await?;
         let req = stored.as_ref().unwrap_or(req);
         let checked = planner.check(req, Transport::WebSocket)?;
-        if let Some(rate) = planner.rate.as_ref().filter(|_| spend_rate) {
+        if let Some(rate) = planner.rate.as_ref().filter(|_| resume.is_none()) {
             let n = match rate.per_root_field {
                 true => u32::try_from(checked.shape.root_fields).unwrap_or(u32::MAX),
                 false => 1,
@@ -85,6 +87,7 @@ impl Engine {
                 sink,
                 key,
                 session: crate::live::sessions::session_key(&caller.vars, caller.ip),
+                resume: resume.unwrap_or_default(),
             },
         )
     }

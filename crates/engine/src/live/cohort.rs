@@ -1,7 +1,7 @@
 //! One cohort: its subscribers (slots, each with the hash of the last answer it was
 //! sent) and the task that polls for them.
 
-use super::{lock, Delivery, LiveOptions, Sink};
+use super::{lock, Delivery, LiveOptions, Resume, Sink};
 use crate::error::EngineError;
 use crate::planner::Plan;
 use grafton_execute::Budget;
@@ -94,7 +94,14 @@ impl Cohort {
         }
     }
 
-    pub(crate) fn join(&self, values: String, sink: Sink, key: u64) -> SlotId {
+    pub(crate) fn join(&self, values: String, sink: Sink, key: u64, resume: Resume) -> SlotId {
+        // A re-planned stream goes on from its cursor, not its initial value.
+        let values = match (&self.cursor, resume.cursor) {
+            (Some(c), Some(at)) => {
+                super::stream::with_value(&values, c.index, at).unwrap_or(values)
+            }
+            _ => values,
+        };
         let mut slots = lock(&self.slots);
         slots.generation += 1;
         let generation = slots.generation;
@@ -103,7 +110,7 @@ impl Cohort {
             values,
             sink,
             key,
-            last: None,
+            last: resume.last,
         };
         let index = match slots.free.pop() {
             Some(i) => {
@@ -120,6 +127,22 @@ impl Cohort {
         self.fresh.store(true, Ordering::Release);
         self.wake.notify_one();
         (index, generation)
+    }
+
+    /// Where a subscriber is: its last answer's hash and a stream's cursor.
+    pub(crate) fn resume(&self, id: SlotId) -> Resume {
+        let mut slots = lock(&self.slots);
+        let Some(slot) = slots.get(id) else {
+            return Resume::default();
+        };
+        let cursor = self.cursor.as_ref().and_then(|c| {
+            let values: Vec<serde_json::Value> = serde_json::from_str(&slot.values).ok()?;
+            values.get(c.index).cloned()
+        });
+        Resume {
+            last: slot.last,
+            cursor,
+        }
     }
 
     pub(crate) fn leave(&self, (index, generation): SlotId) {
@@ -212,9 +235,9 @@ impl Cohort {
                 let bytes = body.as_ref().map_or(0, String::len);
                 let (delivery, last) = match self.queue(&slot.sink, slot.key, body) {
                     Some(d) => (d, false),
-                    // A connection holding none of the budget is not what fills it: it
-                    // waits for the next poll.
-                    None if slot.sink.holding() == 0 => return,
+                    // A connection holding little of the budget is not what fills it:
+                    // it waits for the next poll.
+                    None if !self.memory.heavy(slot.sink.holding()) => return,
                     None => (self.over_budget(slot.key, bytes), true),
                 };
                 // Closed, or filled meanwhile: not delivered, so not recorded (and
@@ -358,10 +381,10 @@ impl Cohort {
                     continue;
                 }
                 let Some(delivery) = self.queue(&slot.sink, slot.key, Ok(body.clone())) else {
-                    // The stream ends (or, holding nothing, waits); its cursor never
+                    // The stream ends (or, holding little, waits); its cursor never
                     // moves past rows it did not send.
                     let over = self.over_budget(slot.key, body.len());
-                    if slot.sink.holding() > 0 && slot.sink.try_send(over) {
+                    if self.memory.heavy(slot.sink.holding()) && slot.sink.try_send(over) {
                         ended.push(id);
                     }
                     continue;

@@ -3,9 +3,9 @@
 //! and counted per connection too. An answer is held from the moment it is queued
 //! until its connection has written it. One that would pass the budget is not
 //! queued (see `Cohort::deliver`): its subscription ends when its own connection
-//! holds answers already (a client that does not keep up), or waits for the next
-//! poll when it holds none, so clients that stop reading can neither grow the
-//! process nor end the subscriptions of clients that read.
+//! holds an eighth of the budget or more (a client that does not keep up), or
+//! waits for the next poll otherwise, so clients that stop reading can neither grow
+//! the process nor end the subscriptions of clients that read.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -59,6 +59,12 @@ impl Memory {
             connection: connection.clone(),
             bytes,
         })
+    }
+
+    /// Whether a connection holding `bytes` is one of those filling the budget (an
+    /// eighth of it or more): its subscriptions end rather than wait.
+    pub(crate) fn heavy(&self, bytes: usize) -> bool {
+        bytes >= self.limit / 8
     }
 
     /// Bytes still free under the budget.

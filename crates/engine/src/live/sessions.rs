@@ -56,7 +56,11 @@ pub(crate) fn session_key(
 ) -> String {
     let named = vars.keys().any(|k| k != ROLE_VAR);
     match (named, ip) {
-        (true, _) => serde_json::Value::Object(vars.clone()).to_string(),
+        // Sorted, so the order of a token's claims does not make another session.
+        (true, _) => {
+            let sorted: std::collections::BTreeMap<_, _> = vars.iter().collect();
+            serde_json::to_string(&sorted).unwrap_or_default()
+        }
         (false, Some(ip)) => ip.to_string(),
         (false, None) => String::new(),
     }

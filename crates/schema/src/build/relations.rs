@@ -253,13 +253,20 @@ pub(super) fn relationships(
             fields.contains_key(&naming.field(s))
                 || fields.contains_key(&naming.field(&format!("{s}_aggregate")))
         };
-        let column = |s: &str| match fields.get(&naming.field(s)) {
-            Some(TableField::Column(_)) => Some(naming.field(s)),
-            _ => None,
+        // A column or computed field, under the name or its `_aggregate`.
+        let column = |s: &str| {
+            [naming.field(s), naming.field(&format!("{s}_aggregate"))]
+                .into_iter()
+                .find(|n| {
+                    matches!(
+                        fields.get(n),
+                        Some(TableField::Column(_) | TableField::Computed(_))
+                    )
+                })
         };
         if let Some(column) = column(&snake).filter(|_| d.named) {
             return Err(SchemaError::Config(format!(
-                "relationship '{}' on {}: the table has a column named '{column}' too \
+                "relationship '{}' on {}: the table has a column or computed field named '{column}' too \
                  (a custom column name?); rename one of them",
                 d.snake, tables[d.source].base_name
             )));

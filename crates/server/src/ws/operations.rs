@@ -132,18 +132,22 @@ impl Connection {
             .collect();
         let mut out = Vec::new();
         for id in live {
-            let Some(Op::Live(old_key, old, request)) = self.ops.remove(&id) else {
+            let Some(Op::Live(old_key, old, mut request)) = self.ops.remove(&id) else {
                 continue;
             };
             self.ids.remove(&old_key);
+            // The document itself, not a persisted query's hash that may be forgotten.
+            request.query = old.document().to_owned();
+            request.persisted_hash = None;
             // The old plan stops before the new one starts (it holds a place in the
             // session's subscription_limit).
+            let resume = old.resume();
             drop(old);
             let key = self.next_key;
             self.next_key += 1;
             let engine = self.state.engine.clone();
             match engine
-                .resubscribe(&request, &caller, sink.clone(), key)
+                .resubscribe(&request, &caller, sink.clone(), key, resume)
                 .await
             {
                 Ok(subscription) => {

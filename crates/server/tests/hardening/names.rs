@@ -41,7 +41,7 @@ tables:
 ";
         let error = refused(&url, clash).await;
         assert!(
-            error.contains("relationship 'writer' on posts: the table has a column named 'writer'"),
+            error.contains("relationship 'writer' on posts: the table has a column or computed field named 'writer'"),
             "{url}: {error}"
         );
     }
