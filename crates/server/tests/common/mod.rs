@@ -423,6 +423,22 @@ pub async fn data(query: &str, variables: Value) -> Value {
     v["data"].clone()
 }
 
+/// An HS256 token signed with `key`, expiring `expires_in` from now, with these
+/// Hasura claims (under the default namespace).
+pub fn hs256_token(key: &str, expires_in: std::time::Duration, claims: Value) -> String {
+    let exp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        + expires_in;
+    let claims = json!({"exp": exp.as_secs(), "https://hasura.io/jwt/claims": claims});
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &claims,
+        &jsonwebtoken::EncodingKey::from_secret(key.as_bytes()),
+    )
+    .expect("token")
+}
+
 /// The `extensions.code` of the first error.
 pub fn error_code(v: &Value) -> &str {
     v["errors"][0]["extensions"]["code"]

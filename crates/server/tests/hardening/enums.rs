@@ -114,15 +114,8 @@ async fn values_written_through_grafton_are_checked_and_served_at_once() {
                 .and_then(|c| c.execute_batch(sql))
                 .expect("write");
         }
-        let response = reqwest::Client::new()
-            .post(format!("http://{}/v1/metadata", server.addr))
-            .header("x-hasura-admin-secret", crate::ADMIN_SECRET)
-            .json(&json!({"type": "reload_metadata", "args": {}}))
-            .send()
-            .await
-            .expect("reload");
-        assert_eq!(response.status(), 400);
-        let text = response.text().await.unwrap_or_default();
+        let (status, text) = crate::reload(&server).await;
+        assert_eq!(status, 400);
         assert!(
             text.contains("'on-hold' is not a GraphQL enum value"),
             "{text}"

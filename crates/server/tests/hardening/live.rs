@@ -28,14 +28,8 @@ tables:
 "#;
 
 async fn reload(server: &grafton_server::Running) {
-    let response = reqwest::Client::new()
-        .post(format!("http://{}/v1/metadata", server.addr))
-        .header("x-hasura-admin-secret", crate::ADMIN_SECRET)
-        .json(&json!({"type": "reload_metadata", "args": {}}))
-        .send()
-        .await
-        .expect("reload");
-    assert_eq!(response.status(), 200);
+    let (status, body) = crate::reload(server).await;
+    assert_eq!(status, 200, "{body}");
 }
 
 /// The next message of each of `n` operations, by id (in whichever order they come).

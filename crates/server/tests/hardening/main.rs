@@ -62,6 +62,19 @@ pub async fn serve(url: &str, yaml: &str) -> Running {
         .expect("server starts")
 }
 
+/// Sends `reload_metadata` as admin: the status and the body.
+pub async fn reload(server: &Running) -> (u16, String) {
+    let response = reqwest::Client::new()
+        .post(format!("http://{}/v1/metadata", server.addr))
+        .header("x-hasura-admin-secret", ADMIN_SECRET)
+        .json(&json!({"type": "reload_metadata", "args": {}}))
+        .send()
+        .await
+        .expect("reload");
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap_or_default())
+}
+
 /// Posts `query` as `role` (`None`: admin) with `x-hasura-user-id: user`; the body
 /// (checked for SQL by the common harness).
 pub async fn post_as(server: &Running, role: Option<&str>, user: &str, query: &str) -> Value {

@@ -24,19 +24,11 @@ const INSERT: &str = r#"mutation { insert_documents_one(object: {id: 9, owner: "
 
 fn token() -> String {
     let claims = json!({
-        "exp": 4_000_000_000u64,
-        "https://hasura.io/jwt/claims": {
-            "x-hasura-allowed-roles": ["user"],
-            "x-hasura-default-role": "user",
-            "x-hasura-user-id": "a",
-        }
+        "x-hasura-allowed-roles": ["user"],
+        "x-hasura-default-role": "user",
+        "x-hasura-user-id": "a",
     });
-    jsonwebtoken::encode(
-        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        &claims,
-        &jsonwebtoken::EncodingKey::from_secret(KEY.as_bytes()),
-    )
-    .expect("token")
+    crate::common::hs256_token(KEY, Duration::from_secs(3600), claims)
 }
 
 /// Opens a socket with these upgrade headers and sends `connection_init` with

@@ -1,30 +1,21 @@
 //! What a connection's session bounds: a JWT's expiry ends its subscriptions, and
-//! a role's `subscription_limit` counts its live subscriptions over every
+//! `subscription_limit` counts a session's live subscriptions over every
 //! connection.
 
 use crate::client::{Client, Event, LEGACY, TRANSPORT_WS};
 use crate::*;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 const KEY: &str = "a-subscriptions-secret-of-32-bytes-or-more";
 const BY_PK: &str = "subscription ($id: Int!) { items_by_pk(id: $id) { id } }";
 
 fn token(expires_in: Duration) -> String {
-    let exp = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock") + expires_in;
     let claims = json!({
-        "exp": exp.as_secs(),
-        "https://hasura.io/jwt/claims": {
-            "x-hasura-allowed-roles": ["user"],
-            "x-hasura-default-role": "user",
-            "x-hasura-user-id": "a",
-        }
+        "x-hasura-allowed-roles": ["user"],
+        "x-hasura-default-role": "user",
+        "x-hasura-user-id": "a",
     });
-    jsonwebtoken::encode(
-        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        &claims,
-        &jsonwebtoken::EncodingKey::from_secret(KEY.as_bytes()),
-    )
-    .expect("token")
+    common::hs256_token(KEY, expires_in, claims)
 }
 
 #[test]
