@@ -77,10 +77,12 @@ impl Presets<'_> {
                 Action::Update { ops, .. } => {
                     for (column, preset) in &rules.tables[w.table].update_set {
                         ops.retain(|o| o.column != *column);
+                        let value = preset_value(preset, variables)?;
+                        values::enum_key(self.model, w.table, *column, &value, "preset")?;
                         ops.push(ColumnOp {
                             column: *column,
                             op: UpdateOperator::Set,
-                            value: preset_value(preset, variables)?,
+                            value,
                         });
                     }
                 }
@@ -101,8 +103,9 @@ fn insert_presets(
 ) -> Result<(), IrError> {
     for (column, preset) in &rules.tables[table].insert_set {
         row.columns.retain(|(c, _)| c != column);
-        row.columns
-            .push((*column, preset_value(preset, variables)?));
+        let value = preset_value(preset, variables)?;
+        values::enum_key(model, table, *column, &value, "preset")?;
+        row.columns.push((*column, value));
     }
     for nested in row.objects.iter_mut().chain(row.arrays.iter_mut()) {
         let target = model.relationships[nested.rel].target;

@@ -11,13 +11,22 @@ use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
 const FIXTURE: &str = "
-CREATE TABLE statuses (value TEXT NOT NULL PRIMARY KEY);
-INSERT INTO statuses VALUES ('draft'), ('published');
+CREATE TABLE statuses (value TEXT NOT NULL PRIMARY KEY, comment TEXT);
+INSERT INTO statuses VALUES ('draft', NULL), ('published', NULL);
 CREATE TABLE docs (id INTEGER NOT NULL PRIMARY KEY, status TEXT NOT NULL REFERENCES statuses (value));
 INSERT INTO docs VALUES (1, 'draft');
 ";
 
-const CONFIG: &str = "tables: {statuses: {is_enum: true}}";
+/// `writer` inserts statuses named by its session (a preset).
+const CONFIG: &str = "
+tables:
+  statuses:
+    is_enum: true
+    permissions:
+      writer:
+        select: {columns: [value], filter: {}}
+        insert: {columns: [value, comment], set: {value: X-Hasura-User-Id}}
+";
 
 /// The values of `statuses_enum` as `server` serves them.
 async fn values(server: &Running) -> Vec<Value> {
@@ -75,6 +84,19 @@ async fn values_written_through_grafton_are_checked_and_served_at_once() {
             );
         }
 
+        // A preset is checked as a written value is.
+        let body = post_as(
+            &server,
+            Some("writer"),
+            "bad-id",
+            r#"mutation { insert_statuses_one(object: {comment: "mine"}) { value } }"#,
+        )
+        .await;
+        assert_eq!(
+            body["errors"][0]["extensions"]["code"], "validation-failed",
+            "{url}: {body}"
+        );
+
         // A good one is served as an enum value at once, and on PostgreSQL by the
         // other instance too (its change feed tells it of the write).
         let body = post_as(
@@ -106,7 +128,7 @@ async fn values_written_through_grafton_are_checked_and_served_at_once() {
 
         // Outside Grafton nothing checks the value: the reload that reads it fails and
         // says which, and the schema served stays whole.
-        let sql = "INSERT INTO statuses VALUES ('on-hold');";
+        let sql = "INSERT INTO statuses VALUES ('on-hold', NULL);";
         if url.starts_with("postgres") {
             grafton_testkit::psql(&url, sql.as_bytes());
         } else {

@@ -35,31 +35,43 @@ impl<'a> Builder<'a> {
                 });
             }
         }
-        let t = model.table(table);
-        let enum_key = (model.catalog.enums.iter())
-            .filter_map(|e| e.from_table.as_ref())
-            .any(|e| e.schema == t.schema && e.table == t.name && e.key == t.columns[column].name);
-        if enum_key && !value.as_str().is_some_and(is_enum_value) {
-            // Served as an enum value once written: one that cannot be would break the
-            // schema's next reload.
-            return Err(IrError::InvalidInput {
-                message: format!(
-                    "{path}: {value} cannot be a value of the enum table '{}' (letters, digits \
-                     and _, not starting with a digit or __, not true, false or null)",
-                    t.name
-                ),
-                path: path.to_owned(),
-                pointer: String::new(),
-            });
-        }
+        enum_key(model, table, column, value, path)?;
         if model.backend == Backend::Sqlite {
-            let col = &t.columns[column];
+            let col = &model.table(table).columns[column];
             if let Err(message) = sqlite_type_check(&col.scalar, value) {
                 return Err(IrError::DataException(format!("{path}: {message}")));
             }
         }
         Ok(())
     }
+}
+
+/// A value written to an enum table's key (a preset's too) must be one the enum can
+/// hold: it is served as an enum value once written, and one that cannot be would
+/// make every later reload of the schema fail.
+pub(crate) fn enum_key(
+    model: &grafton_schema::SchemaModel,
+    table: TableId,
+    column: usize,
+    value: &Json,
+    path: &str,
+) -> Result<(), IrError> {
+    let t = model.table(table);
+    let keyed = (model.catalog.enums.iter())
+        .filter_map(|e| e.from_table.as_ref())
+        .any(|e| e.schema == t.schema && e.table == t.name && e.key == t.columns[column].name);
+    if !keyed || value.as_str().is_some_and(is_enum_value) {
+        return Ok(());
+    }
+    Err(IrError::InvalidInput {
+        message: format!(
+            "{path}: {value} cannot be a value of the enum table '{}' (letters, digits \
+             and _, not starting with a digit or __, not true, false or null)",
+            t.name
+        ),
+        path: path.to_owned(),
+        pointer: String::new(),
+    })
 }
 
 /// The input checks Postgres makes on these types and SQLite does not.
