@@ -17,7 +17,7 @@ pub enum EngineError {
     Validation(Vec<GraphQLError>),
     /// A mutation, a subscription or a query that may write was sent over GET
     /// (what is not allowed, said whole).
-    #[error("{0} not allowed over GET; use POST")]
+    #[error("{0} over GET; use POST")]
     MethodNotAllowed(String),
     /// Valid GraphQL that Grafton refuses or does not serve yet.
     #[error(transparent)]

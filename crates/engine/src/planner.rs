@@ -310,7 +310,7 @@ impl Planner {
         }
         if transport == Transport::Get && operation.operation_type != OperationType::Query {
             return Err(EngineError::MethodNotAllowed(format!(
-                "{} operations are",
+                "{} operations are not allowed",
                 operation.operation_type
             )));
         }
@@ -318,7 +318,7 @@ impl Planner {
             // A cross-site page can make a browser send a GET with its cookies.
             if let Some(f) = document::volatile_call(&self.model, &entry.document, operation) {
                 return Err(EngineError::MethodNotAllowed(format!(
-                    "a query calling '{f}', a VOLATILE function that may write, is"
+                    "a query calling '{f}', a VOLATILE function that may write, is not allowed"
                 )));
             }
         }
