@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 mod functions;
+mod include;
 mod merge;
 mod project;
 pub use merge::merge;
@@ -40,7 +41,10 @@ impl TableName {
     }
 }
 
+/// A table's entry. Every key Hasura writes is named here, so a misspelled one is
+/// refused with its file and line instead of taking its permissions with it.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Entry {
     table: TableName,
     #[serde(default)]
@@ -61,10 +65,18 @@ struct Entry {
     delete_permissions: Vec<Permission>,
     #[serde(default)]
     computed_fields: Vec<ComputedField>,
+    /// Not served yet: said loudly at load (see [`unserved`]).
+    #[serde(default)]
+    event_triggers: Vec<serde_norway::Value>,
+    #[serde(default)]
+    remote_relationships: Vec<serde_norway::Value>,
+    #[serde(default)]
+    apollo_federation_config: Option<serde_norway::Value>,
 }
 
 /// A table's computed field.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ComputedField {
     name: String,
     definition: ComputedDefinition,
@@ -73,6 +85,7 @@ struct ComputedField {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ComputedDefinition {
     function: TableName,
     #[serde(default)]
@@ -83,6 +96,7 @@ struct ComputedDefinition {
 
 /// A table's `configuration`: its GraphQL names.
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 struct Configuration {
     custom_name: Option<String>,
     comment: Option<String>,
@@ -96,18 +110,23 @@ struct Configuration {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ColumnNames {
     custom_name: Option<String>,
     comment: Option<String>,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Relationship {
     name: String,
     using: Using,
+    #[serde(default, rename = "comment")]
+    _comment: Option<String>,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Using {
     foreign_key_constraint_on: Option<ForeignKeyOn>,
     manual_configuration: Option<Manual>,
@@ -126,11 +145,13 @@ enum ForeignKeyOn {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Manual {
     remote_table: TableName,
     column_mapping: BTreeMap<String, String>,
+    /// Hasura's export writes `null` for the default.
     #[serde(default)]
-    insertion_order: crate::config::InsertionOrder,
+    insertion_order: Option<crate::config::InsertionOrder>,
 }
 
 /// A permission entry. Its body's keys are all known: an unknown (or misspelled)
@@ -180,6 +201,20 @@ pub fn load(path: &Path) -> Result<Config, String> {
             Err(_) => vec![path.join("tables"), path.to_path_buf()],
         };
         for dir in roots {
+            // A v3 tables.yaml names the files to read; others are not the project's.
+            if let Some(listed) = include::included(&dir.join("tables.yaml"))? {
+                let stale = include::left_out(&dir, &listed, "tables.yaml");
+                if !stale.is_empty() {
+                    tracing::warn!(
+                        "{}: {} file(s) not included by tables.yaml, ignored as Hasura ignores them: {}",
+                        dir.display(),
+                        stale.len(),
+                        stale.join(", ")
+                    );
+                }
+                files.extend(listed);
+                continue;
+            }
             let Ok(listing) = std::fs::read_dir(&dir) else {
                 continue;
             };
@@ -244,6 +279,7 @@ fn convert(entries: Vec<Entry>) -> Result<Config, String> {
     let mut config = Config::default();
     for e in entries {
         let key = e.table.key();
+        unserved(&key, &e);
         for (kind, list) in [
             ("select", &e.select_permissions),
             ("insert", &e.insert_permissions),
@@ -334,6 +370,30 @@ fn convert(entries: Vec<Entry>) -> Result<Config, String> {
     Ok(config)
 }
 
+/// Says loudly what a table's entry asks for that Grafton does not serve yet, so a
+/// project's side effects never stop in silence.
+fn unserved(key: &str, e: &Entry) {
+    let mut what = Vec::new();
+    if !e.event_triggers.is_empty() {
+        what.push(format!("{} event trigger(s)", e.event_triggers.len()));
+    }
+    if !e.remote_relationships.is_empty() {
+        what.push(format!(
+            "{} remote relationship(s)",
+            e.remote_relationships.len()
+        ));
+    }
+    if e.apollo_federation_config.is_some() {
+        what.push("apollo_federation_config".to_owned());
+    }
+    if !what.is_empty() {
+        tracing::warn!(
+            "table {key}: {} in the metadata, not served by Grafton yet: left out",
+            what.join(", ")
+        );
+    }
+}
+
 fn relationship(table: &mut TableConfig, kind: ManualKind, r: Relationship) {
     if let Some(m) = r.using.manual_configuration {
         table.relationships.insert(
@@ -342,7 +402,7 @@ fn relationship(table: &mut TableConfig, kind: ManualKind, r: Relationship) {
                 kind,
                 table: m.remote_table.key(),
                 columns: m.column_mapping,
-                insertion_order: m.insertion_order,
+                insertion_order: m.insertion_order.unwrap_or_default(),
             },
         );
         return;

@@ -31,7 +31,8 @@ struct Configuration {
     custom_root_fields: FunctionRootFields,
 }
 
-/// A `functions.yaml` line: an entry, or (v3) an `!include` of a file read anyway.
+/// A v2 `functions.yaml` line: an entry (a v3 one, all `!include`s, is followed
+/// above), or an include among entries, which is not followed.
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum Listed {
@@ -48,6 +49,22 @@ pub(super) fn load(dir: &Path, config: &mut Config) -> Result<(), String> {
         Err(_) => Vec::new(),
     };
     for functions in listed {
+        // functions.yaml names the files to read; others are not the project's.
+        if let Some(files) = super::include::included(&functions.join("functions.yaml"))? {
+            let stale = super::include::left_out(&functions, &files, "functions.yaml");
+            if !stale.is_empty() {
+                tracing::warn!(
+                    "{}: {} file(s) not included by functions.yaml, ignored as Hasura ignores them: {}",
+                    functions.display(),
+                    stale.len(),
+                    stale.join(", ")
+                );
+            }
+            for f in files {
+                entries.push(read::<Entry>(&f)?);
+            }
+            continue;
+        }
         let Ok(listing) = std::fs::read_dir(&functions) else {
             continue;
         };

@@ -83,8 +83,58 @@ fn read<T: DeserializeOwned>(dir: &Path, file: &str) -> Result<Option<T>, String
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// The project-wide files Grafton does not serve yet: each non-empty one is said
+/// loudly at load, so a project's business logic and side effects never stop in
+/// silence.
+const UNSERVED: &[(&str, &str)] = &[
+    ("actions.yaml", "actions"),
+    ("actions.graphql", "action types"),
+    ("cron_triggers.yaml", "cron triggers"),
+    ("remote_schemas.yaml", "remote schemas"),
+    ("rest_endpoints.yaml", "REST endpoints"),
+];
+
+/// Warns of every non-empty project file Grafton does not serve, and of the parts
+/// of `databases/databases.yaml` it does not read (a source's customization, a
+/// second source).
+fn unserved(dir: &Path) {
+    for (file, what) in UNSERVED {
+        let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
+            continue;
+        };
+        let trimmed = text.trim();
+        if !(trimmed.is_empty() || trimmed == "{}" || trimmed == "[]") {
+            tracing::warn!("{file}: {what} in the metadata, not served by Grafton yet: left out");
+        }
+    }
+    let databases = dir.join("databases").join("databases.yaml");
+    let Ok(text) = std::fs::read_to_string(&databases) else {
+        return;
+    };
+    let Ok(serde_norway::Value::Sequence(sources)) = serde_norway::from_str(&text) else {
+        return;
+    };
+    if sources.len() > 1 {
+        tracing::warn!(
+            "{}: {} sources; Grafton serves one database (--database-url), and reads the tables of every source's directory into it",
+            databases.display(),
+            sources.len()
+        );
+    }
+    for source in &sources {
+        if source.get("customization").is_some() {
+            let name = source.get("name").and_then(|n| n.as_str()).unwrap_or("?");
+            tracing::warn!(
+                "{}: source '{name}' has a customization (naming convention, root field or type name prefixes), not applied by Grafton yet (see --naming)",
+                databases.display()
+            );
+        }
+    }
+}
+
 /// Fills `config` from the project-wide files of the metadata directory `dir`.
 pub(super) fn load(dir: &Path, config: &mut Config) -> Result<(), String> {
+    unserved(dir);
     if let Some(limits) = read(dir, "api_limits.yaml")? {
         config.api_limits = limits;
     }

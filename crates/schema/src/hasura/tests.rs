@@ -167,3 +167,75 @@ fn functions_come_from_v2_and_v3_layouts() {
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// As Hasura's `metadata export` writes a project (issue 28): `insertion_order:
+/// null`, event triggers and remote relationships beside the permissions (said, not
+/// served), relationship comments.
+#[test]
+fn entries_as_hasura_exports_them_load() {
+    let yaml = r#"
+- table: {schema: public, name: posts}
+  object_relationships:
+    - name: author
+      using:
+        manual_configuration:
+          remote_table: {schema: public, name: authors}
+          column_mapping: {author_id: id}
+          insertion_order: null
+      comment: the writer
+  event_triggers:
+    - name: notify
+      definition: {enable_manual: false, insert: {columns: '*'}}
+      webhook: https://example.invalid/hook
+  remote_relationships: []
+"#;
+    let entries: Vec<Entry> = serde_norway::from_str(yaml).expect("an exported entry loads");
+    let config = convert(entries).expect("converts");
+    let rel = &config.tables["posts"].relationships["author"];
+    assert_eq!(
+        rel.insertion_order,
+        crate::config::InsertionOrder::default()
+    );
+}
+
+/// A misspelled table-level key takes no permissions with it in silence: it is
+/// refused, naming the key and its line.
+#[test]
+fn unknown_table_keys_are_refused_with_their_line() {
+    let yaml = "- table: {schema: public, name: posts}\n  select_permisions:\n    - role: user\n";
+    let err = serde_norway::from_str::<Vec<Entry>>(yaml)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        err.contains("select_permisions") && err.contains("line 2"),
+        "{err}"
+    );
+}
+
+/// A v3 directory reads the files its tables.yaml includes, not a stale one beside
+/// them (which here would not even parse).
+#[test]
+fn tables_yaml_decides_which_files_are_read() {
+    let dir = std::env::temp_dir().join(format!("grafton-hasura-includes-{}", std::process::id()));
+    let tables = dir.join("databases/default/tables");
+    std::fs::create_dir_all(&tables).expect("dir");
+    std::fs::write(
+        tables.join("tables.yaml"),
+        "- \"!include public_posts.yaml\"\n",
+    )
+    .expect("list");
+    std::fs::write(
+        tables.join("public_posts.yaml"),
+        "table: {name: posts, schema: public}\n",
+    )
+    .expect("table");
+    std::fs::write(
+        tables.join("public_old.yaml"),
+        "table: {name: old}\nselect_permisions: []\n",
+    )
+    .expect("stale");
+    let config = load(&dir).expect("loads what tables.yaml includes");
+    assert_eq!(config.tables.keys().collect::<Vec<_>>(), ["posts"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
