@@ -117,6 +117,7 @@ pub fn build_for_role(
         backend_only,
     )?;
     let readable = restrict(&mut tables, &relationships, &computed, &access);
+    let access = mutations::without_empty_inserts(access, &tables, &relationships, &catalog, role);
     let catalog = redacted_nullable(catalog, &tables, &access);
     let functions = functions::resolve(&functions::Context {
         catalog: &catalog,

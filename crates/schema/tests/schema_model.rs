@@ -276,3 +276,37 @@ fn empty_database_is_an_error() {
 fn sdl_hasura_default() {
     insta::assert_snapshot!(model(&Config::default(), Convention::HasuraDefault).sdl);
 }
+
+/// A role whose insert leaves no column to write (every one a preset) and whose
+/// update grants no column gets no empty input type (GraphQL has none): its insert
+/// is left out whole, its update keeps only `where` (issue 28).
+#[test]
+fn a_role_that_can_write_no_field_gets_no_empty_input_type() {
+    let config: Config = serde_norway::from_str(
+        r#"
+tables:
+  members:
+    permissions:
+      clerk:
+        select: {columns: [id, email], filter: {}}
+        insert: {columns: [email], set: {email: X-Hasura-User-Id}}
+        update: {columns: [], filter: {}, set: {email: X-Hasura-User-Id}}
+"#,
+    )
+    .expect("config");
+    let naming = Naming::new(Convention::HasuraDefault);
+    let model = grafton_schema::build_for_role(
+        catalog(),
+        &config,
+        naming,
+        Backend::Postgres,
+        Some("clerk"),
+        false,
+    )
+    .expect("the role's schema is valid");
+    assert!(!model.sdl.contains("members_insert_input"), "{}", model.sdl);
+    assert!(!model.sdl.contains("members_set_input"), "{}", model.sdl);
+    assert!(!model.mutation_fields.contains_key("insert_members"));
+    assert!(model.mutation_fields.contains_key("update_members"));
+    insta::assert_snapshot!(model.sdl);
+}
