@@ -106,6 +106,27 @@ impl Engine {
     }
 }
 
+/// The schemas to read: those asked for (`--schema`), and on PostgreSQL every schema
+/// the config names a table or function in (`other.items`), as Hasura's metadata
+/// names the schema of each table it tracks.
+fn exposed_schemas(
+    asked: &[String],
+    config: &grafton_schema::Config,
+    backend: grafton_catalog::Backend,
+) -> Vec<String> {
+    let mut schemas = asked.to_vec();
+    if backend != grafton_catalog::Backend::Postgres {
+        return schemas;
+    }
+    let keys = config.tables.keys().chain(config.functions.keys());
+    for (schema, _) in keys.filter_map(|k| k.split_once('.')) {
+        if !schemas.iter().any(|s| s == schema) {
+            schemas.push(schema.to_owned());
+        }
+    }
+    schemas
+}
+
 /// Introspects `db` and builds every schema `options` asks for.
 async fn schemas(
     db: &Database,
@@ -113,7 +134,8 @@ async fn schemas(
     shared: Option<&std::sync::Arc<crate::shared::Shared>>,
 ) -> Result<Schemas, BuildError> {
     crate::limits::validate(&options.config.api_limits).map_err(BuildError::Limits)?;
-    let mut introspected = db.introspect(&options.schemas).await?;
+    let schemas = exposed_schemas(&options.schemas, &options.config, db.backend());
+    let mut introspected = db.introspect(&schemas).await?;
     for w in &introspected.warnings {
         tracing::warn!("{w}");
     }

@@ -105,7 +105,14 @@ pub fn build_for_role(
         };
         return Err(SchemaError::Empty(listed));
     }
-    let relationships = relationships(&catalog, config, &mut tables, naming, &mut warnings)?;
+    let relationships = relationships(
+        &catalog,
+        config,
+        &mut tables,
+        naming,
+        default_schema,
+        &mut warnings,
+    )?;
     let computed = computed::resolve(&catalog, config, &mut tables, backend, default_schema)?;
     let validators = compile_validators(&catalog, config, &tables, default_schema)?;
     let access = table_access(

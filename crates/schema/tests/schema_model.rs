@@ -310,3 +310,53 @@ tables:
     assert!(model.mutation_fields.contains_key("update_members"));
     insta::assert_snapshot!(model.sdl);
 }
+
+/// With a second schema that sorts before `public`, a config key without a schema
+/// still names a `public` table: the relationship the config names keeps its name
+/// (it became the generated `author` before, in silence; issue 28).
+#[test]
+fn config_keys_without_a_schema_name_public_tables_whatever_else_is_exposed() {
+    use ScalarKind::*;
+    let mut logs = table(
+        "logs",
+        TableKind::Table,
+        vec![col("id", Int, false)],
+        &["id"],
+        vec![],
+    );
+    logs.schema = "aaa".into();
+    let authors = table(
+        "authors",
+        TableKind::Table,
+        vec![col("id", Int, false)],
+        &["id"],
+        vec![],
+    );
+    let posts = table(
+        "posts",
+        TableKind::Table,
+        vec![col("id", Int, false), col("author_id", Int, false)],
+        &["id"],
+        vec![fk(&["author_id"], "authors", &["id"])],
+    );
+    let catalog = Catalog {
+        tables: vec![logs, authors, posts],
+        ..Catalog::default()
+    };
+    let config: Config = serde_norway::from_str(
+        "tables: {posts: {foreign_key_relationships: {writer: {type: object, columns: [author_id]}}}}",
+    )
+    .expect("config");
+    let model = build(
+        catalog,
+        &config,
+        Naming::new(Convention::HasuraDefault),
+        Backend::Postgres,
+    )
+    .expect("schema builds");
+    assert!(matches!(
+        field(&model, "posts", "writer"),
+        Some(TableField::Object(_))
+    ));
+    assert!(field(&model, "posts", "author").is_none());
+}

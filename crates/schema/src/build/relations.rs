@@ -21,11 +21,15 @@ struct Draft {
     named: bool,
 }
 
+/// The relationships of the exposed tables. A config key without a schema names a
+/// table of `default_schema` (`public`, or SQLite's `main`), whichever schemas are
+/// exposed, as Hasura reads it.
 pub(super) fn relationships(
     catalog: &Catalog,
     config: &Config,
     tables: &mut [TableInfo],
     naming: Naming,
+    default_schema: &str,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Relationship>, SchemaError> {
     let by_catalog: HashMap<usize, TableId> = tables
@@ -33,10 +37,6 @@ pub(super) fn relationships(
         .enumerate()
         .map(|(id, t)| (t.catalog_index, id))
         .collect();
-    let default_schema = tables
-        .first()
-        .map(|t| catalog.tables[t.catalog_index].schema.clone())
-        .unwrap_or_default();
     let mut drafts = Vec::new();
     for (source, info) in tables.iter().enumerate() {
         let table = &catalog.tables[info.catalog_index];
@@ -106,7 +106,7 @@ pub(super) fn relationships(
     }
     // Manual relationships from the config.
     for (key, tc) in &config.tables {
-        let Some(ci) = find_table(catalog, key, &default_schema) else {
+        let Some(ci) = find_table(catalog, key, default_schema) else {
             continue;
         };
         let Some(&source) = by_catalog.get(&ci) else {
@@ -114,7 +114,7 @@ pub(super) fn relationships(
         };
         for (name, manual) in &tc.relationships {
             let target_ci =
-                find_table(catalog, &manual.table, &default_schema).ok_or_else(|| {
+                find_table(catalog, &manual.table, default_schema).ok_or_else(|| {
                     SchemaError::Config(format!(
                         "relationship {key}.{name}: table '{}' is not in the database",
                         manual.table
@@ -177,7 +177,7 @@ pub(super) fn relationships(
             let remote_object = kind == RelKind::Object && fk.table.is_some();
             let kind = if remote_object { RelKind::Array } else { kind };
             let holder = match (&fk.table, kind) {
-                (Some(t), RelKind::Array) => find_table(catalog, t, &default_schema)
+                (Some(t), RelKind::Array) => find_table(catalog, t, default_schema)
                     .and_then(|ci| by_catalog.get(&ci).copied()),
                 (None, RelKind::Object) => Some(source),
                 _ => None,

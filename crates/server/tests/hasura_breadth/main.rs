@@ -7,6 +7,7 @@ mod custom_names;
 mod enum_tables;
 mod functions;
 mod inherited_roles;
+mod schemas;
 mod snapshots;
 
 use grafton_server::{Running, ServeOptions};
