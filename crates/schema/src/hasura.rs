@@ -192,6 +192,7 @@ struct Body {
 pub fn load(path: &Path) -> Result<Config, String> {
     let mut entries: Vec<Entry> = Vec::new();
     let mut project = Config::default();
+    wrong_path(path)?;
     if path.is_dir() {
         project::load(path, &mut project)?;
         let mut files = Vec::new();
@@ -240,6 +241,11 @@ pub fn load(path: &Path) -> Result<Config, String> {
         for f in files {
             entries.push(parse(&f)?);
         }
+    } else if let Some(files) = include::included(path)? {
+        // A v3 tables.yaml: the files it includes.
+        for f in files {
+            entries.push(parse(&f)?);
+        }
     } else {
         entries = parse_list(path)?;
         // A v2 project's other files sit beside its tables.yaml.
@@ -258,6 +264,35 @@ pub fn load(path: &Path) -> Result<Config, String> {
         _ => {}
     }
     Ok(config)
+}
+
+/// Refuses, saying what to pass instead, the paths people try that are not a
+/// metadata directory or a tables.yaml: a Hasura project's root and DDN metadata.
+fn wrong_path(path: &Path) -> Result<(), String> {
+    if !path.is_dir() {
+        return Ok(());
+    }
+    if path.join("config.yaml").is_file() && path.join("metadata").is_dir() {
+        return Err(format!(
+            "{} is a Hasura project's root: pass its metadata directory \
+             (--hasura-metadata {})",
+            path.display(),
+            path.join("metadata").display()
+        ));
+    }
+    let ddn = path.join("supergraph.yaml").is_file()
+        || std::fs::read_dir(path).is_ok_and(|l| {
+            l.flatten()
+                .any(|f| f.path().extension().is_some_and(|e| e == "hml"))
+        });
+    if ddn {
+        return Err(format!(
+            "{}: Hasura DDN metadata (supergraph, .hml files) is not supported; Grafton \
+             reads Hasura v2 and v3 metadata (a directory with databases/ or tables.yaml)",
+            path.display()
+        ));
+    }
+    Ok(())
 }
 
 /// A file named `tables.yaml`: a v2 project's, whose other files sit beside it.

@@ -30,6 +30,21 @@ pub(crate) fn routes<S: Clone + Send + Sync + 'static>(router: Router<S>) -> Rou
         .route("/console/graphiql.css", get(style))
 }
 
+/// Without `--enable-console`: the console's paths answer 404 with a body that says
+/// how to turn it on, instead of an empty page.
+pub(crate) fn disabled<S: Clone + Send + Sync + 'static>(router: Router<S>) -> Router<S> {
+    let off = || async {
+        (
+            StatusCode::NOT_FOUND,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            "the console is off: start grafton with --enable-console (GRAFTON_ENABLE_CONSOLE=true) to serve it here\n",
+        )
+    };
+    router
+        .route("/console", get(off))
+        .route("/console/", get(off))
+}
+
 async fn page() -> Response {
     let mut response = (
         [

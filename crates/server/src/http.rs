@@ -59,7 +59,7 @@ pub fn router(
     let limit = options.max_body_bytes;
     let router = match options.console {
         true => crate::console::routes(Router::new()),
-        false => Router::new(),
+        false => crate::console::disabled(Router::new()),
     };
     let metrics = ops.metrics;
     crate::ops::routes(router, metrics)

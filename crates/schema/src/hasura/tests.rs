@@ -239,3 +239,33 @@ fn tables_yaml_decides_which_files_are_read() {
     assert_eq!(config.tables.keys().collect::<Vec<_>>(), ["posts"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The paths people pass by mistake get a message saying what to pass instead, and a
+/// v3 tables.yaml passed alone reads the files it includes (issue 28).
+#[test]
+fn wrong_paths_say_what_to_pass() {
+    let root = std::env::temp_dir().join(format!("grafton-hasura-paths-{}", std::process::id()));
+    let tables = root.join("metadata/databases/default/tables");
+    std::fs::create_dir_all(&tables).expect("dir");
+    std::fs::write(root.join("config.yaml"), "version: 3\n").expect("config");
+    std::fs::write(
+        tables.join("tables.yaml"),
+        "- \"!include public_posts.yaml\"\n",
+    )
+    .expect("list");
+    std::fs::write(
+        tables.join("public_posts.yaml"),
+        "table: {name: posts, schema: public}\n",
+    )
+    .expect("table");
+    let err = load(&root).err().unwrap_or_default();
+    assert!(err.contains("pass its metadata directory"), "{err}");
+    let config = load(&tables.join("tables.yaml")).expect("a v3 tables.yaml loads");
+    assert_eq!(config.tables.keys().collect::<Vec<_>>(), ["posts"]);
+    let ddn = root.join("ddn");
+    std::fs::create_dir_all(&ddn).expect("dir");
+    std::fs::write(ddn.join("supergraph.yaml"), "kind: Supergraph\n").expect("ddn");
+    let err = load(&ddn).err().unwrap_or_default();
+    assert!(err.contains("Hasura DDN metadata"), "{err}");
+    let _ = std::fs::remove_dir_all(&root);
+}

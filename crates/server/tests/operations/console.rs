@@ -112,6 +112,10 @@ async fn the_console_is_off_unless_enabled() {
             .await
             .expect("request");
         assert_eq!(response.status(), 404, "{path}");
+        if path == "/console" {
+            let body = response.text().await.unwrap_or_default();
+            assert!(body.contains("--enable-console"), "{body}");
+        }
     }
     server.stop().await;
 }
