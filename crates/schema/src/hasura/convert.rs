@@ -1,0 +1,168 @@
+//! Hasura's table entries become Grafton's config: names, relationships and the four
+//! permission kinds; what is parsed but not served yet is said loudly.
+
+use super::{Entry, ForeignKeyOn, Relationship};
+use crate::config::{
+    Config, DeletePermission, ForeignKeyRelationship, InsertPermission, ManualKind,
+    ManualRelationship, SelectPermission, TableConfig, UpdatePermission,
+};
+use std::collections::BTreeMap;
+
+pub(super) fn convert(entries: Vec<Entry>) -> Result<Config, String> {
+    let mut config = Config::default();
+    for e in entries {
+        let key = e.table.key();
+        unserved(&key, &e);
+        for (kind, list) in [
+            ("select", &e.select_permissions),
+            ("insert", &e.insert_permissions),
+            ("update", &e.update_permissions),
+            ("delete", &e.delete_permissions),
+        ] {
+            if let Some(p) = list.iter().find(|p| p.permission.validate_input.is_some()) {
+                return Err(format!(
+                    "{key}: {kind} permission of role '{}': validate_input (an input validation webhook) is not supported",
+                    p.role
+                ));
+            }
+        }
+        let table = config.tables.entry(key).or_default();
+        for c in e.computed_fields {
+            table.computed_fields.insert(
+                c.name,
+                crate::config::ComputedFieldConfig {
+                    function: c.definition.function.key(),
+                    table_argument: c.definition.table_argument,
+                    session_argument: c.definition.session_argument,
+                    comment: c.comment,
+                },
+            );
+        }
+        table.custom_name = e.configuration.custom_name;
+        table.comment = e.configuration.comment;
+        table.is_enum = e.is_enum;
+        table.custom_root_fields = e.configuration.custom_root_fields;
+        for (column, name) in e.configuration.custom_column_names {
+            table.columns.entry(column).or_default().custom_name = Some(name);
+        }
+        // `column_config` wins over the older spelling, as in Hasura.
+        for (column, c) in e.configuration.column_config {
+            let target = table.columns.entry(column).or_default();
+            if c.custom_name.is_some() {
+                target.custom_name = c.custom_name;
+            }
+            target.comment = c.comment;
+        }
+        for (kind, list) in [
+            (ManualKind::Object, e.object_relationships),
+            (ManualKind::Array, e.array_relationships),
+        ] {
+            for r in list {
+                relationship(table, kind, r);
+            }
+        }
+        for p in e.select_permissions {
+            let b = p.permission;
+            table.permissions.entry(p.role).or_default().select = Some(SelectPermission {
+                columns: b.columns.unwrap_or_default(),
+                filter: b.filter,
+                limit: b.limit,
+                allow_aggregations: b.allow_aggregations,
+                query_root_fields: b.query_root_fields,
+                subscription_root_fields: b.subscription_root_fields,
+                computed_fields: b.computed_fields,
+                redact: BTreeMap::new(),
+            });
+        }
+        for p in e.insert_permissions {
+            let b = p.permission;
+            table.permissions.entry(p.role).or_default().insert = Some(InsertPermission {
+                columns: b.columns.unwrap_or_default(),
+                check: b.check,
+                set: b.set,
+                backend_only: b.backend_only,
+            });
+        }
+        for p in e.update_permissions {
+            let b = p.permission;
+            table.permissions.entry(p.role).or_default().update = Some(UpdatePermission {
+                columns: b.columns.unwrap_or_default(),
+                filter: b.filter,
+                check: b.check,
+                set: b.set,
+                backend_only: b.backend_only,
+            });
+        }
+        for p in e.delete_permissions {
+            table.permissions.entry(p.role).or_default().delete = Some(DeletePermission {
+                filter: p.permission.filter,
+                backend_only: p.permission.backend_only,
+            });
+        }
+    }
+    Ok(config)
+}
+
+/// Says loudly what a table's entry asks for that Grafton does not serve yet, so a
+/// project's side effects never stop in silence.
+fn unserved(key: &str, e: &Entry) {
+    let mut what = Vec::new();
+    if !e.event_triggers.is_empty() {
+        what.push(format!("{} event trigger(s)", e.event_triggers.len()));
+    }
+    if !e.remote_relationships.is_empty() {
+        what.push(format!(
+            "{} remote relationship(s)",
+            e.remote_relationships.len()
+        ));
+    }
+    if e.apollo_federation_config.is_some() {
+        what.push("apollo_federation_config".to_owned());
+    }
+    if !what.is_empty() {
+        tracing::warn!(
+            "table {key}: {} in the metadata, not served by Grafton yet: left out",
+            what.join(", ")
+        );
+    }
+}
+
+fn relationship(table: &mut TableConfig, kind: ManualKind, r: Relationship) {
+    if let Some(m) = r.using.manual_configuration {
+        table.relationships.insert(
+            r.name,
+            ManualRelationship {
+                kind,
+                table: m.remote_table.key(),
+                columns: m.column_mapping,
+                insertion_order: m.insertion_order.unwrap_or_default(),
+            },
+        );
+        return;
+    }
+    let (remote, columns) = match r.using.foreign_key_constraint_on {
+        Some(ForeignKeyOn::Column(c)) => (None, vec![c]),
+        Some(ForeignKeyOn::Columns(cs)) => (None, cs),
+        Some(ForeignKeyOn::Remote {
+            table,
+            column,
+            columns,
+        }) => (
+            Some(table.key()),
+            columns
+                .unwrap_or_default()
+                .into_iter()
+                .chain(column)
+                .collect(),
+        ),
+        None => return,
+    };
+    table.foreign_key_relationships.insert(
+        r.name,
+        ForeignKeyRelationship {
+            kind,
+            table: remote,
+            columns,
+        },
+    );
+}
