@@ -213,13 +213,9 @@ fn unknown_table_keys_are_refused_with_their_line() {
     );
 }
 
-/// A v3 directory reads the files its tables.yaml includes, not a stale one beside
-/// them (which here would not even parse).
-#[test]
-fn tables_yaml_decides_which_files_are_read() {
-    let dir = std::env::temp_dir().join(format!("grafton-hasura-includes-{}", std::process::id()));
-    let tables = dir.join("databases/default/tables");
-    std::fs::create_dir_all(&tables).expect("dir");
+/// A v3 `tables` directory at `tables` whose tables.yaml includes one table, posts.
+fn v3_tables(tables: &Path) {
+    std::fs::create_dir_all(tables).expect("dir");
     std::fs::write(
         tables.join("tables.yaml"),
         "- \"!include public_posts.yaml\"\n",
@@ -230,6 +226,15 @@ fn tables_yaml_decides_which_files_are_read() {
         "table: {name: posts, schema: public}\n",
     )
     .expect("table");
+}
+
+/// A v3 directory reads the files its tables.yaml includes, not a stale one beside
+/// them (which here would not even parse).
+#[test]
+fn tables_yaml_decides_which_files_are_read() {
+    let dir = std::env::temp_dir().join(format!("grafton-hasura-includes-{}", std::process::id()));
+    let tables = dir.join("databases/default/tables");
+    v3_tables(&tables);
     std::fs::write(
         tables.join("public_old.yaml"),
         "table: {name: old}\nselect_permisions: []\n",
@@ -246,18 +251,8 @@ fn tables_yaml_decides_which_files_are_read() {
 fn wrong_paths_say_what_to_pass() {
     let root = std::env::temp_dir().join(format!("grafton-hasura-paths-{}", std::process::id()));
     let tables = root.join("metadata/databases/default/tables");
-    std::fs::create_dir_all(&tables).expect("dir");
+    v3_tables(&tables);
     std::fs::write(root.join("config.yaml"), "version: 3\n").expect("config");
-    std::fs::write(
-        tables.join("tables.yaml"),
-        "- \"!include public_posts.yaml\"\n",
-    )
-    .expect("list");
-    std::fs::write(
-        tables.join("public_posts.yaml"),
-        "table: {name: posts, schema: public}\n",
-    )
-    .expect("table");
     let err = load(&root).err().unwrap_or_default();
     assert!(err.contains("pass its metadata directory"), "{err}");
     let config = load(&tables.join("tables.yaml")).expect("a v3 tables.yaml loads");
