@@ -1,9 +1,9 @@
 //! Building the engine at start-up: connect, introspect, and build every schema.
 
 use crate::engine::Engine;
-use crate::schemas::{RoleSchema, Schemas, NO_PERMISSIONS};
+use crate::schemas::Schemas;
 use grafton_execute::{Database, ExecuteError, Target};
-use grafton_schema::{Config, Convention, Naming, SchemaError};
+use grafton_schema::{Config, Convention, SchemaError};
 
 /// What the engine serves.
 #[derive(Debug, Clone, Default)]
@@ -27,6 +27,9 @@ pub struct EngineOptions {
     pub redis_url: Option<String>,
     /// Refuse documents declaring variables they do not use (the spec's rule).
     pub strict_graphql: bool,
+    /// Refuse to start when any metadata object cannot be served, instead of
+    /// leaving it out (`--strict-metadata`).
+    pub strict_metadata: bool,
     /// The server's own limits (response size, request timeout, default row limit,
     /// queue timeout).
     pub limits: crate::ServerLimits,
@@ -47,6 +50,9 @@ pub enum BuildError {
     /// `api_limits` cannot be enforced as written.
     #[error("api_limits: {0}")]
     Limits(String),
+    /// Metadata objects cannot be served, and `--strict-metadata` is on.
+    #[error("{}", grafton_schema::inconsistent::refusal(.0))]
+    Inconsistent(Vec<grafton_schema::inconsistent::Inconsistency>),
     /// The shared store (Redis) could not be reached.
     #[error(transparent)]
     Shared(#[from] crate::shared::SharedError),
@@ -139,90 +145,18 @@ async fn schemas(
     for w in &introspected.warnings {
         tracing::warn!("{w}");
     }
-    crate::enum_tables::apply(db, &mut introspected.catalog, &options.config).await?;
-    // Inherited roles become ordinary permissions before anything reads them.
-    let default_schema = match db.backend() {
-        grafton_catalog::Backend::Postgres => "public",
-        grafton_catalog::Backend::Sqlite => "main",
-    };
-    let (config, inherited_warnings) =
-        grafton_schema::inherited::expand(&options.config, &introspected.catalog, default_schema)?;
-    for w in &inherited_warnings {
+    let refused = crate::enum_tables::apply(db, &mut introspected.catalog, &options.config).await?;
+    let built = crate::consistent::build(&introspected.catalog, options, db.backend(), refused)?;
+    for w in &built.model.warnings {
         tracing::warn!("{w}");
     }
-    let config = &config;
-    let naming = Naming::new(options.naming);
-    let model = grafton_schema::build(introspected.catalog.clone(), config, naming, db.backend())?;
-    for w in &model.warnings {
-        tracing::warn!("{w}");
+    if let Some(summary) = grafton_schema::inconsistent::summary(&built.left_out) {
+        tracing::warn!("{summary}");
     }
-    // One schema per role named in the config, built now, never per request.
-    let roles: std::collections::BTreeSet<&String> = config
-        .tables
-        .values()
-        .flat_map(|t| t.permissions.keys())
-        .collect();
-    // Rules are written as Hasura writes them (`_eq`, column names) whatever naming
-    // the API uses: read them against a hasura-default model (same table and
-    // relationship ids).
-    let hasura_model;
-    let rules_model = if options.naming == Convention::HasuraDefault || roles.is_empty() {
-        &model
-    } else {
-        hasura_model = grafton_schema::build(
-            introspected.catalog.clone(),
-            config,
-            Naming::new(Convention::HasuraDefault),
-            db.backend(),
-        )?;
-        &hasura_model
-    };
-    let mut role_models = Vec::new();
-    let mut roles: Vec<&str> = roles.into_iter().map(String::as_str).collect();
-    roles.push(NO_PERMISSIONS);
-    for role in roles {
-        let rules = grafton_ir::permissions::compile(rules_model, config, role)
-            .map_err(|e| BuildError::Permissions(e.to_string()))?;
-        // Roles with `backend_only` permissions get a second schema: the one requests
-        // from trusted backends (admin secret + x-hasura-use-backend-only-permissions) see.
-        let views: &[bool] = if has_backend_only(config, role) {
-            &[false, true]
-        } else {
-            &[false]
-        };
-        for &backend_only in views {
-            let model = grafton_schema::build_for_role(
-                introspected.catalog.clone(),
-                config,
-                naming,
-                db.backend(),
-                Some(role),
-                backend_only,
-            )
-            .map_err(|e| BuildError::Permissions(format!("schema of role '{role}': {e}")))?;
-            role_models.push(RoleSchema {
-                model,
-                rules: rules.clone(),
-                backend_only,
-            });
-        }
-    }
-    Schemas::new(model, role_models, db.dialect())
+    Schemas::new(built.model, built.roles, db.dialect())
         .with_strict_graphql(options.strict_graphql)
-        .with_limits(&config.api_limits, &options.limits, shared)
-        .with_trusted(config)
+        .with_limits(&built.config.api_limits, &options.limits, shared)
+        .with_trusted(&built.config)
+        .map(|s| s.with_left_out(built.left_out))
         .map_err(BuildError::Limits)
-}
-
-/// Whether any of `role`'s insert, update or delete permissions is `backend_only`.
-fn has_backend_only(config: &Config, role: &str) -> bool {
-    config
-        .tables
-        .values()
-        .filter_map(|t| t.permissions.get(role))
-        .any(|p| {
-            p.insert.as_ref().is_some_and(|x| x.backend_only)
-                || p.update.as_ref().is_some_and(|x| x.backend_only)
-                || p.delete.as_ref().is_some_and(|x| x.backend_only)
-        })
 }

@@ -6,6 +6,7 @@
 use crate::build::BuildError;
 use grafton_catalog::{Backend, Catalog, EnumType, ScalarKind};
 use grafton_execute::{Budget, Database, Route};
+use grafton_schema::inconsistent::{Inconsistency, ObjectKind};
 use grafton_schema::naming::is_enum_value;
 use grafton_schema::Config;
 use grafton_sql::Statement;
@@ -15,52 +16,59 @@ use std::time::Duration;
 const MAX_VALUES: usize = 1_000;
 
 /// Reads every enum table `config` names and retypes the columns that reference one.
+/// An enum table that cannot be one is left out (returned, as inconsistent metadata).
 pub(crate) async fn apply(
     db: &Database,
     catalog: &mut Catalog,
     config: &Config,
-) -> Result<(), BuildError> {
+) -> Result<Vec<Inconsistency>, BuildError> {
     let default_schema = match db.backend() {
         Backend::Postgres => "public",
         Backend::Sqlite => "main",
     };
+    let mut left_out = Vec::new();
     for (key, tc) in config.tables.iter().filter(|(_, tc)| tc.is_enum) {
-        let refuse = |why: String| BuildError::Schema(grafton_schema::SchemaError::Config(why));
+        let refuse = |why: String| Inconsistency::new(ObjectKind::Table, key, why);
         let (schema, name) = key.split_once('.').unwrap_or((default_schema, key));
         let Some(ti) = catalog.table_index(schema, name) else {
-            return Err(refuse(format!("table '{key}' is not in the database")));
+            left_out.push(refuse(format!("table '{key}' is not in the database")));
+            continue;
         };
         let table = &catalog.tables[ti];
         let text = |c: &str| {
             (table.columns.iter()).any(|col| col.name == c && col.scalar == ScalarKind::Text)
         };
         let [pk] = table.primary_key.as_slice() else {
-            return Err(refuse(format!(
+            left_out.push(refuse(format!(
                 "enum table {key}: its primary key must be one text column"
             )));
+            continue;
         };
         let others: Vec<&str> = (table.columns.iter())
             .map(|c| c.name.as_str())
             .filter(|c| c != pk)
             .collect();
         if !text(pk) || others.len() > 1 || !others.iter().all(|c| text(c)) {
-            return Err(refuse(format!(
+            left_out.push(refuse(format!(
                 "enum table {key}: it must have a text primary key and at most one other \
                  column, of text (its values' descriptions)"
             )));
+            continue;
         }
         let rows = read(db, schema, name, pk, others.first().copied()).await?;
         if rows.is_empty() || rows.len() > MAX_VALUES {
-            return Err(refuse(format!(
+            left_out.push(refuse(format!(
                 "enum table {key}: it has {} rows; an enum needs 1 to {MAX_VALUES}",
                 rows.len()
             )));
+            continue;
         }
         if let Some((bad, _)) = rows.iter().find(|(v, _)| !is_enum_value(v)) {
-            return Err(refuse(format!(
+            left_out.push(refuse(format!(
                 "enum table {key}: '{bad}' is not a GraphQL enum value (letters, digits and _, \
                  not starting with a digit or __, not true, false or null)"
             )));
+            continue;
         }
         let base = tc.custom_name.clone().unwrap_or_else(|| match schema {
             s if s == default_schema => name.to_owned(),
@@ -95,7 +103,7 @@ pub(crate) async fn apply(
             }
         }
     }
-    Ok(())
+    Ok(left_out)
 }
 
 /// The enum table's rows: each key and its description, in key order.

@@ -4,6 +4,7 @@
 
 pub mod admission;
 mod build;
+mod consistent;
 pub mod engine;
 mod enum_tables;
 pub mod error;

@@ -30,6 +30,8 @@ pub struct Schemas {
     roles: HashMap<String, Arc<Planner>>,
     /// The roles with `backend_only` permissions, as trusted backends see them.
     backend_roles: HashMap<String, Arc<Planner>>,
+    /// The metadata objects left out of this set (inconsistent, or not served yet).
+    left_out: Vec<grafton_schema::inconsistent::Inconsistency>,
 }
 
 impl Schemas {
@@ -49,7 +51,23 @@ impl Schemas {
             admin: Arc::new(Planner::new(model, dialect)),
             roles: front,
             backend_roles: back,
+            left_out: Vec::new(),
         }
+    }
+
+    /// Records what was left out of this set.
+    pub fn with_left_out(
+        mut self,
+        left_out: Vec<grafton_schema::inconsistent::Inconsistency>,
+    ) -> Self {
+        self.left_out = left_out;
+        self
+    }
+
+    /// The metadata objects left out of this set: inconsistent, or not served yet
+    /// (Hasura's `get_inconsistent_metadata`).
+    pub fn left_out(&self) -> &[grafton_schema::inconsistent::Inconsistency] {
+        &self.left_out
     }
 
     /// Every planner with its role (`None`: admin) and view, to configure them

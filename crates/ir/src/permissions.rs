@@ -7,6 +7,7 @@ use crate::build::IrError;
 use crate::rules::RuleReader;
 use crate::types::BoolExp;
 use grafton_schema::config::{Config, Permissions};
+use grafton_schema::inconsistent::{Inconsistency, ObjectKind};
 use grafton_schema::{SchemaModel, TableId};
 use serde_json::Value as Json;
 use std::collections::{BTreeMap, BTreeSet};
@@ -172,6 +173,64 @@ pub fn compile(admin: &SchemaModel, config: &Config, role: &str) -> Result<RoleR
         rules.session_vars.extend(reader.session);
     }
     Ok(rules)
+}
+
+/// Each of `role`'s permissions whose rules cannot be read against `admin`, with
+/// why. Every kind is read on its own, so one bad rule leaves out only its own
+/// permission (inconsistent metadata); tables the model lacks are skipped (they
+/// were left out before).
+pub fn problems(admin: &SchemaModel, config: &Config, role: &str) -> Vec<Inconsistency> {
+    let mut out = Vec::new();
+    for (key, tc) in &config.tables {
+        let (Some(perms), Some(table)) = (tc.permissions.get(role), admin.table_by_config_key(key))
+        else {
+            continue;
+        };
+        let none = Permissions::default();
+        let kinds = [
+            (
+                "select",
+                Permissions {
+                    select: perms.select.clone(),
+                    ..none.clone()
+                },
+            ),
+            (
+                "insert",
+                Permissions {
+                    insert: perms.insert.clone(),
+                    ..none.clone()
+                },
+            ),
+            (
+                "update",
+                Permissions {
+                    update: perms.update.clone(),
+                    ..none.clone()
+                },
+            ),
+            (
+                "delete",
+                Permissions {
+                    delete: perms.delete.clone(),
+                    ..none
+                },
+            ),
+        ];
+        for (kind, only) in kinds {
+            let defined = only.select.is_some()
+                || only.insert.is_some()
+                || only.update.is_some()
+                || only.delete.is_some();
+            let Some(object) = ObjectKind::permission(kind).filter(|_| defined) else {
+                continue;
+            };
+            if let Err(why) = table_rules(&mut RuleReader::new(admin), table, &only) {
+                out.push(Inconsistency::of_table(object, key, role, why));
+            }
+        }
+    }
+    out
 }
 
 fn table_rules(

@@ -7,7 +7,7 @@ use crate::naming::{graphql_safe, plural, Arg, Combinator, CompareOp, Naming};
 use crate::sdl::{FieldDef, Sdl};
 use apollo_compiler::Schema;
 use grafton_catalog::{Backend, Catalog, ScalarKind, Table};
-use grafton_sql::{AggFunc, Direction, Nulls};
+use grafton_sql::AggFunc;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 mod access;
@@ -16,11 +16,14 @@ mod computed;
 mod functions;
 mod mutations;
 mod names;
+use names::{mutation_names, AGG_FUNCS, ORDER_VALUES};
 mod relations;
 mod stream;
 mod table_names;
 mod tables;
 mod types;
+use types::has_min_max;
+pub use types::ops_for;
 mod validators;
 
 use access::{redacted_nullable, restrict, table_access};
@@ -37,35 +40,24 @@ pub enum SchemaError {
     /// The database has no table Grafton can expose.
     #[error("the database has no tables to expose (schemas searched: {0})")]
     Empty(String),
+    /// Metadata objects that cannot be served as written, each named with why:
+    /// left out (and reported) unless `--strict-metadata`.
+    #[error("{}", describe(.0))]
+    Inconsistent(Vec<crate::inconsistent::Inconsistency>),
     /// The generated SDL did not validate: a bug in Grafton.
     #[error("generated schema is invalid (please report this): {0}")]
     Invalid(String),
 }
 
+fn describe(list: &[crate::inconsistent::Inconsistency]) -> String {
+    let each: Vec<String> = (list.iter())
+        .map(|i| format!("{}: {}", i.describe(), i.reason))
+        .collect();
+    format!("inconsistent metadata: {}", each.join("; "))
+}
+
 /// The query field of a role that may read nothing (Hasura's name).
 pub const NO_QUERIES: &str = "no_queries_available";
-
-const AGG_FUNCS: [(AggFunc, &str); 10] = [
-    (AggFunc::Sum, "sum"),
-    (AggFunc::Avg, "avg"),
-    (AggFunc::Max, "max"),
-    (AggFunc::Min, "min"),
-    (AggFunc::Stddev, "stddev"),
-    (AggFunc::StddevPop, "stddev_pop"),
-    (AggFunc::StddevSamp, "stddev_samp"),
-    (AggFunc::VarPop, "var_pop"),
-    (AggFunc::VarSamp, "var_samp"),
-    (AggFunc::Variance, "variance"),
-];
-
-const ORDER_VALUES: [(&str, Direction, Option<Nulls>); 6] = [
-    ("asc", Direction::Asc, Some(Nulls::Last)),
-    ("asc_nulls_first", Direction::Asc, Some(Nulls::First)),
-    ("asc_nulls_last", Direction::Asc, Some(Nulls::Last)),
-    ("desc", Direction::Desc, Some(Nulls::First)),
-    ("desc_nulls_first", Direction::Desc, Some(Nulls::First)),
-    ("desc_nulls_last", Direction::Desc, Some(Nulls::Last)),
-];
 
 /// Builds the admin schema model for `catalog` under `config` and `naming`.
 pub fn build(
@@ -93,6 +85,7 @@ pub fn build_for_role(
         Backend::Postgres => "public",
         Backend::Sqlite => "main",
     };
+    let catalog = table_names::tracked(catalog, config, default_schema);
     let catalog = table_names::with_comments(catalog, config, default_schema);
     let mut warnings = Vec::new();
     let mut tables = name_tables(&catalog, config, naming, default_schema, &mut warnings)?;
@@ -225,57 +218,6 @@ pub fn build_for_role(
         warnings,
         catalog,
     })
-}
-
-fn mutation_names(naming: Naming) -> MutationNames {
-    MutationNames {
-        objects: naming.field("objects"),
-        object: naming.field("object"),
-        on_conflict: naming.field("on_conflict"),
-        constraint: naming.field("constraint"),
-        update_columns: naming.field("update_columns"),
-        data: naming.field("data"),
-        pk_columns: naming.field("pk_columns"),
-        updates: naming.field("updates"),
-        affected_rows: naming.field("affected_rows"),
-        returning: naming.field("returning"),
-        operators: UpdateOperator::ALL
-            .iter()
-            .map(|(op, name)| (naming.field(name), *op))
-            .collect(),
-    }
-}
-
-/// The operators a column of `kind` supports on `backend`.
-pub fn ops_for(kind: &ScalarKind, backend: Backend) -> Vec<CompareOp> {
-    use CompareOp::*;
-    if *kind == ScalarKind::Json {
-        // Postgres has no equality on json; only nullness is testable.
-        return vec![IsNull];
-    }
-    let mut ops = vec![Eq, Neq, Gt, Gte, Lt, Lte, In, Nin, IsNull];
-    if *kind == ScalarKind::Jsonb {
-        ops.extend([Contains, ContainedIn, HasKey, HasKeysAny, HasKeysAll]);
-    }
-    if kind.is_text() {
-        ops.extend([Like, Nlike, Ilike, Nilike]);
-        if backend == Backend::Postgres {
-            ops.extend([Similar, Nsimilar, Regex, Iregex, Nregex, Niregex]);
-        }
-    }
-    ops
-}
-
-/// Whether `min`/`max` exist for this kind on both backends.
-fn has_min_max(kind: &ScalarKind) -> bool {
-    !matches!(
-        kind,
-        ScalarKind::Json
-            | ScalarKind::Jsonb
-            | ScalarKind::Boolean
-            | ScalarKind::Bytea
-            | ScalarKind::Uuid
-    )
 }
 
 fn qualified(t: &Table) -> String {

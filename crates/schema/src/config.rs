@@ -41,6 +41,17 @@ pub struct Config {
     /// a role also needs the function's `permissions`.
     #[serde(default)]
     pub infer_function_permissions: Option<bool>,
+    /// Whether every table, view and foreign key of the exposed schemas is served
+    /// (`true`: the default without Hasura metadata), or only the tables listed
+    /// under `tables` and the relationships the config names (`false`: the default
+    /// with Hasura metadata, which serves what it tracks and nothing else).
+    #[serde(default)]
+    pub auto_track: Option<bool>,
+    /// What the metadata names that Grafton does not serve yet (event triggers,
+    /// actions, …): reported as inconsistent metadata, never dropped in silence.
+    /// Filled by the Hasura import, never read from a config file.
+    #[serde(skip)]
+    pub left_out: Vec<crate::inconsistent::Inconsistency>,
     /// The directory relative paths in the config (JSON Schema files) start from:
     /// the config file's directory, set by whoever loads it.
     #[serde(skip)]

@@ -254,9 +254,12 @@ pub fn load(path: &Path) -> Result<Config, String> {
     }
     let mut config = convert(entries)?;
     config.api_limits = project.api_limits;
+    config.left_out.extend(project.left_out);
     config.allow_list = project.allow_list;
     config.graphql_schema_introspection = project.graphql_schema_introspection;
     config.inherited_roles = project.inherited_roles;
+    // Hasura serves what its metadata tracks, and nothing else.
+    config.auto_track = Some(false);
     match path.parent() {
         _ if path.is_dir() => functions::load(path, &mut config)?,
         Some(dir) if is_v2_tables(path) => functions::load(dir, &mut config)?,

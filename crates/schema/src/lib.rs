@@ -5,6 +5,7 @@ pub mod api_limits;
 pub mod build;
 pub mod config;
 pub mod hasura;
+pub mod inconsistent;
 pub mod inherited;
 pub mod model;
 pub mod naming;

@@ -243,7 +243,7 @@ tables:
 #[test]
 fn config_mistakes_are_clear_errors() {
     for (yaml, expected) in [
-        ("tables: {nope: {}}", "table 'nope' is not in the database"),
+        ("tables: {nope: {}}", "no table or view 'nope' in the database"),
         ("tables: {venues: {primary_key: [zip]}}", "primary key column 'zip'"),
         ("tables: {venues: {rename_relationships: {x: y}}}", "no relationship named 'x'"),
         (
@@ -253,7 +253,8 @@ fn config_mistakes_are_clear_errors() {
     ] {
         let config: Config = serde_norway::from_str(yaml).expect("yaml parses");
         let err = build(catalog(), &config, Naming::default(), Backend::Postgres).expect_err(yaml);
-        assert!(matches!(err, SchemaError::Config(_)), "{yaml}");
+        // Each names the object left out (inconsistent metadata), and why.
+        assert!(matches!(err, SchemaError::Inconsistent(_)), "{yaml}");
         assert!(err.to_string().contains(expected), "{yaml}: {err}");
     }
     let unknown_key: Result<Config, _> = serde_norway::from_str("tables: {venues: {colour: red}}");

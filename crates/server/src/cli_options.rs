@@ -36,6 +36,17 @@ pub(crate) struct SchemaOptions {
     /// (Hasura's default); `false`: it also needs the function's `permissions`.
     #[arg(long, env = "GRAFTON_INFER_FUNCTION_PERMISSIONS", value_name = "BOOL")]
     pub(crate) infer_function_permissions: Option<bool>,
+    /// Serve every table, view and foreign key of the exposed schemas, not only
+    /// what the Hasura metadata tracks (the default without metadata);
+    /// `--auto-track=false` serves only the tables the config lists.
+    #[arg(long, env = "GRAFTON_AUTO_TRACK", value_name = "BOOL", num_args = 0..=1,
+          require_equals = true, default_missing_value = "true")]
+    pub(crate) auto_track: Option<bool>,
+    /// Refuse to start when the metadata names something Grafton cannot serve (a
+    /// table not in the database, a function it cannot call, an event trigger),
+    /// instead of leaving it out with a warning as Hasura does.
+    #[arg(long, env = "GRAFTON_STRICT_METADATA")]
+    pub(crate) strict_metadata: bool,
     /// Only the documents in this file run, for every role but admin: GraphQL
     /// (`.graphql`) or an Apollo persisted-query manifest (`.json`).
     #[arg(long, env = "GRAFTON_ALLOW_LIST")]
@@ -216,6 +227,8 @@ pub(crate) fn options(
         schemas: schema.schemas.clone(),
         strict_graphql: schema.strict_graphql,
         infer_function_permissions: schema.infer_function_permissions,
+        auto_track: schema.auto_track,
+        strict_metadata: schema.strict_metadata,
         limits: grafton_engine::ServerLimits {
             max_response_bytes: schema.max_response_bytes,
             request_timeout: seconds(schema.request_timeout, "--request-timeout")?,

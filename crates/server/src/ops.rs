@@ -1,6 +1,6 @@
 //! Operational endpoints: `/healthz` (the process answers), `/readyz` (schema
 //! loaded and database reachable), `GET /v1/version`, and Hasura's metadata API
-//! for `reload_metadata` (admin only).
+//! for `reload_metadata` and `get_inconsistent_metadata` (admin only).
 
 use crate::http::{AppState, Peer};
 use axum::extract::rejection::JsonRejection;
@@ -120,7 +120,8 @@ fn refuse(status: StatusCode, code: &str, error: impl Into<String>, path: &str) 
 }
 
 /// `POST /v1/metadata`: `{"type": "reload_metadata", "args": {}}` re-reads the
-/// config, re-introspects the database and swaps the schema. Admin only.
+/// config, re-introspects the database and swaps the schema;
+/// `get_inconsistent_metadata` lists what was left out. Admin only.
 async fn metadata(
     State(state): State<AppState>,
     peer: Option<Extension<Peer>>,
@@ -149,11 +150,15 @@ async fn metadata(
     };
     match body.get("type").and_then(Value::as_str) {
         Some("reload_metadata") => {}
+        Some("get_inconsistent_metadata") => {
+            let schemas = state.engine.schemas();
+            return Json(consistency(schemas.left_out())).into_response();
+        }
         Some(other) => {
             return refuse(
                 StatusCode::BAD_REQUEST,
                 "not-supported",
-                format!("Grafton's metadata API serves 'reload_metadata' only, not '{other}'; the rest of the metadata lives in the config file"),
+                format!("Grafton's metadata API serves 'reload_metadata' and 'get_inconsistent_metadata' only, not '{other}'; the rest of the metadata lives in the config file"),
                 "$.type",
             )
         }
@@ -167,7 +172,16 @@ async fn metadata(
         }
     }
     match state.ops.reloader.reload("reload_metadata").await {
-        Ok(_) => Json(json!({ "message": "success", "is_consistent": true })).into_response(),
+        Ok(_) => {
+            let mut answer = consistency(state.engine.schemas().left_out());
+            answer["message"] = json!("success");
+            if answer["is_consistent"] == json!(true) {
+                answer
+                    .as_object_mut()
+                    .map(|o| o.remove("inconsistent_objects"));
+            }
+            Json(answer).into_response()
+        }
         Err(e) => refuse(
             StatusCode::BAD_REQUEST,
             "reload-failed",
@@ -175,4 +189,13 @@ async fn metadata(
             "$",
         ),
     }
+}
+
+/// Hasura's answer to `get_inconsistent_metadata`: whether everything is served,
+/// and each object left out.
+fn consistency(left_out: &[grafton_schema::inconsistent::Inconsistency]) -> Value {
+    json!({
+        "is_consistent": left_out.is_empty(),
+        "inconsistent_objects": left_out.iter().map(|i| i.to_json()).collect::<Vec<_>>(),
+    })
 }

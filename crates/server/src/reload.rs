@@ -66,7 +66,7 @@ impl Reloader {
                 Some(sources) => sources.load()?,
                 None => self.options.config.clone(),
             };
-            let options = crate::engine_options(&self.options, config);
+            let options = crate::options::engine_options(&self.options, config);
             Ok::<_, StartError>(self.engine.reload(&options).await?)
         }
         .await;

@@ -3,6 +3,7 @@
 
 use super::{find_table, qualified, SchemaError};
 use crate::config::{Columns, Config};
+use crate::inconsistent::{Inconsistency, ObjectKind};
 use crate::model::*;
 use grafton_catalog::{Catalog, TableKind, Writes};
 use std::collections::BTreeSet;
@@ -46,30 +47,30 @@ pub(super) fn table_access(
             });
             continue;
         };
-        let perms = config
-            .tables
-            .iter()
+        let entry = (config.tables.iter())
             .find(|(k, _)| find_table(catalog, k, default_schema) == Some(info.catalog_index))
-            .and_then(|(_, tc)| tc.permissions.get(role));
-        let Some(perms) = perms else {
+            .and_then(|(k, tc)| tc.permissions.get(role).map(|p| (k, p)));
+        let Some((key, perms)) = entry else {
             out.push(TableAccess::default());
             continue;
+        };
+        // A permission that cannot be served as written is left out whole.
+        let refuse = |what: &str, why: String| {
+            let kind = ObjectKind::permission(what).unwrap_or(ObjectKind::SelectPermission);
+            SchemaError::Inconsistent(vec![Inconsistency::of_table(kind, key, role, why)])
         };
         let columns = |cols: &Columns, what: &str| -> Result<BTreeSet<usize>, SchemaError> {
             match cols {
                 Columns::All(star) if star == "*" => Ok(all.clone()),
-                Columns::All(other) => Err(SchemaError::Config(format!(
-                    "{} {what} permission of role '{role}': columns must be a list or \"*\", not '{other}'",
-                    qualified(t)
-                ))),
+                Columns::All(other) => Err(refuse(
+                    what,
+                    format!("columns must be a list or \"*\", not '{other}'"),
+                )),
                 Columns::Some(names) => names
                     .iter()
                     .map(|n| {
-                        t.columns.iter().position(|c| &c.name == n).ok_or_else(|| {
-                            SchemaError::Config(format!(
-                                "{} {what} permission of role '{role}': no column '{n}'",
-                                qualified(t)
-                            ))
+                        (t.columns.iter().position(|c| &c.name == n)).ok_or_else(|| {
+                            refuse(what, format!("{} has no column '{n}'", qualified(t)))
                         })
                     })
                     .collect(),
@@ -81,12 +82,7 @@ pub(super) fn table_access(
                 cols.retain(|&c| !presets.contains_key(&t.columns[c].name));
                 cols
             };
-        let invalid = |e: String| {
-            SchemaError::Config(format!(
-                "{} select permission of role '{role}': {e}",
-                qualified(t)
-            ))
-        };
+        let invalid = |e: String| refuse("select", e);
         out.push(TableAccess {
             select: match &perms.select {
                 Some(p) => Some(SelectAccess {

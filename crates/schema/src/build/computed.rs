@@ -4,6 +4,7 @@
 
 use super::{find_table, SchemaError};
 use crate::config::{ComputedFieldConfig, Config};
+use crate::inconsistent::{Inconsistency, ObjectKind};
 use crate::model::*;
 use crate::naming::graphql_safe;
 use crate::sdl::FieldDef;
@@ -18,6 +19,7 @@ pub(super) fn resolve(
     default_schema: &str,
 ) -> Result<Vec<ComputedField>, SchemaError> {
     let mut out = Vec::new();
+    let mut problems = Vec::new();
     for (key, tc) in &config.tables {
         let listed = (tc.permissions.values()).any(|p| {
             p.select
@@ -34,15 +36,25 @@ pub(super) fn resolve(
             )));
         };
         for (name, cf) in &tc.computed_fields {
-            let field = computed(catalog, tables, table, name, cf, backend, default_schema)
-                .map_err(|e| {
-                    SchemaError::Config(format!("computed field '{name}' of '{key}': {e}"))
-                })?;
+            let mut refuse = |why: String| {
+                problems.push(Inconsistency::of_table(
+                    ObjectKind::ComputedField,
+                    key,
+                    name,
+                    why,
+                ));
+            };
+            let field = match computed(catalog, tables, table, name, cf, backend, default_schema) {
+                Ok(field) => field,
+                Err(why) => {
+                    refuse(why);
+                    continue;
+                }
+            };
             let fields = &mut tables[table].fields;
             if fields.contains_key(name) {
-                return Err(SchemaError::Config(format!(
-                    "computed field '{name}' of '{key}': a column or relationship has that name"
-                )));
+                refuse("a column or relationship has that name".to_owned());
+                continue;
             }
             fields.insert(name.clone(), TableField::Computed(out.len()));
             out.push(field);
@@ -55,14 +67,19 @@ pub(super) fn resolve(
                         && matches!(c.returns, ComputedReturns::Scalar(_))
                 });
                 if !scalar {
-                    return Err(SchemaError::Config(format!(
-                        "select permission of role '{role}' on '{key}': '{name}' is not a scalar \
-                         computed field of the table (one returning rows follows its table's \
-                         select permission)"
-                    )));
+                    let why = format!(
+                        "'{name}' is not a scalar computed field of the table (one returning \
+                         rows follows its table's select permission)"
+                    );
+                    let kind = ObjectKind::SelectPermission;
+                    problems.push(Inconsistency::of_table(kind, key, role, why));
+                    break;
                 }
             }
         }
+    }
+    if !problems.is_empty() {
+        return Err(SchemaError::Inconsistent(problems));
     }
     Ok(out)
 }

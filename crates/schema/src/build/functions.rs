@@ -4,6 +4,7 @@
 
 use super::{Builder, SchemaError};
 use crate::config::{Config, CustomRootField, ExposedAs, FunctionConfig};
+use crate::inconsistent::{Inconsistency, ObjectKind};
 use crate::model::*;
 use crate::naming::{graphql_safe, Naming};
 use crate::sdl::FieldDef;
@@ -31,17 +32,29 @@ pub(super) fn resolve(cx: &Context<'_>) -> Result<Vec<FunctionInfo>, SchemaError
         .flat_map(|t| t.roots.names.iter().cloned())
         .collect();
     let mut out = Vec::new();
+    let mut problems = Vec::new();
     for (key, fc) in &cx.config.functions {
-        let info = function(cx, key, fc).map_err(SchemaError::Config)?;
-        for name in std::iter::once(&info.field).chain(&info.aggregate) {
-            if !taken.insert(name.clone()) {
-                return Err(SchemaError::Config(format!(
-                    "function '{key}': its root field '{name}' is already taken by a table's \
-                     or another function's root field (give it a custom_name)"
-                )));
+        let refuse = |why: String| Inconsistency::new(ObjectKind::Function, key, why);
+        let info = match function(cx, key, fc) {
+            Ok(info) => info,
+            Err(why) => {
+                problems.push(refuse(why));
+                continue;
             }
+        };
+        let names = std::iter::once(&info.field).chain(&info.aggregate);
+        if let Some(name) = names.into_iter().find(|n| taken.contains(*n)) {
+            problems.push(refuse(format!(
+                "its root field '{name}' is already taken by a table's or another function's \
+                 root field (give it a custom_name)"
+            )));
+            continue;
         }
+        taken.extend(std::iter::once(info.field.clone()).chain(info.aggregate.clone()));
         out.push(info);
+    }
+    if !problems.is_empty() {
+        return Err(SchemaError::Inconsistent(problems));
     }
     Ok(out)
 }

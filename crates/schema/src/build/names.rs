@@ -6,9 +6,11 @@
 //! (config or Hasura metadata) that collides stops start-up instead, naming both:
 //! it is a mistake in the configuration, not in the database.
 
-use super::AGG_FUNCS;
+use crate::model::MutationNames;
+use crate::model::UpdateOperator;
 use crate::naming::{graphql_safe, Naming};
 use grafton_catalog::Catalog;
+use grafton_sql::{AggFunc, Direction, Nulls};
 use std::collections::HashMap;
 
 /// The suffixes of the types generated for a table (`venues_bool_exp`, …).
@@ -159,5 +161,47 @@ impl Taken {
         self.types.extend(types.into_iter().map(own));
         self.fields.extend(roots.iter().cloned().map(own));
         Ok(())
+    }
+}
+
+pub(super) const AGG_FUNCS: [(AggFunc, &str); 10] = [
+    (AggFunc::Sum, "sum"),
+    (AggFunc::Avg, "avg"),
+    (AggFunc::Max, "max"),
+    (AggFunc::Min, "min"),
+    (AggFunc::Stddev, "stddev"),
+    (AggFunc::StddevPop, "stddev_pop"),
+    (AggFunc::StddevSamp, "stddev_samp"),
+    (AggFunc::VarPop, "var_pop"),
+    (AggFunc::VarSamp, "var_samp"),
+    (AggFunc::Variance, "variance"),
+];
+
+pub(super) const ORDER_VALUES: [(&str, Direction, Option<Nulls>); 6] = [
+    ("asc", Direction::Asc, Some(Nulls::Last)),
+    ("asc_nulls_first", Direction::Asc, Some(Nulls::First)),
+    ("asc_nulls_last", Direction::Asc, Some(Nulls::Last)),
+    ("desc", Direction::Desc, Some(Nulls::First)),
+    ("desc_nulls_first", Direction::Desc, Some(Nulls::First)),
+    ("desc_nulls_last", Direction::Desc, Some(Nulls::Last)),
+];
+
+/// The argument and field names of mutations under `naming`.
+pub(super) fn mutation_names(naming: Naming) -> MutationNames {
+    MutationNames {
+        objects: naming.field("objects"),
+        object: naming.field("object"),
+        on_conflict: naming.field("on_conflict"),
+        constraint: naming.field("constraint"),
+        update_columns: naming.field("update_columns"),
+        data: naming.field("data"),
+        pk_columns: naming.field("pk_columns"),
+        updates: naming.field("updates"),
+        affected_rows: naming.field("affected_rows"),
+        returning: naming.field("returning"),
+        operators: UpdateOperator::ALL
+            .iter()
+            .map(|(op, name)| (naming.field(name), *op))
+            .collect(),
     }
 }

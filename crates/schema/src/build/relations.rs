@@ -2,6 +2,7 @@
 //! directions) and from the config's manual ones.
 
 use super::*;
+use crate::inconsistent::{Inconsistency, ObjectKind};
 
 /// A relationship before its final name is settled.
 struct Draft {
@@ -38,6 +39,8 @@ pub(super) fn relationships(
         .map(|(id, t)| (t.catalog_index, id))
         .collect();
     let mut drafts = Vec::new();
+    // Relationships the config names that cannot be served, each left out whole.
+    let mut problems = Vec::new();
     for (source, info) in tables.iter().enumerate() {
         let table = &catalog.tables[info.catalog_index];
         for fk in &table.foreign_keys {
@@ -113,19 +116,19 @@ pub(super) fn relationships(
             continue;
         };
         for (name, manual) in &tc.relationships {
-            let target_ci =
-                find_table(catalog, &manual.table, default_schema).ok_or_else(|| {
-                    SchemaError::Config(format!(
-                        "relationship {key}.{name}: table '{}' is not in the database",
-                        manual.table
-                    ))
-                })?;
-            let target = *by_catalog.get(&target_ci).ok_or_else(|| {
-                SchemaError::Config(format!(
-                    "relationship {key}.{name}: table '{}' is not exposed",
-                    manual.table
-                ))
-            })?;
+            let kind = match manual.kind {
+                ManualKind::Object => ObjectKind::ObjectRelation,
+                ManualKind::Array => ObjectKind::ArrayRelation,
+            };
+            let mut refuse = |why: String| {
+                problems.push(Inconsistency::of_table(kind, key, name, why));
+            };
+            let target_ci = find_table(catalog, &manual.table, default_schema);
+            let Some(&target) = target_ci.and_then(|ci| by_catalog.get(&ci)) else {
+                refuse(format!("table '{}' is not tracked", manual.table));
+                continue;
+            };
+            let target_ci = tables[target].catalog_index;
             let mut mapping = Vec::new();
             for (from, to) in &manual.columns {
                 let a = catalog.tables[ci]
@@ -136,19 +139,19 @@ pub(super) fn relationships(
                     .columns
                     .iter()
                     .position(|c| &c.name == to);
-                match (a, b) {
-                    (Some(a), Some(b)) => mapping.push((a, b)),
-                    _ => {
-                        return Err(SchemaError::Config(format!(
-                            "relationship {key}.{name}: unknown column in mapping {from} → {to}"
-                        )))
-                    }
+                if let (Some(a), Some(b)) = (a, b) {
+                    mapping.push((a, b));
+                } else {
+                    refuse(format!("unknown column in mapping {from} → {to}"));
+                    break;
                 }
             }
+            if mapping.len() != manual.columns.len() {
+                continue;
+            }
             if mapping.is_empty() {
-                return Err(SchemaError::Config(format!(
-                    "relationship {key}.{name}: `columns` must map at least one column"
-                )));
+                refuse("its column mapping maps no column".to_owned());
+                continue;
             }
             drafts.push(Draft {
                 snake: graphql_safe(name),
@@ -203,14 +206,16 @@ pub(super) fn relationships(
                     && key_columns(d) == fk.columns.iter().map(String::as_str).collect::<Vec<_>>()
             });
             let Some(i) = found else {
-                return Err(SchemaError::Config(format!(
-                    "foreign_key_relationships {key}.{name}: no foreign key on ({}) {}",
-                    fk.columns.join(", "),
-                    fk.table
-                        .as_deref()
-                        .map(|t| format!("of '{t}'"))
-                        .unwrap_or_default()
-                )));
+                let why = match (&fk.table, holder) {
+                    (Some(t), None) => format!("table '{t}' is not tracked"),
+                    _ => no_foreign_key(catalog, tables, source, fk, default_schema),
+                };
+                let kind = match fk.kind {
+                    ManualKind::Object => ObjectKind::ObjectRelation,
+                    ManualKind::Array => ObjectKind::ArrayRelation,
+                };
+                problems.push(Inconsistency::of_table(kind, key, name, why));
+                continue;
             };
             if remote_object {
                 let d = &drafts[i];
@@ -236,17 +241,25 @@ pub(super) fn relationships(
                 .iter_mut()
                 .find(|d| d.source == source && &d.snake == from)
             else {
-                return Err(SchemaError::Config(format!(
-                    "rename_relationships on {key}: no relationship named '{from}'"
-                )));
+                let why = format!("rename_relationships: no relationship named '{from}'");
+                problems.push(Inconsistency::of_table(
+                    ObjectKind::ObjectRelation,
+                    key,
+                    to,
+                    why,
+                ));
+                continue;
             };
             d.snake = graphql_safe(to);
             d.named = true;
         }
     }
+    // Without auto-tracking (Hasura metadata), a foreign key is a relationship only
+    // where the config names it.
+    let auto_track = config.auto_track.unwrap_or(true);
     // Settle names: a clash with a column or an earlier relationship gets a suffix.
     let mut out = Vec::new();
-    for d in drafts {
+    for d in drafts.into_iter().filter(|d| d.named || auto_track) {
         let fields = &mut tables[d.source].fields;
         let mut snake = d.snake.clone();
         let taken = |fields: &HashMap<String, TableField>, s: &str| {
@@ -265,11 +278,17 @@ pub(super) fn relationships(
                 })
         };
         if let Some(column) = column(&snake).filter(|_| d.named) {
-            return Err(SchemaError::Config(format!(
-                "relationship '{}' on {}: the table has a column or computed field named '{column}' too \
-                 (a custom column name?); rename one of them",
-                d.snake, tables[d.source].base_name
-            )));
+            let kind = match d.kind {
+                RelKind::Object => ObjectKind::ObjectRelation,
+                RelKind::Array => ObjectKind::ArrayRelation,
+            };
+            let why = format!(
+                "the table has a column or computed field named '{column}' too \
+                 (a custom column name?); rename one of them"
+            );
+            let key = config_key(catalog, config, tables, d.source, default_schema);
+            problems.push(Inconsistency::of_table(kind, &key, &d.snake, why));
+            continue;
         }
         if taken(fields, &snake) {
             snake = format!("{}{}", d.snake, d.disambiguator);
@@ -307,5 +326,56 @@ pub(super) fn relationships(
             enforced: d.enforced,
         });
     }
+    if !problems.is_empty() {
+        return Err(SchemaError::Inconsistent(problems));
+    }
     Ok(out)
+}
+
+/// The config key of an exposed table (its `schema.name` when the config has none).
+fn config_key(
+    catalog: &Catalog,
+    config: &Config,
+    tables: &[TableInfo],
+    table: TableId,
+    default_schema: &str,
+) -> String {
+    let ci = tables[table].catalog_index;
+    (config.tables.keys())
+        .find(|k| find_table(catalog, k, default_schema) == Some(ci))
+        .cloned()
+        .unwrap_or_else(|| qualified(&catalog.tables[ci]))
+}
+
+/// Why a foreign-key relationship was not found: the key references an untracked
+/// table, or there is no such key.
+fn no_foreign_key(
+    catalog: &Catalog,
+    tables: &[TableInfo],
+    source: TableId,
+    fk: &crate::config::ForeignKeyRelationship,
+    default_schema: &str,
+) -> String {
+    let holder = match &fk.table {
+        Some(t) => find_table(catalog, t, default_schema),
+        None => Some(tables[source].catalog_index),
+    };
+    let key = holder
+        .and_then(|h| (catalog.tables[h].foreign_keys.iter()).find(|k| k.columns == fk.columns));
+    match key {
+        Some(k) => format!(
+            "the foreign key on ({}) references {}.{}, which is not tracked",
+            fk.columns.join(", "),
+            k.ref_schema,
+            k.ref_table
+        ),
+        None => format!(
+            "no foreign key on ({}){}",
+            fk.columns.join(", "),
+            fk.table
+                .as_deref()
+                .map(|t| format!(" of '{t}'"))
+                .unwrap_or_default()
+        ),
+    }
 }

@@ -4,6 +4,25 @@
 
 use super::*;
 use crate::config::{CustomRootField, TableConfig};
+use crate::inconsistent::{Inconsistency, ObjectKind};
+
+/// The catalog's tables that are served: all of them, or without auto-tracking
+/// (Hasura metadata) only those the config lists, as Hasura serves only what its
+/// metadata tracks.
+pub(super) fn tracked(mut catalog: Catalog, config: &Config, default_schema: &str) -> Catalog {
+    if config.auto_track.unwrap_or(true) {
+        return catalog;
+    }
+    let listed: HashSet<usize> = (config.tables.keys())
+        .filter_map(|k| find_table(&catalog, k, default_schema))
+        .collect();
+    let mut index = 0;
+    catalog.tables.retain(|_| {
+        index += 1;
+        listed.contains(&(index - 1))
+    });
+    catalog
+}
 
 pub(super) fn name_tables(
     catalog: &Catalog,
@@ -12,17 +31,31 @@ pub(super) fn name_tables(
     default_schema: &str,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<TableInfo>, SchemaError> {
-    for key in config.tables.keys() {
-        if find_table(catalog, key, default_schema).is_none() {
-            return Err(SchemaError::Config(format!(
-                "table '{key}' is not in the database"
-            )));
-        }
+    let missing: Vec<Inconsistency> = (config.tables.keys())
+        .filter(|key| find_table(catalog, key, default_schema).is_none())
+        .map(|key| {
+            let why = format!("no table or view '{key}' in the database (exposed schemas)");
+            Inconsistency::new(ObjectKind::Table, key, why)
+        })
+        .collect();
+    if !missing.is_empty() {
+        return Err(SchemaError::Inconsistent(missing));
     }
     let table_config = |ci: usize| {
         (config.tables.iter())
             .find(|(k, _)| find_table(catalog, k, default_schema) == Some(ci))
             .map(|(_, v)| v)
+    };
+    // A table the config names that cannot be served as written is left out whole.
+    let invalid = |ci: usize, why: String| {
+        let key =
+            (config.tables.keys()).find(|k| find_table(catalog, k, default_schema) == Some(ci));
+        match key {
+            Some(key) => {
+                SchemaError::Inconsistent(vec![Inconsistency::new(ObjectKind::Table, key, why)])
+            }
+            None => SchemaError::Config(why),
+        }
     };
     // Each table's base name (its custom name, else its own, schema-qualified outside
     // the default schema) and root field names. Tables with custom names claim theirs
@@ -36,14 +69,14 @@ pub(super) fn name_tables(
         let base = match custom {
             Some(name) => {
                 valid_name(name).map_err(|why| {
-                    SchemaError::Config(format!("{}: custom_name '{name}' {why}", qualified(t)))
+                    invalid(ci, format!("{}: custom_name '{name}' {why}", qualified(t)))
                 })?;
                 name.to_owned()
             }
             None if t.schema == default_schema => graphql_safe(&t.name),
             None => graphql_safe(&format!("{}_{}", t.schema, t.name)),
         };
-        let (roots, custom_roots) = root_names(naming, &base, tc, t)?;
+        let (roots, custom_roots) = root_names(naming, &base, tc, t).map_err(|e| invalid(ci, e))?;
         plans.push((base, custom.is_some(), roots, custom_roots));
     }
     let owner = |ci: usize| match &plans[ci] {
@@ -74,12 +107,15 @@ pub(super) fn name_tables(
             match taken.claim(naming, base, *custom_base, &claimed, &owner(ci)) {
                 Ok(()) => kept[ci] = true,
                 Err(clash) if clash.custom => {
-                    return Err(SchemaError::Config(format!(
-                        "{} needs the GraphQL name '{}', which {} already takes",
-                        owner(ci),
-                        clash.name,
-                        clash.by
-                    )))
+                    return Err(invalid(
+                        ci,
+                        format!(
+                            "{} needs the GraphQL name '{}', which {} already takes",
+                            owner(ci),
+                            clash.name,
+                            clash.by
+                        ),
+                    ))
                 }
                 Err(clash) => warnings.push(format!(
                     "table {} skipped: the GraphQL name '{}' it needs is taken by {}",
@@ -108,10 +144,10 @@ pub(super) fn name_tables(
                 .iter()
                 .position(|c| &c.name == name)
                 .ok_or_else(|| {
-                    SchemaError::Config(format!(
-                        "primary key column '{name}' is not in {}",
-                        qualified(t)
-                    ))
+                    invalid(
+                        ci,
+                        format!("primary key column '{name}' is not in {}", qualified(t)),
+                    )
                 })?;
             primary_key.push(idx);
         }
@@ -123,11 +159,12 @@ pub(super) fn name_tables(
             let name = match custom {
                 Some(name) => {
                     valid_name(name).map_err(|why| {
-                        SchemaError::Config(format!(
+                        let why = format!(
                             "column {}.{}: custom_name '{name}' {why}",
                             qualified(t),
                             c.name
-                        ))
+                        );
+                        invalid(ci, why)
                     })?;
                     name.to_owned()
                 }
@@ -141,11 +178,14 @@ pub(super) fn name_tables(
                         .is_some_and(|cc| cc.custom_name.is_some())
                 };
                 if named(&c.name) || named(other) {
-                    return Err(SchemaError::Config(format!(
-                        "columns {0}.{other} and {0}.{1} would both be the GraphQL field '{name}'",
-                        qualified(t),
-                        c.name
-                    )));
+                    return Err(invalid(
+                        ci,
+                        format!(
+                            "columns {0}.{other} and {0}.{1} would both be the GraphQL field '{name}'",
+                            qualified(t),
+                            c.name
+                        ),
+                    ));
                 }
                 warnings.push(format!(
                     "column {}.{} hides another column with the GraphQL name '{name}'",
@@ -224,7 +264,7 @@ fn root_names(
     base: &str,
     tc: Option<&TableConfig>,
     t: &Table,
-) -> Result<(RootNames, bool), SchemaError> {
+) -> Result<(RootNames, bool), String> {
     let custom = tc.map(|tc| &tc.custom_root_fields);
     if let Some(key) = custom
         .into_iter()
@@ -232,11 +272,11 @@ fn root_names(
         .find(|k| RootKind::from_key(k).is_none())
     {
         let keys: Vec<&str> = RootKind::ALL.iter().map(|k| k.key()).collect();
-        return Err(SchemaError::Config(format!(
+        return Err(format!(
             "{}: custom_root_fields.{key} is not a root field (one of {})",
             qualified(t),
             keys.join(", ")
-        )));
+        ));
     }
     let mut roots = RootNames::default();
     let mut any = false;
@@ -252,11 +292,11 @@ fn root_names(
         let name = match name {
             Some(n) => {
                 valid_name(&n).map_err(|why| {
-                    SchemaError::Config(format!(
+                    format!(
                         "{}: custom_root_fields.{} '{n}' {why}",
                         qualified(t),
                         kind.key()
-                    ))
+                    )
                 })?;
                 any = true;
                 n

@@ -133,3 +133,35 @@ impl Builder<'_> {
         );
     }
 }
+
+/// The operators a column of `kind` supports on `backend`.
+pub fn ops_for(kind: &ScalarKind, backend: Backend) -> Vec<CompareOp> {
+    use CompareOp::*;
+    if *kind == ScalarKind::Json {
+        // Postgres has no equality on json; only nullness is testable.
+        return vec![IsNull];
+    }
+    let mut ops = vec![Eq, Neq, Gt, Gte, Lt, Lte, In, Nin, IsNull];
+    if *kind == ScalarKind::Jsonb {
+        ops.extend([Contains, ContainedIn, HasKey, HasKeysAny, HasKeysAll]);
+    }
+    if kind.is_text() {
+        ops.extend([Like, Nlike, Ilike, Nilike]);
+        if backend == Backend::Postgres {
+            ops.extend([Similar, Nsimilar, Regex, Iregex, Nregex, Niregex]);
+        }
+    }
+    ops
+}
+
+/// Whether `min`/`max` exist for this kind on both backends.
+pub(super) fn has_min_max(kind: &ScalarKind) -> bool {
+    !matches!(
+        kind,
+        ScalarKind::Json
+            | ScalarKind::Jsonb
+            | ScalarKind::Boolean
+            | ScalarKind::Bytea
+            | ScalarKind::Uuid
+    )
+}

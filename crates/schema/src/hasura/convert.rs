@@ -6,13 +6,14 @@ use crate::config::{
     Config, DeletePermission, ForeignKeyRelationship, InsertPermission, ManualKind,
     ManualRelationship, SelectPermission, TableConfig, UpdatePermission,
 };
+use crate::inconsistent::{Inconsistency, ObjectKind};
 use std::collections::BTreeMap;
 
 pub(super) fn convert(entries: Vec<Entry>) -> Result<Config, String> {
     let mut config = Config::default();
     for e in entries {
         let key = e.table.key();
-        unserved(&key, &e);
+        config.left_out.extend(unserved(&key, &e));
         for (kind, list) in [
             ("select", &e.select_permissions),
             ("insert", &e.insert_permissions),
@@ -58,7 +59,9 @@ pub(super) fn convert(entries: Vec<Entry>) -> Result<Config, String> {
             (ManualKind::Array, e.array_relationships),
         ] {
             for r in list {
-                relationship(table, kind, r);
+                let name = r.name.clone();
+                relationship(table, kind, r)
+                    .map_err(|why| format!("{}: relationship '{name}': {why}", e.table.key()))?;
             }
         }
         for p in e.select_permissions {
@@ -103,31 +106,44 @@ pub(super) fn convert(entries: Vec<Entry>) -> Result<Config, String> {
     Ok(config)
 }
 
-/// Says loudly what a table's entry asks for that Grafton does not serve yet, so a
-/// project's side effects never stop in silence.
-fn unserved(key: &str, e: &Entry) {
-    let mut what = Vec::new();
-    if !e.event_triggers.is_empty() {
-        what.push(format!("{} event trigger(s)", e.event_triggers.len()));
+/// What a table's entry asks for that Grafton does not serve yet, each object by
+/// name, so a project's side effects never stop in silence.
+fn unserved(key: &str, e: &Entry) -> Vec<Inconsistency> {
+    let not_yet = |kind: ObjectKind, name: &str| {
+        let why = format!(
+            "{} are not served by Grafton yet",
+            kind.name().replace('_', " ") + "s"
+        );
+        Inconsistency::of_table(kind, key, name, why)
+    };
+    let mut out = Vec::new();
+    for t in &e.event_triggers {
+        out.push(not_yet(ObjectKind::EventTrigger, &yaml_name(t)));
     }
-    if !e.remote_relationships.is_empty() {
-        what.push(format!(
-            "{} remote relationship(s)",
-            e.remote_relationships.len()
-        ));
+    for r in &e.remote_relationships {
+        out.push(not_yet(ObjectKind::RemoteRelationship, &yaml_name(r)));
     }
     if e.apollo_federation_config.is_some() {
-        what.push("apollo_federation_config".to_owned());
+        let why = "Apollo Federation is not served by Grafton yet".to_owned();
+        out.push(Inconsistency::of_table(
+            ObjectKind::ApolloFederationConfig,
+            key,
+            key,
+            why,
+        ));
     }
-    if !what.is_empty() {
-        tracing::warn!(
-            "table {key}: {} in the metadata, not served by Grafton yet: left out",
-            what.join(", ")
-        );
-    }
+    out
 }
 
-fn relationship(table: &mut TableConfig, kind: ManualKind, r: Relationship) {
+/// The `name` of a metadata object read as plain YAML (`?` when it has none).
+pub(super) fn yaml_name(v: &serde_norway::Value) -> String {
+    v.get("name")
+        .and_then(|n| n.as_str())
+        .unwrap_or("?")
+        .to_owned()
+}
+
+fn relationship(table: &mut TableConfig, kind: ManualKind, r: Relationship) -> Result<(), String> {
     if let Some(m) = r.using.manual_configuration {
         table.relationships.insert(
             r.name,
@@ -138,7 +154,7 @@ fn relationship(table: &mut TableConfig, kind: ManualKind, r: Relationship) {
                 insertion_order: m.insertion_order.unwrap_or_default(),
             },
         );
-        return;
+        return Ok(());
     }
     let (remote, columns) = match r.using.foreign_key_constraint_on {
         Some(ForeignKeyOn::Column(c)) => (None, vec![c]),
@@ -155,7 +171,11 @@ fn relationship(table: &mut TableConfig, kind: ManualKind, r: Relationship) {
                 .chain(column)
                 .collect(),
         ),
-        None => return,
+        None => {
+            return Err(
+                "`using` names neither foreign_key_constraint_on nor manual_configuration".into(),
+            )
+        }
     };
     table.foreign_key_relationships.insert(
         r.name,
@@ -165,4 +185,5 @@ fn relationship(table: &mut TableConfig, kind: ManualKind, r: Relationship) {
             columns,
         },
     );
+    Ok(())
 }

@@ -7,7 +7,11 @@ pub fn merge(config: &mut Config, other: Config) {
     if config.api_limits == Default::default() {
         config.api_limits = other.api_limits;
     }
+    if config.auto_track.is_none() {
+        config.auto_track = other.auto_track;
+    }
     config.allow_list.extend(other.allow_list);
+    config.left_out.extend(other.left_out);
     let introspection = &mut config.graphql_schema_introspection.disabled_for_roles;
     introspection.extend(other.graphql_schema_introspection.disabled_for_roles);
     for (name, f) in other.functions {

@@ -4,6 +4,7 @@
 //! nothing.
 
 use crate::config::Config;
+use crate::inconsistent::{Inconsistency, ObjectKind};
 use crate::trusted::AllowedCollection;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -83,58 +84,74 @@ fn read<T: DeserializeOwned>(dir: &Path, file: &str) -> Result<Option<T>, String
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// The project-wide files Grafton does not serve yet: each non-empty one is said
-/// loudly at load, so a project's business logic and side effects never stop in
-/// silence.
-const UNSERVED: &[(&str, &str)] = &[
-    ("actions.yaml", "actions"),
-    ("actions.graphql", "action types"),
-    ("cron_triggers.yaml", "cron triggers"),
-    ("remote_schemas.yaml", "remote schemas"),
-    ("rest_endpoints.yaml", "REST endpoints"),
-];
-
-/// Warns of every non-empty project file Grafton does not serve, and of the parts
-/// of `databases/databases.yaml` it does not read (a source's customization, a
-/// second source).
-fn unserved(dir: &Path) {
-    for (file, what) in UNSERVED {
-        let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
-            continue;
-        };
-        let trimmed = text.trim();
-        if !(trimmed.is_empty() || trimmed == "{}" || trimmed == "[]") {
-            tracing::warn!("{file}: {what} in the metadata, not served by Grafton yet: left out");
-        }
-    }
-    let databases = dir.join("databases").join("databases.yaml");
-    let Ok(text) = std::fs::read_to_string(&databases) else {
-        return;
+/// The project-wide objects Grafton does not serve yet (actions, cron triggers,
+/// remote schemas, REST endpoints), each by name, and the parts of
+/// `databases/databases.yaml` it does not read (a source's customization, a second
+/// source): reported as inconsistent metadata, never dropped in silence.
+fn unserved(dir: &Path) -> Vec<Inconsistency> {
+    let yaml = |file: &str| -> Option<serde_norway::Value> {
+        let text = std::fs::read_to_string(dir.join(file)).ok()?;
+        serde_norway::from_str(&text).ok()
     };
-    let Ok(serde_norway::Value::Sequence(sources)) = serde_norway::from_str(&text) else {
-        return;
-    };
-    if sources.len() > 1 {
-        tracing::warn!(
-            "{}: {} sources; Grafton serves one database (--database-url), and reads the tables of every source's directory into it",
-            databases.display(),
-            sources.len()
+    let not_yet = |kind: ObjectKind, name: String| {
+        let why = format!(
+            "{}s are not served by Grafton yet",
+            kind.name().replace('_', " ")
         );
-    }
-    for source in &sources {
-        if source.get("customization").is_some() {
-            let name = source.get("name").and_then(|n| n.as_str()).unwrap_or("?");
-            tracing::warn!(
-                "{}: source '{name}' has a customization (naming convention, root field or type name prefixes), not applied by Grafton yet (see --naming)",
-                databases.display()
-            );
+        Inconsistency::new(kind, &name, why)
+    };
+    let names = |v: Option<&serde_norway::Value>| -> Vec<String> {
+        let list = v.and_then(|v| v.as_sequence()).cloned().unwrap_or_default();
+        list.iter().map(super::convert::yaml_name).collect()
+    };
+    let mut out = Vec::new();
+    if let Some(actions) = yaml("actions.yaml") {
+        for name in names(actions.get("actions")) {
+            out.push(not_yet(ObjectKind::Action, name));
+        }
+        let types = actions.get("custom_types").and_then(|t| t.as_mapping());
+        let any = types.is_some_and(|t| {
+            t.values()
+                .any(|v| v.as_sequence().is_some_and(|l| !l.is_empty()))
+        });
+        if any {
+            let why = "actions' custom types are not served by Grafton yet".to_owned();
+            out.push(Inconsistency::new(
+                ObjectKind::CustomTypes,
+                "custom_types",
+                why,
+            ));
         }
     }
+    for (file, kind) in [
+        ("cron_triggers.yaml", ObjectKind::CronTrigger),
+        ("remote_schemas.yaml", ObjectKind::RemoteSchema),
+        ("rest_endpoints.yaml", ObjectKind::Endpoint),
+    ] {
+        for name in names(yaml(file).as_ref()) {
+            out.push(not_yet(kind, name));
+        }
+    }
+    let sources = yaml("databases/databases.yaml");
+    let sources = sources.as_ref().and_then(|s| s.as_sequence());
+    for (i, source) in sources.into_iter().flatten().enumerate() {
+        let name = super::convert::yaml_name(source);
+        if i > 0 {
+            let why = "Grafton serves one database (--database-url); a second source is not served"
+                .to_owned();
+            out.push(Inconsistency::new(ObjectKind::Source, &name, why));
+        }
+        if source.get("customization").is_some() {
+            let why = "its customization (naming convention, root field or type name prefixes) is not applied by Grafton yet (see --naming)".to_owned();
+            out.push(Inconsistency::new(ObjectKind::Source, &name, why));
+        }
+    }
+    out
 }
 
 /// Fills `config` from the project-wide files of the metadata directory `dir`.
 pub(super) fn load(dir: &Path, config: &mut Config) -> Result<(), String> {
-    unserved(dir);
+    config.left_out.extend(unserved(dir));
     if let Some(limits) = read(dir, "api_limits.yaml")? {
         config.api_limits = limits;
     }

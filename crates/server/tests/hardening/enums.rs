@@ -59,9 +59,12 @@ async fn serves(server: &Running, value: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn values_written_through_grafton_are_checked_and_served_at_once() {
     for url in databases("hardening_enums", FIXTURE) {
-        let server = grafton_server::start(&options(&url, CONFIG))
-            .await
-            .expect("server");
+        // Strict: a reload that meets an enum table it cannot serve fails whole.
+        let strict = grafton_server::ServeOptions {
+            strict_metadata: true,
+            ..options(&url, CONFIG)
+        };
+        let server = grafton_server::start(&strict).await.expect("server");
         let other = grafton_server::start(&options(&url, CONFIG))
             .await
             .expect("second instance");
@@ -126,8 +129,8 @@ async fn values_written_through_grafton_are_checked_and_served_at_once() {
             serves(&other, "archived").await;
         }
 
-        // Outside Grafton nothing checks the value: the reload that reads it fails and
-        // says which, and the schema served stays whole.
+        // Outside Grafton nothing checks the value: the (strict) reload that reads it
+        // fails and says which, and the schema served stays whole.
         let sql = "INSERT INTO statuses VALUES ('on-hold', NULL);";
         if url.starts_with("postgres") {
             grafton_testkit::psql(&url, sql.as_bytes());

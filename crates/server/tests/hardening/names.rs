@@ -18,7 +18,11 @@ CREATE TABLE posts (
 
 /// Why a server over `url` with `yaml` does not start.
 async fn refused(url: &str, yaml: &str) -> String {
-    match grafton_server::start(&options(url, yaml)).await {
+    let strict = grafton_server::ServeOptions {
+        strict_metadata: true,
+        ..options(url, yaml)
+    };
+    match grafton_server::start(&strict).await {
         Ok(_) => panic!("started with {yaml}"),
         Err(e) => e.to_string(),
     }
@@ -41,7 +45,7 @@ tables:
 ";
         let error = refused(&url, clash).await;
         assert!(
-            error.contains("relationship 'writer' on posts: the table has a column or computed field named 'writer'"),
+            error.contains("object relation 'writer' on posts: the table has a column or computed field named 'writer'"),
             "{url}: {error}"
         );
     }

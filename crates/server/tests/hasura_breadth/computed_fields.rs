@@ -104,6 +104,7 @@ async fn start(url: &str, name: &str, authors: &str) -> Result<grafton_server::R
         database_url: url.to_owned(),
         port: 0,
         config: grafton_schema::hasura::load(&dir)?,
+        strict_metadata: true,
         ..ServeOptions::default()
     })
     .await
@@ -232,7 +233,7 @@ async fn computed_fields_that_cannot_be_served_stop_start_up_named() {
     let cases = [
         (
             "computed_fields:\n  - {name: touch, definition: {function: author_touch}}\n",
-            "computed field 'touch' of 'authors': function public.author_touch is VOLATILE",
+            "computed field 'touch' on authors: function public.author_touch is VOLATILE",
         ),
         (
             "computed_fields:\n  - {name: title, definition: {function: post_title}}\n",

@@ -117,6 +117,7 @@ async fn a_table_that_cannot_be_an_enum_stops_start_up() {
         database_url: sqlite,
         port: 0,
         config,
+        strict_metadata: true,
         ..Default::default()
     })
     .await;

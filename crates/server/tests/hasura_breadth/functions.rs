@@ -97,6 +97,7 @@ async fn start(url: &str, dir: &Path, infer: Option<bool>) -> Result<Running, St
         port: 0,
         config: grafton_schema::hasura::load(dir)?,
         infer_function_permissions: infer,
+        strict_metadata: true,
         ..ServeOptions::default()
     })
     .await

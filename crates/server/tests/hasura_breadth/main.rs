@@ -6,9 +6,11 @@ mod computed_fields;
 mod custom_names;
 mod enum_tables;
 mod functions;
+mod inconsistent;
 mod inherited_roles;
 mod schemas;
 mod snapshots;
+mod tracking;
 
 use grafton_server::{Running, ServeOptions};
 use serde_json::{json, Value};

@@ -194,7 +194,7 @@ pub fn hasura_metadata(name: &str, files: &[(&str, &str)]) -> PathBuf {
     std::fs::create_dir_all(&tables).expect("metadata dir");
     std::fs::write(
         tables.join("public_nodes.yaml"),
-        "table: {schema: public, name: nodes}\nselect_permissions:\n  - role: user\n    permission: {columns: '*', filter: {}}\n",
+        "table: {schema: public, name: nodes}\nobject_relationships:\n  - {name: parent, using: {foreign_key_constraint_on: parent_id}}\nselect_permissions:\n  - role: user\n    permission: {columns: '*', filter: {}}\n",
     )
     .expect("table file");
     for (file, yaml) in files {

@@ -484,6 +484,7 @@ pub fn engine_error(database_url: String, config: grafton_schema::Config) -> Str
         database_url,
         port: 0,
         config,
+        strict_metadata: true,
         ..Default::default()
     };
     let result =

@@ -271,6 +271,7 @@ fn metadata(cases: &[(usize, &Case)]) -> std::path::PathBuf {
   array_relationships:
     - name: members
       using: {{foreign_key_constraint_on: {{column: org_id, table: {{schema: public, name: users}}}}}}
+- table: {{schema: public, name: users}}
 "#
     );
     let path = std::env::temp_dir().join(format!(
@@ -510,7 +511,7 @@ async fn rules_it_cannot_read_stop_start_up_with_their_path() {
             ),
         ] {
             let message = start_error(db, rule);
-            for part in ["role 'r'", "'documents'", path, why] {
+            for part in ["role 'r'", "on documents", path, why] {
                 assert!(
                     message.contains(part),
                     "{db:?}: {rule}: '{part}' missing from: {message}"

@@ -15,9 +15,18 @@ tables:
 ";
 
 async fn reload(base: &str, secret: Option<&str>) -> (u16, Value) {
+    metadata_as(base, secret, json!({"type": "reload_metadata", "args": {}})).await
+}
+
+/// Posts `body` to `/v1/metadata` with the admin secret.
+async fn metadata(base: &str, body: Value) -> (u16, Value) {
+    metadata_as(base, Some(ADMIN_SECRET), body).await
+}
+
+async fn metadata_as(base: &str, secret: Option<&str>, body: Value) -> (u16, Value) {
     let mut request = reqwest::Client::new()
         .post(format!("{base}/v1/metadata"))
-        .json(&json!({"type": "reload_metadata", "args": {}}));
+        .json(&body);
     if let Some(secret) = secret {
         request = request.header("x-hasura-admin-secret", secret);
     }
@@ -110,22 +119,62 @@ async fn reload_metadata_serves_new_tables_columns_and_permissions() {
         let allowed = anonymous("{ extra { id } }").await;
         assert_eq!(allowed, json!({"data": {"extra": [{"id": 7}]}}), "{db:?}");
 
-        // A broken config keeps the schema being served, and says why.
+        // A permission that cannot be served is left out whole, as Hasura does: the
+        // reload succeeds, says it is not consistent, and lists it.
         std::fs::write(&config, "tables:\n  items:\n    permissions:\n      user:\n        select: {columns: [nope], filter: {}}\n").expect("config");
         migrate(db, &url, "CREATE TABLE later (id INTEGER PRIMARY KEY);");
+        let (status, body) = reload(&base, Some(ADMIN_SECRET)).await;
+        assert_eq!(status, 200, "{db:?}: {body}");
+        assert_eq!(body["is_consistent"], false, "{db:?}: {body}");
+        assert_eq!(
+            body["inconsistent_objects"][0]["type"], "select_permission",
+            "{db:?}: {body}"
+        );
+        let reason = body["inconsistent_objects"][0]["reason"]
+            .as_str()
+            .unwrap_or("");
+        assert!(reason.contains("no column 'nope'"), "{db:?}: {body}");
+        let later = post(&server.url(), "{ later { id } }").await;
+        assert_eq!(later, json!({"data": {"later": []}}), "{db:?}");
+        let items = anonymous("{ items { id } }").await;
+        assert_eq!(
+            items["errors"][0]["extensions"]["code"], "validation-failed",
+            "{db:?}: {items}"
+        );
+        let (status, listed) = metadata(
+            &base,
+            json!({"type": "get_inconsistent_metadata", "args": {}}),
+        )
+        .await;
+        assert_eq!(status, 200, "{db:?}: {listed}");
+        assert_eq!(
+            listed["inconsistent_objects"], body["inconsistent_objects"],
+            "{db:?}"
+        );
+
+        // A config that does not parse keeps the schema being served, and says why.
+        std::fs::write(&config, "tables:\n  items:\n    permisions: {}\n").expect("config");
+        migrate(
+            db,
+            &url,
+            "CREATE TABLE later_still (id INTEGER PRIMARY KEY);",
+        );
         let (status, body) = reload(&base, Some(ADMIN_SECRET)).await;
         assert_eq!(status, 400, "{db:?}: {body}");
         assert_eq!(body["code"], "reload-failed", "{db:?}: {body}");
         assert!(
-            body["error"].as_str().unwrap_or("").contains("nope"),
-            "{db:?}: the error names the bad column: {body}"
+            body["error"].as_str().unwrap_or("").contains("permisions"),
+            "{db:?}: the error names the bad key: {body}"
         );
-        assert_eq!(post(&server.url(), query).await, after, "{db:?}");
-        assert_eq!(anonymous("{ extra { id } }").await, allowed, "{db:?}");
-        let later = post(&server.url(), "{ later { id } }").await;
+        let still = post(&server.url(), "{ later_still { id } }").await;
         assert_eq!(
-            later["errors"][0]["extensions"]["code"], "validation-failed",
-            "{db:?}: the failed reload changed nothing: {later}"
+            still["errors"][0]["extensions"]["code"], "validation-failed",
+            "{db:?}: the failed reload changed nothing: {still}"
+        );
+        assert_eq!(
+            post(&server.url(), "{ later { id } }").await,
+            later,
+            "{db:?}"
         );
         server.stop().await;
     }
