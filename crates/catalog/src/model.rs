@@ -79,6 +79,11 @@ pub struct FunctionArg {
     pub db_type: String,
     /// Its GraphQL-facing kind; `None` for a type Grafton cannot bind.
     pub scalar: Option<ScalarKind>,
+    /// For an array of a built-in type (`uuid[]`), the element type's name
+    /// (`uuid`): passed as a PostgreSQL array literal (`"{a,b}"`) in Hasura's
+    /// scalar named after the array type (`_uuid`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub array_of: Option<String>,
 }
 
 /// A table or a view.

@@ -141,6 +141,7 @@ pub fn build_for_role(
         relationships: &relationships,
         sdl: Sdl::default(),
         used_scalars: BTreeSet::new(),
+        array_scalars: BTreeSet::new(),
         streams: false,
         root_fields: HashMap::new(),
         mutation_fields: HashMap::new(),
@@ -246,6 +247,8 @@ struct Builder<'a> {
     relationships: &'a [Relationship],
     sdl: Sdl,
     used_scalars: BTreeSet<ScalarKind>,
+    /// Hasura's scalars of array arguments (`_uuid` for `uuid[]`), by name.
+    array_scalars: BTreeSet<String>,
     /// Some table has a `_stream` field (so `cursor_ordering` is written).
     streams: bool,
     root_fields: HashMap<String, RootField>,

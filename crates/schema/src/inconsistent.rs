@@ -52,6 +52,10 @@ pub enum ObjectKind {
     Source,
     /// A table's Apollo Federation setting (not served yet).
     ApolloFederationConfig,
+    /// A native query: SQL in the metadata served as a root field (not served yet).
+    NativeQuery,
+    /// A logical model: the type a native query returns (not served yet).
+    LogicalModel,
 }
 
 impl ObjectKind {
@@ -78,6 +82,17 @@ impl ObjectKind {
             Endpoint => "endpoint",
             Source => "source",
             ApolloFederationConfig => "apollo_federation_config",
+            NativeQuery => "native_query",
+            LogicalModel => "logical_model",
+        }
+    }
+
+    /// The kind's plural, for people: `event triggers`, `native queries`.
+    pub fn plural(self) -> String {
+        let name = self.name().replace('_', " ");
+        match name.strip_suffix('y') {
+            Some(stem) => format!("{stem}ies"),
+            None => format!("{name}s"),
         }
     }
 

@@ -179,7 +179,14 @@ impl Ctx<'_> {
                         })
                     }
                     Some(kind) => sql_type(self, kind),
-                    None => SqlType::Builtin("text"),
+                    // `uuid[]` is `pg_catalog._uuid`: the literal's text is cast to it.
+                    None => match &a.array_of {
+                        Some(element) => SqlType::Named {
+                            schema: "pg_catalog".to_owned(),
+                            name: format!("_{element}"),
+                        },
+                        None => SqlType::Builtin("text"),
+                    },
                 };
                 let value = match (&row, call.row_arg == Some(*position)) {
                     (Some(row), true) => row.clone(),

@@ -100,6 +100,7 @@ pub(super) fn function(
                 scalar: kinds
                     .get(i)
                     .and_then(|k| arg_scalar(db_type, k, enum_index)),
+                array_of: kinds.get(i).and_then(|k| array_of(db_type, k)),
                 row_of: (rows.get(i))
                     .and_then(|r| r.split_once('.'))
                     .map(|(s, t)| (s.to_owned(), t.to_owned())),
@@ -125,6 +126,16 @@ pub(super) fn function(
         comment: row.try_get("comment")?,
         unsupported,
     })
+}
+
+/// The element type of an array of a built-in base type (`uuid` for `uuid[]`).
+fn array_of(db_type: &str, kind: &str) -> Option<String> {
+    let element = db_type.strip_suffix("[]")?;
+    let builtin = kind.starts_with("b:pg_catalog:");
+    let plain = element
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (builtin && plain && !element.is_empty()).then(|| element.to_owned())
 }
 
 /// An argument type's kind, from `typtype:schema:oid`; `None` when it cannot be bound.

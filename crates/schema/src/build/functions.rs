@@ -162,10 +162,10 @@ fn function(cx: &Context<'_>, key: &str, fc: &FunctionConfig) -> Result<Function
         if Some(i) == session_arg {
             continue;
         }
-        if a.scalar.is_none() {
+        if a.scalar.is_none() && a.array_of.is_none() {
             return Err(format!(
                 "{what}: argument '{}' has type {}, which Grafton cannot pass \
-                 (a built-in base type, an enum or json can be)",
+                 (a built-in base type or an array of one, an enum or json can be)",
                 a.name, a.db_type
             ));
         }
@@ -265,6 +265,12 @@ impl Builder<'_> {
             if let Some(args_type) = &info.args_type {
                 let fields: Vec<FieldDef> = (info.args.iter())
                     .map(|(name, i)| {
+                        if let Some(element) = &f.args[*i].array_of {
+                            // Hasura's: a PostgreSQL array literal in `_<element>`.
+                            let scalar = format!("_{element}");
+                            self.array_scalars.insert(scalar.clone());
+                            return FieldDef::new(name, scalar);
+                        }
                         let kind = f.args[*i].scalar.clone().unwrap_or(ScalarKind::Text);
                         let kind = self.column_kind(&kind);
                         self.used_scalars.insert(kind.clone());

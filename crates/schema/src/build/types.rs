@@ -54,6 +54,9 @@ impl Builder<'_> {
         for kind in used {
             self.write_scalar(&kind);
         }
+        for name in std::mem::take(&mut self.array_scalars) {
+            self.sdl.scalar(&name);
+        }
         let mutation = if has_mutations {
             "  mutation: mutation_root\n"
         } else {

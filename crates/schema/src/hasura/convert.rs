@@ -110,10 +110,7 @@ pub(super) fn convert(entries: Vec<Entry>) -> Result<Config, String> {
 /// name, so a project's side effects never stop in silence.
 fn unserved(key: &str, e: &Entry) -> Vec<Inconsistency> {
     let not_yet = |kind: ObjectKind, name: &str| {
-        let why = format!(
-            "{} are not served by Grafton yet",
-            kind.name().replace('_', " ") + "s"
-        );
+        let why = format!("{} are not served by Grafton yet", kind.plural());
         Inconsistency::of_table(kind, key, name, why)
     };
     let mut out = Vec::new();

@@ -94,10 +94,7 @@ fn unserved(dir: &Path) -> Vec<Inconsistency> {
         serde_norway::from_str(&text).ok()
     };
     let not_yet = |kind: ObjectKind, name: String| {
-        let why = format!(
-            "{}s are not served by Grafton yet",
-            kind.name().replace('_', " ")
-        );
+        let why = format!("{} are not served by Grafton yet", kind.plural());
         Inconsistency::new(kind, &name, why)
     };
     let names = |v: Option<&serde_norway::Value>| -> Vec<String> {
@@ -140,6 +137,17 @@ fn unserved(dir: &Path) -> Vec<Inconsistency> {
             let why = "Grafton serves one database (--database-url); a second source is not served"
                 .to_owned();
             out.push(Inconsistency::new(ObjectKind::Source, &name, why));
+        }
+        let queries = source.get("native_queries").and_then(|q| q.as_sequence());
+        for q in queries.into_iter().flatten() {
+            let name = q
+                .get("root_field_name")
+                .and_then(|n| n.as_str())
+                .unwrap_or("?");
+            out.push(not_yet(ObjectKind::NativeQuery, name.to_owned()));
+        }
+        for name in names(source.get("logical_models")) {
+            out.push(not_yet(ObjectKind::LogicalModel, name));
         }
         if source.get("customization").is_some() {
             let why = "its customization (naming convention, root field or type name prefixes) is not applied by Grafton yet (see --naming)".to_owned();

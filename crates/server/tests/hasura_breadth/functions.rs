@@ -36,7 +36,11 @@ CREATE FUNCTION latest_post() RETURNS posts STABLE LANGUAGE sql
 CREATE FUNCTION publish_all(author integer) RETURNS SETOF posts VOLATILE LANGUAGE sql
   AS $$ UPDATE posts SET published = true WHERE author_id = author RETURNING * $$;
 CREATE FUNCTION tagged(tags text[]) RETURNS SETOF posts STABLE LANGUAGE sql
-  AS $$ SELECT * FROM posts $$;
+  AS $$ SELECT * FROM posts WHERE title = ANY (tags) $$;
+CREATE FUNCTION posts_by_uuid(ids uuid[]) RETURNS SETOF posts STABLE LANGUAGE sql
+  AS $$ SELECT * FROM posts WHERE ('00000000-0000-0000-0000-00000000000' || id)::uuid = ANY (ids) $$;
+CREATE TYPE pair AS (a integer, b integer);
+CREATE FUNCTION by_pair(p pair) RETURNS SETOF posts STABLE LANGUAGE sql AS $$ SELECT * FROM posts $$;
 CREATE FUNCTION twice(a integer) RETURNS SETOF posts STABLE LANGUAGE sql AS $$ SELECT * FROM posts $$;
 CREATE FUNCTION twice(a text) RETURNS SETOF posts STABLE LANGUAGE sql AS $$ SELECT * FROM posts $$;
 ";
@@ -278,9 +282,9 @@ async fn functions_that_cannot_be_served_stop_start_up_named() {
     let url = postgres("functions_refused");
     let cases: &[(&str, &str, &str)] = &[
         (
-            "array-argument",
-            "function: tagged\n",
-            "function public.tagged: argument 'tags' has type text[]",
+            "composite-argument",
+            "function: by_pair\n",
+            "function public.by_pair: argument 'p' has type pair",
         ),
         (
             "overloaded",
@@ -377,4 +381,79 @@ async fn next_data(ws: &mut Socket) -> serde_json::Value {
             _ => panic!("unexpected {v}"),
         }
     }
+}
+
+/// An array argument is Hasura's scalar named after the array type (`_text` for
+/// `text[]`, `_uuid` for `uuid[]`) and takes a PostgreSQL array literal, as a
+/// literal or a variable; what PostgreSQL cannot read as one is a data error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn array_arguments_take_a_postgres_array_literal() {
+    let url = postgres("functions_arrays");
+    let dir = with_functions(
+        "functions-arrays",
+        &[
+            ("public_tagged.yaml", "function: tagged\n"),
+            ("public_posts_by_uuid.yaml", "function: posts_by_uuid\n"),
+        ],
+    );
+    let server = start(&url, &dir, None).await.expect("server starts");
+    let types = post(
+        &server,
+        None,
+        r#"{ tagged: __type(name: "tagged_args") { inputFields { name type { name } } }
+             uuids: __type(name: "posts_by_uuid_args") { inputFields { name type { name } } } }"#,
+    )
+    .await;
+    assert_eq!(
+        types["data"],
+        json!({"tagged": {"inputFields": [{"name": "tags", "type": {"name": "_text"}}]},
+               "uuids": {"inputFields": [{"name": "ids", "type": {"name": "_uuid"}}]}}),
+        "{types}"
+    );
+    let body = post(
+        &server,
+        None,
+        r#"{ tagged(args: {tags: "{Engines,Compilers}"}, order_by: {id: asc}) { id } }"#,
+    )
+    .await;
+    assert_eq!(
+        body["data"],
+        json!({"tagged": [{"id": 1}, {"id": 3}]}),
+        "{body}"
+    );
+    let body: serde_json::Value = reqwest::Client::new()
+        .post(server.url())
+        .json(&json!({
+            "query": "query($t: _text) { tagged(args: {tags: $t}) { id } }",
+            "variables": {"t": "{\"Notes on engines\"}"}
+        }))
+        .send()
+        .await
+        .expect("answer")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(body["data"], json!({"tagged": [{"id": 2}]}), "{body}");
+    let body = post(
+        &server,
+        None,
+        r#"{ posts_by_uuid(args: {ids: "{00000000-0000-0000-0000-000000000004}"}) { id } }"#,
+    )
+    .await;
+    assert_eq!(
+        body["data"],
+        json!({"posts_by_uuid": [{"id": 4}]}),
+        "{body}"
+    );
+    let body = post(
+        &server,
+        None,
+        r#"{ posts_by_uuid(args: {ids: "not an array"}) { id } }"#,
+    )
+    .await;
+    assert_eq!(
+        body["errors"][0]["extensions"]["code"], "data-exception",
+        "{body}"
+    );
+    server.stop().await;
 }

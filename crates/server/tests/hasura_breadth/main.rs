@@ -8,6 +8,7 @@ mod enum_tables;
 mod functions;
 mod inconsistent;
 mod inherited_roles;
+mod projects;
 mod schemas;
 mod snapshots;
 mod tracking;
