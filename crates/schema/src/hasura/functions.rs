@@ -9,6 +9,7 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Entry {
     function: TableName,
     #[serde(default)]
@@ -20,6 +21,7 @@ struct Entry {
 }
 
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 struct Configuration {
     #[serde(default)]
     exposed_as: Option<ExposedAs>,

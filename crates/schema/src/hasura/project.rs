@@ -31,29 +31,38 @@ pub(super) const FILES: &[&str] = &[
 
 /// One entry of `inherited_roles.yaml`.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct InheritedRole {
     role_name: String,
     role_set: Vec<String>,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Collection {
     name: String,
+    #[serde(default, rename = "comment")]
+    _comment: Option<String>,
     definition: Definition,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Definition {
     #[serde(default)]
     queries: Vec<NamedQuery>,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct NamedQuery {
+    #[serde(default, rename = "name")]
+    _name: Option<String>,
     query: String,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct AllowListEntry {
     collection: String,
     #[serde(default)]
@@ -61,6 +70,7 @@ struct AllowListEntry {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Scope {
     #[serde(default)]
     global: bool,

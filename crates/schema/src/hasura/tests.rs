@@ -264,3 +264,47 @@ fn wrong_paths_say_what_to_pass() {
     assert!(err.contains("Hasura DDN metadata"), "{err}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Unknown keys are refused in the project-wide files and function entries too,
+/// with the file and line: a misspelling never drops a role, a query or a setting.
+#[test]
+fn unknown_keys_in_project_files_and_functions_are_refused() {
+    let dir = std::env::temp_dir().join(format!("grafton-unknown-keys-{}", std::process::id()));
+    v3_tables(&dir.join("databases/default/tables"));
+    let functions = dir.join("databases/default/functions");
+    std::fs::create_dir_all(&functions).expect("dir");
+    std::fs::write(
+        functions.join("functions.yaml"),
+        "- \"!include public_f.yaml\"\n",
+    )
+    .expect("list");
+    for (file, yaml, key) in [
+        (
+            "inherited_roles.yaml",
+            "- role_name: member\n  role_sets: [user]\n",
+            "role_sets",
+        ),
+        (
+            "databases/default/functions/public_f.yaml",
+            "function: {name: f, schema: public}\nconfiguration: {exposed_az: query}\n",
+            "exposed_az",
+        ),
+        (
+            "query_collections.yaml",
+            "- name: allowed\n  definition:\n    queries:\n      - {name: q, querry: '{ posts { id } }'}\n",
+            "querry",
+        ),
+    ] {
+        let path = dir.join(file);
+        std::fs::write(&path, yaml).expect("file");
+        let err = load(&dir).err().unwrap_or_default();
+        assert!(
+            err.contains(key) && err.contains(file.rsplit('/').next().unwrap_or(file)),
+            "{file}: {err}"
+        );
+        std::fs::remove_file(&path).expect("remove");
+        if file.contains("functions") {
+            std::fs::write(&path, "function: {name: f, schema: public}\n").expect("file");
+        }
+    }
+}

@@ -77,7 +77,8 @@ fn summary(model: &grafton_schema::SchemaModel) -> String {
     lines.join("\n")
 }
 
-async fn check(name: &'static str, roles: &[&str]) {
+/// Loads the project and checks what is served; the database's URL.
+async fn check(name: &'static str, roles: &[&str]) -> String {
     let project = project(name);
     let url = std::thread::spawn({
         let project = project.clone();
@@ -88,7 +89,7 @@ async fn check(name: &'static str, roles: &[&str]) {
     let config =
         grafton_schema::hasura::load(&project.join("metadata")).expect("metadata loads unedited");
     let options = ServeOptions {
-        database_url: url,
+        database_url: url.clone(),
         port: 0,
         config,
         ..ServeOptions::default()
@@ -131,6 +132,7 @@ async fn check(name: &'static str, roles: &[&str]) {
             .model();
         insta::assert_snapshot!(format!("{name}_{role}"), summary(model));
     }
+    url
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -144,5 +146,38 @@ async fn developer_portal_loads_unedited() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uwflow_loads_unedited() {
-    check("uwflow", &["anonymous", "user"]).await;
+    let url = check("uwflow", &["anonymous", "user"]).await;
+    // Its courses and their prerequisites (a relationship by foreign key, under
+    // the metadata's name), as admin and as both roles, against plain SQL.
+    grafton_testkit::psql(
+        &url,
+        b"INSERT INTO course (id, code, name) VALUES (1, 'cs135', 'Design'), (2, 'cs136', 'Algorithms'), (3, 'cs246', 'Objects');
+          INSERT INTO course_prerequisite (course_id, prerequisite_id, is_corequisite) VALUES (2, 1, false), (3, 2, false), (3, 1, true);",
+    );
+    let sql = "SELECT coalesce(json_agg(json_build_object('code', c.code, 'name', c.name, 'prerequisites', \
+        (SELECT coalesce(json_agg(json_build_object('is_corequisite', cp.is_corequisite, \
+           'prerequisite', json_build_object('code', p.code)) ORDER BY cp.prerequisite_id), '[]') \
+         FROM course_prerequisite cp JOIN course p ON p.id = cp.prerequisite_id WHERE cp.course_id = c.id)) \
+        ORDER BY c.code), '[]') FROM course c";
+    let expected: serde_json::Value =
+        serde_json::from_str(grafton_testkit::psql(&url, sql.as_bytes()).trim())
+            .expect("SQL's JSON");
+    assert_eq!(expected.as_array().map(Vec::len), Some(3), "{expected}");
+    let config =
+        grafton_schema::hasura::load(&project("uwflow").join("metadata")).expect("metadata");
+    let server = grafton_server::start(&ServeOptions {
+        database_url: url,
+        port: 0,
+        config,
+        ..ServeOptions::default()
+    })
+    .await
+    .expect("server starts");
+    let query = "{ course(order_by: {code: asc}) { code name \
+        prerequisites(order_by: {prerequisite_id: asc}) { is_corequisite prerequisite { code } } } }";
+    for role in [None, Some("anonymous"), Some("user")] {
+        let body = crate::post(&server, role, query).await;
+        assert_eq!(body["data"]["course"], expected, "{role:?}: {body}");
+    }
+    server.stop().await;
 }
