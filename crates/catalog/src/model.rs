@@ -257,6 +257,9 @@ pub enum ScalarKind {
     Bytea,
     /// A Postgres enum: index into `Catalog::enums`.
     Enum(usize),
+    /// A one-dimensional array of a built-in type (PostgreSQL's `text[]`) → `[String!]`,
+    /// as Hasura (2.29 and later) serves it.
+    Array(Box<ScalarKind>),
 }
 
 impl ScalarKind {
@@ -267,7 +270,10 @@ impl ScalarKind {
 
     /// Whether `min`/`max` are defined for this kind.
     pub fn is_comparable(&self) -> bool {
-        !matches!(self, Self::Json | Self::Boolean | Self::Bytea)
+        !matches!(
+            self,
+            Self::Json | Self::Boolean | Self::Bytea | Self::Array(_)
+        )
     }
 
     /// Whether the text-only operators (`_like`, `_ilike`, …) apply.
@@ -295,8 +301,17 @@ impl ScalarKind {
             Self::Json => "json",
             Self::Jsonb => "jsonb",
             Self::Bytea => "bytea",
-            Self::Enum(_) => return None,
+            Self::Enum(_) | Self::Array(_) => return None,
         })
+    }
+
+    /// An array kind's PostgreSQL type, as `pg_catalog` names it (`_text` for
+    /// `text[]`): what its values are cast to.
+    pub fn postgres_array_type(&self) -> Option<String> {
+        match self {
+            Self::Array(element) => element.postgres_type().map(|t| format!("_{t}")),
+            _ => None,
+        }
     }
 }
 

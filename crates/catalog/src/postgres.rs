@@ -320,7 +320,18 @@ fn column_type(
 
     if let Some(element) = element {
         let db_type = format!("{element}[]");
-        return Ok((db_type.clone(), ScalarKind::Text, Some(db_type)));
+        // An array of a built-in type is a GraphQL list; others travel as text.
+        return Ok(match scalar_for_type_name(&element) {
+            Some(scalar)
+                if !matches!(
+                    scalar,
+                    ScalarKind::Json | ScalarKind::Jsonb | ScalarKind::Bytea
+                ) =>
+            {
+                (db_type, ScalarKind::Array(Box::new(scalar)), None)
+            }
+            _ => (db_type.clone(), ScalarKind::Text, Some(db_type)),
+        });
     }
     if typtype == "e" {
         if let Some(&i) = type_oid.and_then(|oid| enum_index.get(&oid)) {

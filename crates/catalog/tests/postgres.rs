@@ -17,6 +17,7 @@ CREATE TABLE members (
     mood mood,
     mood2 mood_d,
     tags text[],
+    notes jsonb[],
     doc tsvector,
     created_at timestamptz NOT NULL DEFAULT now(),
     seq bigint GENERATED ALWAYS AS IDENTITY,
@@ -128,7 +129,8 @@ async fn introspects_a_postgres_database() {
             ("nick", "varchar", Text, true, false),
             ("mood", "mood", Enum(0), true, false),
             ("mood2", "mood", Enum(0), true, false),
-            ("tags", "text[]", Text, true, false),
+            ("tags", "text[]", Array(Box::new(Text)), true, false),
+            ("notes", "jsonb[]", Text, true, false),
             ("doc", "tsvector", Text, true, false),
             ("created_at", "timestamptz", Timestamptz, false, true),
             ("seq", "int8", BigInt, false, true),
@@ -142,7 +144,7 @@ async fn introspects_a_postgres_database() {
     assert_eq!(
         result.warnings,
         [
-            "column public.members.tags has type text[], exposed as String",
+            "column public.members.notes has type jsonb[], exposed as String",
             "column public.members.doc has type tsvector, exposed as String",
         ]
     );

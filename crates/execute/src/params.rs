@@ -25,7 +25,16 @@ pub(crate) fn postgres_text(param: &Param, value: &Value) -> Option<String> {
     if is_json(param) && !value.is_null() {
         return Some(value.to_string());
     }
+    // An array type's value: a list becomes its literal; a string is the literal.
+    if let (Value::Array(items), true) = (value, is_array(param)) {
+        return Some(array_literal(items));
+    }
     scalar_text(value)
+}
+
+/// A parameter of a PostgreSQL array type (`pg_catalog._text`).
+fn is_array(param: &Param) -> bool {
+    matches!(&param.ty, SqlType::Named { schema, name } if schema == "pg_catalog" && name.starts_with('_'))
 }
 
 /// A JSON-typed parameter carries JSON text, so a JSON string stays quoted.

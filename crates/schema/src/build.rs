@@ -295,6 +295,8 @@ impl Builder<'_> {
             ScalarKind::Json => "json".into(),
             ScalarKind::Jsonb => "jsonb".into(),
             ScalarKind::Bytea => "bytea".into(),
+            // Its comparison type is `String_array_comparison_exp`.
+            ScalarKind::Array(element) => format!("{}_array", self.scalar_base(element)),
             ScalarKind::Enum(i) => {
                 let e = &self.catalog.enums[*i];
                 // An enum table's type is named already (`<table>_enum`).
@@ -308,7 +310,10 @@ impl Builder<'_> {
     }
 
     fn scalar(&self, kind: &ScalarKind) -> String {
-        self.naming.scalar(&self.scalar_base(kind))
+        match kind {
+            ScalarKind::Array(element) => format!("[{}!]", self.scalar(element)),
+            _ => self.naming.scalar(&self.scalar_base(kind)),
+        }
     }
 
     /// The scalar kind a column is exposed as: enums with labels that are not valid

@@ -47,6 +47,10 @@ pub struct Config {
     /// with Hasura metadata, which serves what it tracks and nothing else).
     #[serde(default)]
     pub auto_track: Option<bool>,
+    /// The naming convention a Hasura source's `customization.naming_convention`
+    /// asks for; `--naming` wins. Never read from a config file.
+    #[serde(skip)]
+    pub naming: Option<crate::naming::Convention>,
     /// What the metadata names that Grafton does not serve yet (event triggers,
     /// actions, …): reported as inconsistent metadata, never dropped in silence.
     /// Filled by the Hasura import, never read from a config file.

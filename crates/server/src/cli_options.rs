@@ -16,10 +16,11 @@ pub(crate) struct SchemaOptions {
     /// or a metadata directory. The config file wins where both say something.
     #[arg(long, env = "GRAFTON_HASURA_METADATA")]
     pub(crate) hasura_metadata: Option<PathBuf>,
-    /// Naming convention of the generated schema.
-    #[arg(long, env = "GRAFTON_NAMING", default_value = "hasura-default",
+    /// Naming convention of the generated schema [default: the Hasura source's
+    /// naming_convention, else hasura-default].
+    #[arg(long, env = "GRAFTON_NAMING",
           value_parser = ["hasura-default", "graphql-default", "phrag"])]
-    pub(crate) naming: String,
+    pub(crate) naming: Option<String>,
     /// PostgreSQL schemas to expose (comma-separated).
     #[arg(
         long = "schema",
@@ -223,7 +224,7 @@ pub(crate) fn options(
 ) -> Result<ServeOptions, StartError> {
     let mut o = ServeOptions {
         database_url,
-        naming: schema.naming.parse::<Convention>().unwrap_or_default(),
+        naming: (schema.naming.as_deref()).map(|n| n.parse::<Convention>().unwrap_or_default()),
         schemas: schema.schemas.clone(),
         strict_graphql: schema.strict_graphql,
         infer_function_permissions: schema.infer_function_permissions,

@@ -30,8 +30,9 @@ pub struct ServeOptions {
     pub shutdown_delay: std::time::Duration,
     /// How long a stopping server waits for open requests and sockets.
     pub shutdown_timeout: std::time::Duration,
-    /// Naming convention.
-    pub naming: Convention,
+    /// Naming convention (`None`: the Hasura source's `naming_convention`, else
+    /// hasura-default).
+    pub naming: Option<Convention>,
     /// Connections in the pool (and in each read replica's).
     pub pool_size: usize,
     /// PostgreSQL streaming replicas for queries and subscription polls (the
@@ -79,7 +80,7 @@ impl Default for ServeOptions {
             metrics_addr: None,
             shutdown_delay: std::time::Duration::ZERO,
             shutdown_timeout: std::time::Duration::from_secs(30),
-            naming: Convention::HasuraDefault,
+            naming: None,
             pool_size: 10,
             read_replicas: Vec::new(),
             primary_after_write: None,
@@ -103,6 +104,7 @@ pub(crate) fn engine_options(
     mut config: Config,
 ) -> grafton_engine::EngineOptions {
     let database = config.database.clone();
+    let naming = options.naming.or(config.naming).unwrap_or_default();
     if options.infer_function_permissions.is_some() {
         config.infer_function_permissions = options.infer_function_permissions;
     }
@@ -112,7 +114,7 @@ pub(crate) fn engine_options(
     grafton_engine::EngineOptions {
         database_url: options.database_url.clone(),
         config,
-        naming: options.naming,
+        naming,
         pool_size: options.pool_size,
         read_replicas: if options.read_replicas.is_empty() {
             database.read_replicas

@@ -42,6 +42,15 @@ pub(crate) fn sql_type(ctx: &Ctx, kind: &ScalarKind) -> SqlType {
                 name: e.name.clone(),
             }
         }
+        // `text[]` is `pg_catalog._text`: a value (a list, or an array literal) is
+        // bound as its literal's text and cast to it.
+        (None, ScalarKind::Array(_)) => match kind.postgres_array_type() {
+            Some(name) => SqlType::Named {
+                schema: "pg_catalog".to_owned(),
+                name,
+            },
+            None => SqlType::Builtin("text"),
+        },
         (None, _) => SqlType::Builtin("text"),
     }
 }
@@ -276,6 +285,14 @@ fn compare_with(subject: Expr, ty: SqlType, op: CompareOp, value: &Value) -> Exp
             op,
             operand: param(SqlType::Builtin(ty), list),
         };
+        // An array column's `@>` and `<@` take an array of its own type.
+        let array = matches!(&ty, SqlType::Named { schema, name }
+            if schema == "pg_catalog" && name.starts_with('_'));
+        let of_array = |op: JsonOp| Expr::JsonTest {
+            expr: subject.clone(),
+            op,
+            operand: param(ty.clone(), false),
+        };
         match op {
             CompareOp::Eq
             | CompareOp::Neq
@@ -283,6 +300,8 @@ fn compare_with(subject: Expr, ty: SqlType, op: CompareOp, value: &Value) -> Exp
             | CompareOp::Gte
             | CompareOp::Lt
             | CompareOp::Lte => binop(bin_op(op)),
+            CompareOp::Contains if array => of_array(JsonOp::Contains),
+            CompareOp::ContainedIn if array => of_array(JsonOp::ContainedIn),
             CompareOp::Contains => json(JsonOp::Contains, "jsonb", false),
             CompareOp::ContainedIn => json(JsonOp::ContainedIn, "jsonb", false),
             CompareOp::HasKey => json(JsonOp::HasKey, "text", false),

@@ -154,6 +154,8 @@ impl RuleReader<'_> {
 fn fits(v: &Json, kind: &ScalarKind) -> bool {
     match kind {
         ScalarKind::Json | ScalarKind::Jsonb => !v.is_null(),
+        // A list, or a PostgreSQL array literal.
+        ScalarKind::Array(_) => v.is_array() || v.is_string(),
         ScalarKind::Boolean => v.is_boolean(),
         ScalarKind::Int | ScalarKind::BigInt => {
             v.as_i64().is_some() || v.as_str().is_some_and(|s| s.trim().parse::<i64>().is_ok())

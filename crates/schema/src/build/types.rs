@@ -50,6 +50,14 @@ impl Builder<'_> {
         if self.used_scalars.contains(&ScalarKind::Jsonb) {
             self.used_scalars.insert(ScalarKind::Text);
         }
+        // An array's element type is declared too (`[uuid!]` needs `uuid`).
+        let elements: Vec<ScalarKind> = (self.used_scalars.iter())
+            .filter_map(|k| match k {
+                ScalarKind::Array(e) => Some((**e).clone()),
+                _ => None,
+            })
+            .collect();
+        self.used_scalars.extend(elements);
         let used: Vec<ScalarKind> = self.used_scalars.iter().cloned().collect();
         for kind in used {
             self.write_scalar(&kind);
@@ -76,7 +84,11 @@ impl Builder<'_> {
     pub(super) fn write_scalar(&mut self, kind: &ScalarKind) {
         let name = self.scalar(kind);
         match kind {
-            ScalarKind::Int | ScalarKind::Float | ScalarKind::Text | ScalarKind::Boolean => {}
+            ScalarKind::Int
+            | ScalarKind::Float
+            | ScalarKind::Text
+            | ScalarKind::Boolean
+            | ScalarKind::Array(_) => {}
             ScalarKind::Enum(i) => {
                 let e = &self.catalog.enums[*i];
                 let (values, descriptions) = (e.values.clone(), e.descriptions.clone());
@@ -144,6 +156,10 @@ pub fn ops_for(kind: &ScalarKind, backend: Backend) -> Vec<CompareOp> {
         // Postgres has no equality on json; only nullness is testable.
         return vec![IsNull];
     }
+    if let ScalarKind::Array(_) = kind {
+        // Hasura's, but `_in`/`_nin` (lists of arrays).
+        return vec![Eq, Neq, Gt, Gte, Lt, Lte, IsNull, Contains, ContainedIn];
+    }
     let mut ops = vec![Eq, Neq, Gt, Gte, Lt, Lte, In, Nin, IsNull];
     if *kind == ScalarKind::Jsonb {
         ops.extend([Contains, ContainedIn, HasKey, HasKeysAny, HasKeysAll]);
@@ -166,5 +182,6 @@ pub(super) fn has_min_max(kind: &ScalarKind) -> bool {
             | ScalarKind::Boolean
             | ScalarKind::Bytea
             | ScalarKind::Uuid
+            | ScalarKind::Array(_)
     )
 }

@@ -7,6 +7,9 @@ pub fn merge(config: &mut Config, other: Config) {
     if config.api_limits == Default::default() {
         config.api_limits = other.api_limits;
     }
+    if config.naming.is_none() {
+        config.naming = other.naming;
+    }
     if config.auto_track.is_none() {
         config.auto_track = other.auto_track;
     }

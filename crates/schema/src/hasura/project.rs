@@ -98,7 +98,7 @@ fn read<T: DeserializeOwned>(dir: &Path, file: &str) -> Result<Option<T>, String
 /// remote schemas, REST endpoints), each by name, and the parts of
 /// `databases/databases.yaml` it does not read (a source's customization, a second
 /// source): reported as inconsistent metadata, never dropped in silence.
-fn unserved(dir: &Path) -> Vec<Inconsistency> {
+fn unserved(dir: &Path, naming: &mut Option<crate::naming::Convention>) -> Vec<Inconsistency> {
     let yaml = |file: &str| -> Option<serde_norway::Value> {
         let text = std::fs::read_to_string(dir.join(file)).ok()?;
         serde_norway::from_str(&text).ok()
@@ -159,8 +159,29 @@ fn unserved(dir: &Path) -> Vec<Inconsistency> {
         for name in names(source.get("logical_models")) {
             out.push(not_yet(ObjectKind::LogicalModel, name));
         }
-        if source.get("customization").is_some() {
-            let why = "its customization (naming convention, root field or type name prefixes) is not applied by Grafton yet (see --naming)".to_owned();
+        // The naming convention is applied; prefixes, suffixes and a namespace
+        // are not yet, and are reported.
+        let Some(custom) = source.get("customization").filter(|_| i == 0) else {
+            continue;
+        };
+        if let Some(n) = custom.get("naming_convention").and_then(|n| n.as_str()) {
+            match n.replace('_', "-").parse() {
+                Ok(convention) => *naming = Some(convention),
+                Err(_) => {
+                    let why = format!("its naming_convention '{n}' is not one Grafton knows");
+                    out.push(Inconsistency::new(ObjectKind::Source, &name, why));
+                }
+            }
+        }
+        let renames = ["root_fields", "type_names"]
+            .into_iter()
+            .filter(|k| custom.get(*k).is_some_and(|v| !v.is_null()))
+            .collect::<Vec<_>>();
+        if !renames.is_empty() {
+            let why = format!(
+                "its customization's {} (prefixes, suffixes, a namespace) is not applied by Grafton yet",
+                renames.join(" and ")
+            );
             out.push(Inconsistency::new(ObjectKind::Source, &name, why));
         }
     }
@@ -169,7 +190,8 @@ fn unserved(dir: &Path) -> Vec<Inconsistency> {
 
 /// Fills `config` from the project-wide files of the metadata directory `dir`.
 pub(super) fn load(dir: &Path, config: &mut Config) -> Result<(), String> {
-    config.left_out.extend(unserved(dir));
+    let left_out = unserved(dir, &mut config.naming);
+    config.left_out.extend(left_out);
     if let Some(limits) = read(dir, "api_limits.yaml")? {
         config.api_limits = limits;
     }

@@ -297,13 +297,13 @@ pub fn base_url(server: Server) -> &'static str {
         }),
         Server::GraphqlDefault => GRAPHQL_DEFAULT.get_or_init(|| {
             start_server(ServeOptions {
-                naming: Convention::GraphqlDefault,
+                naming: Some(Convention::GraphqlDefault),
                 ..sqlite_options()
             })
         }),
         Server::Phrag => PHRAG.get_or_init(|| {
             start_server(ServeOptions {
-                naming: Convention::Phrag,
+                naming: Some(Convention::Phrag),
                 ..sqlite_options()
             })
         }),

@@ -11,6 +11,7 @@ mod inherited_roles;
 mod projects;
 mod schemas;
 mod snapshots;
+mod source;
 mod tracking;
 
 use grafton_server::{Running, ServeOptions};

@@ -632,7 +632,7 @@ async fn rules_keep_hasura_spelling_under_other_namings() {
         database_url: setup_sqlite(),
         port: 0,
         config,
-        naming: grafton_schema::Convention::GraphqlDefault,
+        naming: Some(grafton_schema::Convention::GraphqlDefault),
         ..Default::default()
     });
     let body = json!({"query": "{ documents(orderBy: {id: ASC}) { id ownerId } }"});

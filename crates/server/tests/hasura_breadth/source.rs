@@ -1,0 +1,86 @@
+//! `databases/databases.yaml` (issue 28): the source's `naming_convention` is
+//! applied (`--naming` wins), and what Grafton does not apply yet (root field and
+//! type name prefixes, a second source) is reported as inconsistent metadata.
+
+use crate::{databases, metadata, post};
+use grafton_schema::Convention;
+use grafton_server::ServeOptions;
+
+const SOURCES: &str = "- name: default
+  kind: postgres
+  configuration: {connection_info: {database_url: {from_env: HASURA_GRAPHQL_DATABASE_URL}}}
+  tables: \"!include default/tables/tables.yaml\"
+  customization:
+    naming_convention: graphql-default
+    root_fields: {prefix: shop_}
+- name: analytics
+  kind: postgres
+  configuration: {connection_info: {database_url: {from_env: ANALYTICS_URL}}}
+  tables: []
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sources_naming_convention_is_applied_and_the_rest_reported() {
+    let dir = metadata(
+        "source-customization",
+        &[
+            ("public_authors.yaml", "table: {name: authors, schema: public}\n"),
+            ("public_posts.yaml", "table: {name: posts, schema: public}\nobject_relationships:\n  - name: author\n    using: {foreign_key_constraint_on: author_id}\n"),
+        ],
+    );
+    std::fs::write(dir.join("databases/databases.yaml"), SOURCES).expect("databases.yaml");
+    let config = grafton_schema::hasura::load(&dir).expect("metadata loads");
+    assert_eq!(config.naming, Some(Convention::GraphqlDefault));
+    let reported: Vec<String> = (config.left_out.iter())
+        .map(|i| format!("{}: {}", i.describe(), i.reason))
+        .collect();
+    assert_eq!(reported.len(), 2, "{reported:?}");
+    let has = |a: &str, b: &str| reported.iter().any(|r| r.contains(a) && r.contains(b));
+    assert!(has("source 'analytics'", "second source"), "{reported:?}");
+    assert!(has("source 'default'", "root_fields"), "{reported:?}");
+
+    for url in databases("hasura_source") {
+        let server = grafton_server::start(&ServeOptions {
+            database_url: url.clone(),
+            port: 0,
+            config: config.clone(),
+            ..ServeOptions::default()
+        })
+        .await
+        .expect("server starts");
+        // graphql-default: camelCase root fields and arguments, PascalCase types.
+        let body = post(
+            &server,
+            None,
+            "{ postsByPk(id: 1) { title author { fullName } } }",
+        )
+        .await;
+        assert_eq!(
+            body["data"]["postsByPk"]["author"]["fullName"], "Ada",
+            "{url}: {body}"
+        );
+        server.stop().await;
+
+        // --naming wins over the source's.
+        let server = grafton_server::start(&ServeOptions {
+            database_url: url.clone(),
+            port: 0,
+            config: config.clone(),
+            naming: Some(Convention::HasuraDefault),
+            ..ServeOptions::default()
+        })
+        .await
+        .expect("server starts");
+        let body = post(
+            &server,
+            None,
+            "{ posts_by_pk(id: 1) { author { full_name } } }",
+        )
+        .await;
+        assert_eq!(
+            body["data"]["posts_by_pk"]["author"]["full_name"], "Ada",
+            "{url}: {body}"
+        );
+        server.stop().await;
+    }
+}
