@@ -40,34 +40,43 @@ impl TableName {
     }
 }
 
+/// Hasura's export writes `null` for an empty list, map or flag: read as empty.
+fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
 /// A table's entry. Every key Hasura writes is named here, so a misspelled one is
 /// refused with its file and line instead of taking its permissions with it.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Entry {
     table: TableName,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     is_enum: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     configuration: Configuration,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     object_relationships: Vec<Relationship>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     array_relationships: Vec<Relationship>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     select_permissions: Vec<Permission>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     insert_permissions: Vec<Permission>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     update_permissions: Vec<Permission>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     delete_permissions: Vec<Permission>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     computed_fields: Vec<ComputedField>,
     /// Not served yet: said loudly at load (see [`unserved`]).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     event_triggers: Vec<serde_norway::Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     remote_relationships: Vec<serde_norway::Value>,
     #[serde(default)]
     apollo_federation_config: Option<serde_norway::Value>,
@@ -99,12 +108,12 @@ struct ComputedDefinition {
 struct Configuration {
     custom_name: Option<String>,
     comment: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     column_config: BTreeMap<String, ColumnNames>,
     /// The older spelling of `column_config.<column>.custom_name`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     custom_column_names: BTreeMap<String, String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     custom_root_fields: BTreeMap<String, Option<CustomRootField>>,
 }
 
@@ -171,19 +180,19 @@ struct Body {
     columns: Option<Columns>,
     filter: Option<Value>,
     check: Option<Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     set: BTreeMap<String, Value>,
     limit: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     allow_aggregations: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     backend_only: bool,
     query_root_fields: Option<Vec<String>>,
     subscription_root_fields: Option<Vec<String>>,
     /// An input validation webhook: not supported, so refused rather than skipped.
     validate_input: Option<Value>,
     /// Scalar computed fields the role may read.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     computed_fields: Vec<String>,
 }
 

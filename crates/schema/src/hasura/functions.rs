@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 #[serde(deny_unknown_fields)]
 struct Entry {
     function: TableName,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::null_default")]
     configuration: Configuration,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::null_default")]
     permissions: Vec<FunctionPermission>,
     #[serde(default)]
     comment: Option<String>,

@@ -308,3 +308,33 @@ fn unknown_keys_in_project_files_and_functions_are_refused() {
         }
     }
 }
+
+/// Hasura's export writes `null` for an empty list, map or flag (as it does for
+/// `insertion_order`): each reads as empty, never as an error.
+#[test]
+fn nulls_where_hasura_writes_them_read_as_empty() {
+    let yaml = r#"
+- table: {schema: public, name: posts}
+  is_enum: null
+  configuration: {custom_name: null, comment: null, column_config: null, custom_column_names: null, custom_root_fields: null}
+  object_relationships: null
+  array_relationships: null
+  computed_fields: null
+  select_permissions:
+    - role: user
+      permission: {columns: [id], filter: {}, set: null, computed_fields: null, allow_aggregations: null, backend_only: null, limit: null, query_root_fields: null}
+  insert_permissions: null
+  update_permissions: null
+  delete_permissions: null
+  event_triggers: null
+  remote_relationships: null
+"#;
+    let entries: Vec<Entry> = serde_norway::from_str(yaml).expect("nulls read as empty");
+    let config = convert(entries).expect("converts");
+    let select = config.tables["posts"].permissions["user"].select.as_ref();
+    assert_eq!(
+        select.map(|s| s.columns.clone()),
+        Some(Columns::Some(vec!["id".into()]))
+    );
+    assert!(config.left_out.is_empty());
+}

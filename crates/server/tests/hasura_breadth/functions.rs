@@ -421,18 +421,15 @@ async fn array_arguments_take_a_postgres_array_literal() {
         json!({"tagged": [{"id": 1}, {"id": 3}]}),
         "{body}"
     );
-    let body: serde_json::Value = reqwest::Client::new()
-        .post(server.url())
-        .json(&json!({
+    let body = crate::post_body(
+        &server,
+        &json!({
             "query": "query($t: _text) { tagged(args: {tags: $t}) { id } }",
             "variables": {"t": "{\"Notes on engines\"}"}
-        }))
-        .send()
-        .await
-        .expect("answer")
-        .json()
-        .await
-        .expect("json");
+        }),
+        &[],
+    )
+    .await;
     assert_eq!(body["data"], json!({"tagged": [{"id": 2}]}), "{body}");
     let body = post(
         &server,

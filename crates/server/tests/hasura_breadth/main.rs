@@ -79,13 +79,18 @@ pub async fn serve(url: &str, dir: &Path) -> Running {
 
 /// Posts `query` as `role` (`None`: admin) with `x-hasura-user-id: 1`; the body.
 pub async fn post(server: &Running, role: Option<&str>, query: &str) -> Value {
-    let mut request = reqwest::Client::new()
-        .post(server.url())
-        .json(&json!({ "query": query }));
-    if let Some(role) = role {
-        request = request
-            .header("x-hasura-role", role)
-            .header("x-hasura-user-id", "1");
+    let headers: &[(&str, &str)] = match role {
+        Some(role) => &[("x-hasura-role", role), ("x-hasura-user-id", "1")],
+        None => &[],
+    };
+    post_body(server, &json!({ "query": query }), headers).await
+}
+
+/// Posts a whole GraphQL request body with these headers; the answer's body.
+pub async fn post_body(server: &Running, body: &Value, headers: &[(&str, &str)]) -> Value {
+    let mut request = reqwest::Client::new().post(server.url()).json(body);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
     }
     let response = request.send().await.expect("answer");
     response.json().await.expect("json")

@@ -137,11 +137,57 @@ async fn check(name: &'static str, roles: &[&str]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn developer_portal_loads_unedited() {
-    check(
+    let url = check(
         "developer-portal",
         &["user", "api_key", "service", "reviewer"],
     )
     .await;
+    // Teams as admin and as three roles whose rules differ (a relationship to the
+    // caller's memberships, a session variable, a column test), against plain SQL.
+    grafton_testkit::psql(
+        &url,
+        b"INSERT INTO team (id, name) VALUES ('team_a', 'A'), ('team_b', 'B'), ('team_c', 'C');
+          UPDATE team SET deleted_at = now() WHERE id = 'team_b';
+          INSERT INTO \"user\" (id, email, ironclad_id) VALUES ('usr_1', 'one@example.com', 'i1'), ('usr_2', 'two@example.com', 'i2');
+          INSERT INTO membership (user_id, team_id, role) VALUES
+            ('usr_1', 'team_a', 'OWNER'), ('usr_1', 'team_b', 'MEMBER'), ('usr_2', 'team_c', 'OWNER');",
+    );
+    let config = grafton_schema::hasura::load(&project("developer-portal").join("metadata"))
+        .expect("metadata");
+    let server = grafton_server::start(&ServeOptions {
+        database_url: url.clone(),
+        port: 0,
+        config,
+        ..ServeOptions::default()
+    })
+    .await
+    .expect("server starts");
+    let by_sql = |condition: &str| -> serde_json::Value {
+        let sql = format!(
+            "SELECT coalesce(json_agg(json_build_object('id', t.id, 'name', t.name) ORDER BY t.id), '[]') \
+             FROM team t WHERE {condition}"
+        );
+        serde_json::from_str(grafton_testkit::psql(&url, sql.as_bytes()).trim()).expect("JSON")
+    };
+    let cases = [
+        (None, vec![], by_sql("true")),
+        (
+            Some("user"),
+            vec![("x-hasura-user-id", "usr_1")],
+            by_sql("t.deleted_at IS NULL AND EXISTS (SELECT 1 FROM membership m WHERE m.team_id = t.id AND m.user_id = 'usr_1')"),
+        ),
+        (Some("api_key"), vec![("x-hasura-team-id", "team_c")], by_sql("t.id = 'team_c'")),
+        (Some("reviewer"), vec![], by_sql("t.deleted_at IS NULL")),
+    ];
+    for (role, session, expected) in cases {
+        let mut headers = session;
+        headers.extend(role.map(|r| ("x-hasura-role", r)));
+        let query = serde_json::json!({"query": "{ team(order_by: {id: asc}) { id name } }"});
+        let body = crate::post_body(&server, &query, &headers).await;
+        assert_eq!(body["data"]["team"], expected, "{role:?}: {body}");
+    }
+    assert_eq!(by_sql("true").as_array().map(Vec::len), Some(3));
+    server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
