@@ -47,6 +47,11 @@ pub(crate) fn build(
 ) -> Result<Built, BuildError> {
     let mut config = options.config.clone();
     let mut left_out = config.left_out.clone();
+    // Already out of the config; applied again for what leaving them out implies
+    // (an inherited role whose own permission went is dropped whole).
+    for object in &left_out {
+        inconsistent::remove(&mut config, object);
+    }
     for object in refused {
         inconsistent::remove(&mut config, &object);
         left_out.push(object);

@@ -47,6 +47,11 @@ pub struct Config {
     /// with Hasura metadata, which serves what it tracks and nothing else).
     #[serde(default)]
     pub auto_track: Option<bool>,
+    /// A Hasura source's `customization.root_fields` prefix and suffix, put around
+    /// every root field name (custom ones too), as Hasura does. Never read from a
+    /// config file.
+    #[serde(skip)]
+    pub root_fields: RootFieldAffixes,
     /// The naming convention a Hasura source's `customization.naming_convention`
     /// asks for; `--naming` wins. Never read from a config file.
     #[serde(skip)]
@@ -335,4 +340,62 @@ pub enum ManualKind {
     Object,
     /// One-to-many.
     Array,
+}
+
+/// A prefix and a suffix for every root field name (Hasura's source customization).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RootFieldAffixes {
+    /// Put before each name.
+    pub prefix: Option<String>,
+    /// Put after each name.
+    pub suffix: Option<String>,
+}
+
+impl RootFieldAffixes {
+    /// `name` with the prefix and suffix, joined as Hasura joins them: as written,
+    /// or under graphql-default with the name and suffix starting upper-case
+    /// (`shop_` + `postsByPk` = `shop_PostsByPk`).
+    pub fn apply(&self, name: &str, camel: bool) -> String {
+        if self.prefix.is_none() && self.suffix.is_none() {
+            return name.to_owned();
+        }
+        let upper = |s: &str| {
+            let mut c = s.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect())
+                .unwrap_or_default()
+        };
+        let (name, suffix) = match (camel, &self.prefix, self.suffix.as_deref()) {
+            (true, Some(_), suffix) => (upper(name), suffix.map(upper)),
+            (true, None, suffix) => (name.to_owned(), suffix.map(upper)),
+            (false, _, suffix) => (name.to_owned(), suffix.map(str::to_owned)),
+        };
+        format!(
+            "{}{name}{}",
+            self.prefix.as_deref().unwrap_or(""),
+            suffix.unwrap_or_default()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RootFieldAffixes;
+
+    #[test]
+    fn root_field_affixes_join_as_hasura_joins_them() {
+        let both = RootFieldAffixes {
+            prefix: Some("shop_".into()),
+            suffix: Some("_v1".into()),
+        };
+        assert_eq!(both.apply("posts_by_pk", false), "shop_posts_by_pk_v1");
+        assert_eq!(both.apply("postsByPk", true), "shop_PostsByPk_v1");
+        let suffix = RootFieldAffixes {
+            prefix: None,
+            suffix: Some("v2".into()),
+        };
+        assert_eq!(suffix.apply("postsByPk", true), "postsByPkV2");
+        assert_eq!(suffix.apply("posts", false), "postsv2");
+        assert_eq!(RootFieldAffixes::default().apply("posts", true), "posts");
+    }
 }

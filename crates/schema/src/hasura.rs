@@ -265,6 +265,7 @@ pub fn load(path: &Path) -> Result<Config, String> {
     config.api_limits = project.api_limits;
     config.left_out.extend(project.left_out);
     config.naming = project.naming;
+    config.root_fields = project.root_fields;
     config.allow_list = project.allow_list;
     config.graphql_schema_introspection = project.graphql_schema_introspection;
     config.inherited_roles = project.inherited_roles;

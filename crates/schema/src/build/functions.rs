@@ -196,6 +196,10 @@ fn function(cx: &Context<'_>, key: &str, fc: &FunctionConfig) -> Result<Function
     let field = custom(&fc.custom_root_fields.function).map_or_else(|| named(""), str::to_owned);
     let aggregate_name = custom(&fc.custom_root_fields.function_aggregate)
         .map_or_else(|| named("_aggregate"), str::to_owned);
+    // The source's prefix and suffix, as on tables' root fields.
+    let camel = cx.naming.convention == crate::naming::Convention::GraphqlDefault;
+    let field = cx.config.root_fields.apply(&field, camel);
+    let aggregate_name = cx.config.root_fields.apply(&aggregate_name, camel);
     for n in [&field, &aggregate_name] {
         if graphql_safe(n) != *n {
             return Err(format!("{what}: '{n}' is not a GraphQL name"));

@@ -76,7 +76,8 @@ pub(super) fn name_tables(
             None if t.schema == default_schema => graphql_safe(&t.name),
             None => graphql_safe(&format!("{}_{}", t.schema, t.name)),
         };
-        let (roots, custom_roots) = root_names(naming, &base, tc, t).map_err(|e| invalid(ci, e))?;
+        let (roots, custom_roots) =
+            root_names(naming, &base, tc, t, &config.root_fields).map_err(|e| invalid(ci, e))?;
         plans.push((base, custom.is_some(), roots, custom_roots));
     }
     let owner = |ci: usize| match &plans[ci] {
@@ -264,6 +265,7 @@ fn root_names(
     base: &str,
     tc: Option<&TableConfig>,
     t: &Table,
+    affixes: &crate::config::RootFieldAffixes,
 ) -> Result<(RootNames, bool), String> {
     let custom = tc.map(|tc| &tc.custom_root_fields);
     if let Some(key) = custom
@@ -303,7 +305,9 @@ fn root_names(
             }
             None => naming.field(&kind.form().replace("{}", base)),
         };
-        roots.names.push(name);
+        // The source's prefix and suffix go around every root field, custom or not.
+        let camel = naming.convention == crate::naming::Convention::GraphqlDefault;
+        roots.names.push(affixes.apply(&name, camel));
         roots.comments.push(comment);
     }
     Ok((roots, any))

@@ -7,6 +7,9 @@ pub fn merge(config: &mut Config, other: Config) {
     if config.api_limits == Default::default() {
         config.api_limits = other.api_limits;
     }
+    if config.root_fields == Default::default() {
+        config.root_fields = other.root_fields.clone();
+    }
     if config.naming.is_none() {
         config.naming = other.naming;
     }

@@ -98,7 +98,11 @@ fn read<T: DeserializeOwned>(dir: &Path, file: &str) -> Result<Option<T>, String
 /// remote schemas, REST endpoints), each by name, and the parts of
 /// `databases/databases.yaml` it does not read (a source's customization, a second
 /// source): reported as inconsistent metadata, never dropped in silence.
-fn unserved(dir: &Path, naming: &mut Option<crate::naming::Convention>) -> Vec<Inconsistency> {
+fn unserved(
+    dir: &Path,
+    naming: &mut Option<crate::naming::Convention>,
+    affixes: &mut crate::config::RootFieldAffixes,
+) -> Vec<Inconsistency> {
     let yaml = |file: &str| -> Option<serde_norway::Value> {
         let text = std::fs::read_to_string(dir.join(file)).ok()?;
         serde_norway::from_str(&text).ok()
@@ -173,14 +177,38 @@ fn unserved(dir: &Path, naming: &mut Option<crate::naming::Convention>) -> Vec<I
                 }
             }
         }
-        let renames = ["root_fields", "type_names"]
-            .into_iter()
-            .filter(|k| custom.get(*k).is_some_and(|v| !v.is_null()))
-            .collect::<Vec<_>>();
-        if !renames.is_empty() {
+        let text = |v: Option<&serde_norway::Value>, key: &str| {
+            v.and_then(|v| v.get(key))
+                .and_then(|s| s.as_str())
+                .map(str::to_owned)
+        };
+        let roots = custom.get("root_fields");
+        let mut not_applied = Vec::new();
+        // Hasura reads both as GraphQL names.
+        let name_like = |s: &String| {
+            let mut c = s.chars();
+            c.next()
+                .is_some_and(|f| f == '_' || f.is_ascii_alphabetic())
+                && c.all(|x| x == '_' || x.is_ascii_alphanumeric())
+        };
+        let (prefix, suffix) = (text(roots, "prefix"), text(roots, "suffix"));
+        if prefix.iter().chain(&suffix).all(name_like) {
+            affixes.prefix = prefix;
+            affixes.suffix = suffix;
+        } else {
+            not_applied.push("root_fields prefix or suffix (not a GraphQL name)");
+        }
+        if text(roots, "namespace").is_some() {
+            not_applied.push("root_fields.namespace");
+        }
+        let types = custom.get("type_names");
+        if text(types, "prefix").is_some() || text(types, "suffix").is_some() {
+            not_applied.push("type_names (prefix, suffix)");
+        }
+        if !not_applied.is_empty() {
             let why = format!(
-                "its customization's {} (prefixes, suffixes, a namespace) is not applied by Grafton yet",
-                renames.join(" and ")
+                "its customization's {} is not applied by Grafton yet",
+                not_applied.join(" and ")
             );
             out.push(Inconsistency::new(ObjectKind::Source, &name, why));
         }
@@ -190,7 +218,7 @@ fn unserved(dir: &Path, naming: &mut Option<crate::naming::Convention>) -> Vec<I
 
 /// Fills `config` from the project-wide files of the metadata directory `dir`.
 pub(super) fn load(dir: &Path, config: &mut Config) -> Result<(), String> {
-    let left_out = unserved(dir, &mut config.naming);
+    let left_out = unserved(dir, &mut config.naming, &mut config.root_fields);
     config.left_out.extend(left_out);
     if let Some(limits) = read(dir, "api_limits.yaml")? {
         config.api_limits = limits;

@@ -38,8 +38,8 @@ fn migrated(name: &'static str, project: &Path) -> String {
     url
 }
 
-/// The `schema.name` of every table the metadata's tables.yaml includes.
-fn tracked(project: &Path) -> BTreeSet<String> {
+/// Every table entry the metadata's tables.yaml includes, by `schema.name`.
+fn entries(project: &Path) -> Vec<(String, Yaml)> {
     let dir = project.join("metadata/databases/default/tables");
     let list: Vec<String> = serde_norway::from_str(
         &std::fs::read_to_string(dir.join("tables.yaml")).expect("tables.yaml"),
@@ -54,9 +54,15 @@ fn tracked(project: &Path) -> BTreeSet<String> {
             .expect("table entry");
             let table = &entry["table"];
             let schema = table["schema"].as_str().unwrap_or("public");
-            format!("{schema}.{}", table["name"].as_str().expect("table name"))
+            let key = format!("{schema}.{}", table["name"].as_str().expect("table name"));
+            (key, entry)
         })
         .collect()
+}
+
+/// The `schema.name` of every table the metadata tracks.
+fn tracked(project: &Path) -> BTreeSet<String> {
+    entries(project).into_iter().map(|(key, _)| key).collect()
 }
 
 /// One line per role: its root fields, then each object type's fields, sorted; a
@@ -123,6 +129,43 @@ async fn check(name: &'static str, roles: &[&str]) -> String {
         .collect();
     let expected: BTreeSet<String> = tracked(&project).difference(&dropped).cloned().collect();
     assert_eq!(served, expected, "{name}: served tables");
+    // Each relationship the metadata names, under its name, and no other.
+    let mut relationships = 0;
+    for (key, entry) in entries(&project) {
+        let Some(id) = (0..admin.tables.len())
+            .find(|&id| format!("{}.{}", admin.table(id).schema, admin.table(id).name) == key)
+        else {
+            continue;
+        };
+        let fields = &admin.tables[id].fields;
+        let named: BTreeSet<&str> = ["object_relationships", "array_relationships"]
+            .iter()
+            .filter_map(|k| entry[*k].as_sequence())
+            .flatten()
+            .filter_map(|r| r["name"].as_str())
+            .collect();
+        for rel in &named {
+            assert!(
+                fields.contains_key(*rel),
+                "{name}: {key}.{rel} is not served"
+            );
+            relationships += 1;
+        }
+        let served: BTreeSet<&str> = (fields.iter())
+            .filter(|(_, f)| {
+                matches!(
+                    f,
+                    grafton_schema::TableField::Object(_) | grafton_schema::TableField::Array(_)
+                )
+            })
+            .map(|(n, _)| n.as_str())
+            .collect();
+        assert_eq!(served, named, "{name}: {key}'s relationships");
+    }
+    assert!(
+        relationships > 10,
+        "{name}: only {relationships} relationships checked"
+    );
 
     insta::assert_snapshot!(format!("{name}_admin"), summary(admin));
     for role in roles {

@@ -1,6 +1,7 @@
-//! `databases/databases.yaml` (issue 28): the source's `naming_convention` is
-//! applied (`--naming` wins), and what Grafton does not apply yet (root field and
-//! type name prefixes, a second source) is reported as inconsistent metadata.
+//! `databases/databases.yaml` (issue 28): the source's `naming_convention` and root
+//! field prefix and suffix are applied (`--naming` wins over the convention), and
+//! what Grafton does not apply yet (type name prefixes, a root field namespace, a
+//! second source) is reported as inconsistent metadata.
 
 use crate::{databases, metadata, post};
 use grafton_schema::Convention;
@@ -13,6 +14,7 @@ const SOURCES: &str = "- name: default
   customization:
     naming_convention: graphql-default
     root_fields: {prefix: shop_}
+    type_names: {prefix: Shop_}
 - name: analytics
   kind: postgres
   configuration: {connection_info: {database_url: {from_env: ANALYTICS_URL}}}
@@ -37,7 +39,7 @@ async fn the_sources_naming_convention_is_applied_and_the_rest_reported() {
     assert_eq!(reported.len(), 2, "{reported:?}");
     let has = |a: &str, b: &str| reported.iter().any(|r| r.contains(a) && r.contains(b));
     assert!(has("source 'analytics'", "second source"), "{reported:?}");
-    assert!(has("source 'default'", "root_fields"), "{reported:?}");
+    assert!(has("source 'default'", "type_names"), "{reported:?}");
 
     for url in databases("hasura_source") {
         let server = grafton_server::start(&ServeOptions {
@@ -48,15 +50,18 @@ async fn the_sources_naming_convention_is_applied_and_the_rest_reported() {
         })
         .await
         .expect("server starts");
-        // graphql-default: camelCase root fields and arguments, PascalCase types.
-        let body = post(
-            &server,
-            None,
-            "{ postsByPk(id: 1) { title author { fullName } } }",
-        )
-        .await;
+        // graphql-default: camelCase root fields and arguments, PascalCase types;
+        // the prefix before each root field, joined as Hasura joins it.
+        let query = "{ shop_PostsByPk(id: 1) { title author { fullName } } shop_Authors { id } }";
+        let body = post(&server, None, query).await;
+        let data = &body["data"];
         assert_eq!(
-            body["data"]["postsByPk"]["author"]["fullName"], "Ada",
+            data["shop_PostsByPk"]["author"]["fullName"], "Ada",
+            "{url}: {body}"
+        );
+        assert_eq!(
+            data["shop_Authors"].as_array().map(Vec::len),
+            Some(2),
             "{url}: {body}"
         );
         server.stop().await;
@@ -71,16 +76,10 @@ async fn the_sources_naming_convention_is_applied_and_the_rest_reported() {
         })
         .await
         .expect("server starts");
-        let body = post(
-            &server,
-            None,
-            "{ posts_by_pk(id: 1) { author { full_name } } }",
-        )
-        .await;
-        assert_eq!(
-            body["data"]["posts_by_pk"]["author"]["full_name"], "Ada",
-            "{url}: {body}"
-        );
+        let query = "{ shop_posts_by_pk(id: 1) { author { full_name } } }";
+        let body = post(&server, None, query).await;
+        let author = &body["data"]["shop_posts_by_pk"]["author"];
+        assert_eq!(author["full_name"], "Ada", "{url}: {body}");
         server.stop().await;
     }
 }
