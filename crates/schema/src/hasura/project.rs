@@ -147,6 +147,7 @@ fn unserved(
     let sources = sources.as_ref().and_then(|s| s.as_sequence());
     for (i, source) in sources.into_iter().flatten().enumerate() {
         let name = super::convert::yaml_name(source);
+        out.extend(unread_source_keys(source, &name));
         if i > 0 {
             let why = "Grafton serves one database (--database-url); a second source is not served"
                 .to_owned();
@@ -216,9 +217,93 @@ fn unserved(
     out
 }
 
+/// A source's keys Grafton does not read: any it does not know is reported (the
+/// object is not served as written), and its connection settings, which Grafton's
+/// own flags set, are named in a warning.
+fn unread_source_keys(source: &serde_norway::Value, name: &str) -> Vec<Inconsistency> {
+    const READ: &[&str] = &[
+        "name",
+        "kind",
+        "configuration",
+        "tables",
+        "functions",
+        "customization",
+        "native_queries",
+        "logical_models",
+    ];
+    let mut out = Vec::new();
+    let keys = source
+        .as_mapping()
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, _)| k.as_str());
+    for key in keys.filter(|k| !READ.contains(k)) {
+        let why = format!("its '{key}' is not read by Grafton");
+        out.push(Inconsistency::new(ObjectKind::Source, name, why));
+    }
+    match source.get("kind").and_then(|k| k.as_str()) {
+        None | Some("postgres") | Some("pg") => {}
+        Some(kind) => {
+            let why =
+                format!("a {kind} source is not served (Grafton serves PostgreSQL and SQLite)");
+            out.push(Inconsistency::new(ObjectKind::Source, name, why));
+        }
+    }
+    let configuration = source.get("configuration");
+    let connection = configuration.and_then(|c| c.get("connection_info"));
+    let mut settings: Vec<String> = (connection
+        .and_then(|c| c.as_mapping())
+        .into_iter()
+        .flatten())
+    .filter_map(|(k, _)| k.as_str())
+    .filter(|k| *k != "database_url")
+    .map(|k| format!("connection_info.{k}"))
+    .collect();
+    settings.extend(
+        (configuration
+            .and_then(|c| c.as_mapping())
+            .into_iter()
+            .flatten())
+        .filter_map(|(k, _)| k.as_str())
+        .filter(|k| *k != "connection_info")
+        .map(str::to_owned),
+    );
+    if !settings.is_empty() {
+        tracing::warn!(
+            "source '{name}': {} not read; Grafton's flags set its connection \
+             (--database-url, --pool-size, --read-replica-url, --request-timeout)",
+            settings.join(", ")
+        );
+    }
+    out
+}
+
+/// Warns of the project files that set up the server, which Grafton's flags do
+/// instead; an empty one says nothing.
+fn unread_settings(dir: &Path) {
+    for (file, instead) in [
+        ("network.yaml", "TLS allow lists are not read"),
+        ("opentelemetry.yaml", "use --otlp-endpoint"),
+        (
+            "metrics_config.yaml",
+            "Grafton's /metrics has its own settings",
+        ),
+        ("backend_configs.yaml", "data connectors are not served"),
+    ] {
+        let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
+            continue;
+        };
+        let trimmed = text.trim();
+        if !(trimmed.is_empty() || trimmed == "{}" || trimmed == "[]") {
+            tracing::warn!("{file}: not read by Grafton ({instead})");
+        }
+    }
+}
+
 /// Fills `config` from the project-wide files of the metadata directory `dir`.
 pub(super) fn load(dir: &Path, config: &mut Config) -> Result<(), String> {
     let left_out = unserved(dir, &mut config.naming, &mut config.root_fields);
+    unread_settings(dir);
     config.left_out.extend(left_out);
     if let Some(limits) = read(dir, "api_limits.yaml")? {
         config.api_limits = limits;

@@ -15,8 +15,9 @@ const SOURCES: &str = "- name: default
     naming_convention: graphql-default
     root_fields: {prefix: shop_}
     type_names: {prefix: Shop_}
+  health_check: {test: {sql: SELECT 1}, interval: 60}
 - name: analytics
-  kind: postgres
+  kind: mssql
   configuration: {connection_info: {database_url: {from_env: ANALYTICS_URL}}}
   tables: []
 ";
@@ -36,10 +37,18 @@ async fn the_sources_naming_convention_is_applied_and_the_rest_reported() {
     let reported: Vec<String> = (config.left_out.iter())
         .map(|i| format!("{}: {}", i.describe(), i.reason))
         .collect();
-    assert_eq!(reported.len(), 2, "{reported:?}");
+    assert_eq!(reported.len(), 4, "{reported:?}");
     let has = |a: &str, b: &str| reported.iter().any(|r| r.contains(a) && r.contains(b));
     assert!(has("source 'analytics'", "second source"), "{reported:?}");
     assert!(has("source 'default'", "type_names"), "{reported:?}");
+    assert!(
+        has("source 'default'", "'health_check' is not read"),
+        "{reported:?}"
+    );
+    assert!(
+        has("source 'analytics'", "a mssql source is not served"),
+        "{reported:?}"
+    );
 
     for url in databases("hasura_source") {
         let server = grafton_server::start(&ServeOptions {
