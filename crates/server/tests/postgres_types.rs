@@ -2,7 +2,16 @@
 //! bigint, interval, arrays (lists, as Hasura 2.29+ serves them), and types Grafton
 //! does not map (exposed as String, read as text).
 
+#[path = "subscriptions/client.rs"]
+#[allow(dead_code)]
+mod client;
+#[path = "common/mod.rs"]
+mod common;
+
 use grafton_server::{start, ServeOptions};
+
+/// The WebSocket client's admin secret (these servers have none: all is admin).
+const ADMIN_SECRET: &str = "unused";
 use serde_json::{json, Value};
 
 const FIXTURE: &str = r#"
@@ -244,5 +253,17 @@ async fn array_columns_are_lists() {
     );
     let count = grafton_testkit::psql(&url, b"SELECT count(*) FROM apps");
     assert_eq!(count.trim(), "4");
+
+    // A live query with an array variable: its value reaches the shared statement
+    // of the multiplexed poll as the same literal.
+    let mut ws = client::Client::connect(&server, client::TRANSPORT_WS, json!({})).await;
+    ws.start(
+        "1",
+        "subscription($t: [String!]) { apps(where: {tags: {_contains: $t}}, order_by: {id: asc}) { id } }",
+        json!({"t": ["x"]}),
+    )
+    .await;
+    assert_eq!(ws.result("1").await, json!({"data": {"apps": [{"id": 4}]}}));
+    ws.close().await;
     server.stop().await;
 }
