@@ -102,10 +102,16 @@ fn unserved(
     dir: &Path,
     naming: &mut Option<crate::naming::Convention>,
     affixes: &mut crate::config::RootFieldAffixes,
-) -> Vec<Inconsistency> {
-    let yaml = |file: &str| -> Option<serde_norway::Value> {
-        let text = std::fs::read_to_string(dir.join(file)).ok()?;
-        serde_norway::from_str(&text).ok()
+) -> Result<Vec<Inconsistency>, String> {
+    // A file that is there but does not parse is refused, never skipped.
+    let yaml = |file: &str| -> Result<Option<serde_norway::Value>, String> {
+        let path = dir.join(file);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return Ok(None);
+        };
+        serde_norway::from_str(&text)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", path.display()))
     };
     let not_yet = |kind: ObjectKind, name: String| {
         let why = format!("{} are not served by Grafton yet", kind.plural());
@@ -116,7 +122,7 @@ fn unserved(
         list.iter().map(super::convert::yaml_name).collect()
     };
     let mut out = Vec::new();
-    if let Some(actions) = yaml("actions.yaml") {
+    if let Some(actions) = yaml("actions.yaml")? {
         for name in names(actions.get("actions")) {
             out.push(not_yet(ObjectKind::Action, name));
         }
@@ -139,11 +145,11 @@ fn unserved(
         ("remote_schemas.yaml", ObjectKind::RemoteSchema),
         ("rest_endpoints.yaml", ObjectKind::Endpoint),
     ] {
-        for name in names(yaml(file).as_ref()) {
+        for name in names(yaml(file)?.as_ref()) {
             out.push(not_yet(kind, name));
         }
     }
-    let sources = yaml("databases/databases.yaml");
+    let sources = yaml("databases/databases.yaml")?;
     let sources = sources.as_ref().and_then(|s| s.as_sequence());
     for (i, source) in sources.into_iter().flatten().enumerate() {
         let name = super::convert::yaml_name(source);
@@ -214,7 +220,7 @@ fn unserved(
             out.push(Inconsistency::new(ObjectKind::Source, &name, why));
         }
     }
-    out
+    Ok(out)
 }
 
 /// A source's keys Grafton does not read: any it does not know is reported (the
@@ -302,7 +308,7 @@ fn unread_settings(dir: &Path) {
 
 /// Fills `config` from the project-wide files of the metadata directory `dir`.
 pub(super) fn load(dir: &Path, config: &mut Config) -> Result<(), String> {
-    let left_out = unserved(dir, &mut config.naming, &mut config.root_fields);
+    let left_out = unserved(dir, &mut config.naming, &mut config.root_fields)?;
     unread_settings(dir);
     config.left_out.extend(left_out);
     if let Some(limits) = read(dir, "api_limits.yaml")? {

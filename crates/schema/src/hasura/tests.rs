@@ -338,3 +338,14 @@ fn nulls_where_hasura_writes_them_read_as_empty() {
     );
     assert!(config.left_out.is_empty());
 }
+
+/// A project file that does not parse is refused with its name, never skipped: a
+/// broken actions.yaml must not make its actions vanish from the report.
+#[test]
+fn a_project_file_that_does_not_parse_is_refused() {
+    let dir = std::env::temp_dir().join(format!("grafton-broken-files-{}", std::process::id()));
+    v3_tables(&dir.join("databases/default/tables"));
+    std::fs::write(dir.join("actions.yaml"), "actions: [\n  - name: login\n").expect("file");
+    let err = load(&dir).err().unwrap_or_default();
+    assert!(err.contains("actions.yaml"), "{err}");
+}
