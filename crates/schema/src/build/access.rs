@@ -1,7 +1,7 @@
 //! What a role may do with each table (from the config's permissions), and the
 //! fields of each table that remain for it.
 
-use super::{find_table, qualified, SchemaError};
+use super::{config_entry, qualified, SchemaError};
 use crate::config::{Columns, Config};
 use crate::inconsistent::{Inconsistency, ObjectKind};
 use crate::model::*;
@@ -47,8 +47,7 @@ pub(super) fn table_access(
             });
             continue;
         };
-        let entry = (config.tables.iter())
-            .find(|(k, _)| find_table(catalog, k, default_schema) == Some(info.catalog_index))
+        let entry = config_entry(catalog, config, info.catalog_index, default_schema)
             .and_then(|(k, tc)| tc.permissions.get(role).map(|p| (k, p)));
         let Some((key, perms)) = entry else {
             out.push(TableAccess::default());

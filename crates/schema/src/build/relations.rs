@@ -341,10 +341,8 @@ fn config_key(
     default_schema: &str,
 ) -> String {
     let ci = tables[table].catalog_index;
-    (config.tables.keys())
-        .find(|k| find_table(catalog, k, default_schema) == Some(ci))
-        .cloned()
-        .unwrap_or_else(|| qualified(&catalog.tables[ci]))
+    config_entry(catalog, config, ci, default_schema)
+        .map_or_else(|| qualified(&catalog.tables[ci]), |(key, _)| key.clone())
 }
 
 /// Why a foreign-key relationship was not found: the key references an untracked

@@ -41,21 +41,13 @@ pub(super) fn name_tables(
     if !missing.is_empty() {
         return Err(SchemaError::Inconsistent(missing));
     }
-    let table_config = |ci: usize| {
-        (config.tables.iter())
-            .find(|(k, _)| find_table(catalog, k, default_schema) == Some(ci))
-            .map(|(_, v)| v)
-    };
+    let table_config = |ci: usize| config_entry(catalog, config, ci, default_schema).map(|e| e.1);
     // A table the config names that cannot be served as written is left out whole.
-    let invalid = |ci: usize, why: String| {
-        let key =
-            (config.tables.keys()).find(|k| find_table(catalog, k, default_schema) == Some(ci));
-        match key {
-            Some(key) => {
-                SchemaError::Inconsistent(vec![Inconsistency::new(ObjectKind::Table, key, why)])
-            }
-            None => SchemaError::Config(why),
+    let invalid = |ci: usize, why: String| match config_entry(catalog, config, ci, default_schema) {
+        Some((key, _)) => {
+            SchemaError::Inconsistent(vec![Inconsistency::new(ObjectKind::Table, key, why)])
         }
+        None => SchemaError::Config(why),
     };
     // Each table's base name (its custom name, else its own, schema-qualified outside
     // the default schema) and root field names. Tables with custom names claim theirs
