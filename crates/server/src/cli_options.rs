@@ -127,6 +127,18 @@ pub(crate) struct ListenOptions {
     /// The role of requests without credentials (else they get 401).
     #[arg(long, env = "GRAFTON_UNAUTHORIZED_ROLE")]
     pub(crate) unauthorized_role: Option<String>,
+    /// Browser origins that may call the API, comma-separated: exact origins and
+    /// wildcards such as `https://*.example.com` or `http://localhost:*`
+    /// [default: * (every origin, as Hasura)]. See docs/deploy.md, "CORS".
+    #[arg(long, env = "GRAFTON_CORS_DOMAIN", conflicts_with = "disable_cors")]
+    pub(crate) cors_domain: Option<String>,
+    /// No CORS headers at all (browsers then refuse other sites' pages), and no
+    /// cookies read on WebSocket upgrades (unless --ws-read-cookie).
+    #[arg(long, env = "GRAFTON_DISABLE_CORS")]
+    pub(crate) disable_cors: bool,
+    /// With --disable-cors, read cookies on WebSocket upgrades anyway.
+    #[arg(long, env = "GRAFTON_WS_READ_COOKIE", requires = "disable_cors")]
+    pub(crate) ws_read_cookie: bool,
     /// Threads that serve HTTP and plan requests [default: half the cores, at least
     /// one]. SQLite's queries run on threads of their own and PostgreSQL's in its
     /// processes, so a machine shared with its database is best served by fewer;
@@ -266,6 +278,18 @@ pub(crate) fn options(
         o.live.max_bytes = usize::try_from(l.live_query_max_bytes).unwrap_or(usize::MAX);
         o.live.concurrency = (l.pool_size / 2).max(1);
         o.http.ws.max_operations = l.ws_max_operations.max(1);
+        o.http.cors =
+            match (&l.cors_domain, l.disable_cors) {
+                (_, true) => grafton_server::cors::CorsPolicy::Disabled {
+                    ws_read_cookie: l.ws_read_cookie,
+                },
+                (Some(domains), false) => grafton_server::cors::CorsPolicy::parse(domains)
+                    .map_err(|message| StartError::Config {
+                        path: "--cors-domain".into(),
+                        message,
+                    })?,
+                (None, false) => grafton_server::cors::CorsPolicy::AllowAll,
+            };
         o.watch = l.watch;
         o.metrics = l.metrics;
         o.metrics_addr.clone_from(&l.metrics_addr);

@@ -34,6 +34,8 @@ pub struct HttpOptions {
     pub console: bool,
     /// Request ids, logs and timing headers.
     pub observe: crate::observe::ObserveOptions,
+    /// Which browser origins may call the API.
+    pub cors: crate::cors::CorsPolicy,
 }
 
 impl Default for HttpOptions {
@@ -45,6 +47,7 @@ impl Default for HttpOptions {
             ws: crate::ws::WsOptions::default(),
             console: false,
             observe: crate::observe::ObserveOptions::default(),
+            cors: crate::cors::CorsPolicy::default(),
         }
     }
 }
@@ -62,7 +65,7 @@ pub fn router(
         false => crate::console::disabled(Router::new()),
     };
     let metrics = ops.metrics;
-    crate::ops::routes(router, metrics)
+    let router = crate::ops::routes(router, metrics)
         .route("/v1/graphql", get(graphql_get).post(graphql_post))
         .route("/graphql", get(graphql_get).post(graphql_post))
         .layer(DefaultBodyLimit::max(limit))
@@ -76,7 +79,13 @@ pub fn router(
             ws: options.ws,
             ops,
             observe: options.observe,
-        })
+            cors: options.cors.clone(),
+        });
+    // Outermost: a preflight is answered before routing (which knows no OPTIONS).
+    match options.cors.layer() {
+        Some(cors) => router.layer(cors),
+        None => router,
+    }
 }
 
 #[derive(Clone)]
@@ -88,6 +97,7 @@ pub(crate) struct AppState {
     pub(crate) ws: crate::ws::WsOptions,
     pub(crate) ops: crate::ops::Ops,
     pub(crate) observe: crate::observe::ObserveOptions,
+    pub(crate) cors: crate::cors::CorsPolicy,
 }
 
 const GRAPHQL_RESPONSE: &str = "application/graphql-response+json";

@@ -2,6 +2,7 @@
 //! The `grafton` binary is a thin CLI over [`start`].
 
 mod console;
+pub mod cors;
 pub mod error;
 pub mod http;
 mod listen;

@@ -7,13 +7,14 @@ mod operations;
 pub(crate) mod protocol;
 mod wire;
 
+use crate::cors::CorsPolicy;
 use crate::engine::{Caller, Delivery, GraphqlRequest, Sink, Subscription};
 use crate::error::RequestError;
 use crate::http::{AppState, Peer};
 use crate::listen::Slot;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::http::{header, HeaderMap};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use protocol::{close, ClientMessage, Protocol};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -58,10 +59,22 @@ pub(crate) fn upgrade(
     slot: Option<Slot>,
 ) -> Response {
     let mut headers = headers;
-    // Cookies ride along with any page's request: from another site they prove
-    // nothing about who opened the socket (cross-site WebSocket hijacking).
     let foreign = wire::foreign_origin(&headers);
-    if foreign.is_some() {
+    // Browsers do not preflight an upgrade: the origin is checked here.
+    if let (CorsPolicy::Origins(_), Some(origin)) = (&state.cors, &foreign) {
+        if !state.cors.allows(origin) {
+            return refuse_origin(origin);
+        }
+    }
+    // Cookies ride along with any page's request: from a site not listed in
+    // --cors-domain they prove nothing about who opened the socket (cross-site
+    // WebSocket hijacking). With CORS disabled they are not read at all (Hasura).
+    let cookies = match state.cors {
+        CorsPolicy::AllowAll => foreign.is_none(),
+        CorsPolicy::Origins(_) => true,
+        CorsPolicy::Disabled { ws_read_cookie } => ws_read_cookie,
+    };
+    if !cookies {
         headers.remove(header::COOKIE);
     }
     let asked = headers.contains_key(header::SEC_WEBSOCKET_PROTOCOL);
@@ -96,7 +109,7 @@ pub(crate) fn upgrade(
             state,
             protocol,
             headers,
-            foreign,
+            foreign: foreign.filter(|_| !cookies),
             peer,
             caller: None,
             ops: HashMap::new(),
@@ -105,6 +118,16 @@ pub(crate) fn upgrade(
         };
         connection.run(socket, slot).await;
     })
+}
+
+/// An upgrade from an origin `--cors-domain` does not list: Hasura's 400.
+fn refuse_origin(origin: &str) -> Response {
+    tracing::debug!(origin, "WebSocket upgrade refused: origin not allowed");
+    let body = serde_json::json!({
+        "message": "received origin header does not match configured CORS domains",
+        "extensions": {"path": "$", "code": "access-denied"},
+    });
+    (axum::http::StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
 }
 
 enum Op {
@@ -120,7 +143,8 @@ struct Connection {
     /// The upgrade request's headers (without cookies from another site's page);
     /// `connection_init`'s override them.
     headers: HeaderMap,
-    /// The upgrade's `Origin`, when another site's page opened the socket.
+    /// The upgrade's `Origin`, when another site's page opened the socket and its
+    /// cookies were not read.
     foreign: Option<String>,
     peer: Option<Peer>,
     caller: Option<Caller>,

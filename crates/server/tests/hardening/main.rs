@@ -11,6 +11,7 @@ mod client;
 #[path = "../common/mod.rs"]
 mod common;
 
+mod cors;
 mod distinct;
 mod enums;
 mod errors;

@@ -33,7 +33,7 @@ fn token() -> String {
 
 /// Opens a socket with these upgrade headers and sends `connection_init` with
 /// `payload`: the server's first answer.
-async fn init(
+pub(crate) async fn init(
     server: &grafton_server::Running,
     protocol: &str,
     headers: &[(&'static str, &str)],
@@ -46,6 +46,27 @@ async fn init(
         .await;
     let first = c.next(Duration::from_secs(5)).await;
     (c, first)
+}
+
+/// Whether the server's first answer acknowledged `connection_init`.
+pub(crate) fn acked(first: &Event) -> bool {
+    matches!(first, Event::Message(m) if m["type"] == "connection_ack")
+}
+
+/// A socket opened with `headers` is acknowledged and reads user `a`'s documents.
+pub(crate) async fn reads_as_user_a(
+    server: &grafton_server::Running,
+    protocol: &str,
+    headers: &[(&'static str, &str)],
+) {
+    let (mut c, first) = init(server, protocol, headers, json!({})).await;
+    assert!(acked(&first), "{protocol}: {first:?}");
+    c.start("q", "{ documents { id } }", json!({})).await;
+    assert_eq!(
+        c.result("q").await["data"]["documents"],
+        json!([{"id": 1}, {"id": 2}])
+    );
+    c.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -97,27 +118,14 @@ async fn cookies_authenticate_a_websocket_only_from_the_servers_own_origin() {
             vec![("origin", own.as_str()), ("cookie", cookie.as_str())],
             vec![("cookie", cookie.as_str())],
         ] {
-            let (mut c, first) = init(&server, protocol, &headers, json!({})).await;
-            assert!(
-                matches!(&first, Event::Message(m) if m["type"] == "connection_ack"),
-                "{protocol}: {first:?}"
-            );
-            c.start("q", "{ documents { id } }", json!({})).await;
-            assert_eq!(
-                c.result("q").await["data"]["documents"],
-                json!([{"id": 1}, {"id": 2}])
-            );
-            c.close().await;
+            reads_as_user_a(&server, protocol, &headers).await;
         }
 
         // A page of another site that sends a token itself is trusted as that token.
         let headers = [("origin", "https://other.example")];
         let payload = json!({"headers": {"Cookie": cookie}});
         let (c, first) = init(&server, protocol, &headers, payload).await;
-        assert!(
-            matches!(&first, Event::Message(m) if m["type"] == "connection_ack"),
-            "{protocol}: {first:?}"
-        );
+        assert!(acked(&first), "{protocol}: {first:?}");
         c.close().await;
     }
     // Nothing was written through the refused sockets.

@@ -9,7 +9,7 @@ use grafton_server::ServeOptions;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn chromium() -> PathBuf {
+pub(crate) fn chromium() -> PathBuf {
     let found = ["chromium", "chromium-browser", "google-chrome"]
         .iter()
         .map(|name| Path::new("/usr/bin").join(name))
@@ -20,7 +20,7 @@ fn chromium() -> PathBuf {
 }
 
 /// `npm ci` in `tests/console` when puppeteer-core is missing.
-fn ensure_installed(dir: &Path) {
+pub(crate) fn ensure_installed(dir: &Path) {
     if dir.join("node_modules/puppeteer-core").is_dir() {
         return;
     }

@@ -6,6 +6,7 @@
 mod common;
 
 mod console;
+mod cors;
 mod lifecycle;
 mod logs;
 mod metrics;
