@@ -8,6 +8,7 @@ use jsonwebtoken::{Algorithm, DecodingKey};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::claims_map::{self, ClaimsMap};
 use crate::error::ConfigError;
 use crate::jsonpath::{self, Step};
 use crate::keys;
@@ -68,6 +69,8 @@ pub(crate) enum ClaimsLocation {
     Namespace(String),
     /// A JSON path into the payload.
     Path(Vec<Step>),
+    /// Each claim from its own place (`claims_map`).
+    Map(ClaimsMap),
 }
 
 /// Whether the claims are an object or a string holding one.
@@ -105,11 +108,19 @@ pub(crate) fn parse(text: &str) -> Result<JwtConfig, ConfigError> {
         serde_json::from_str(text).map_err(|e| ConfigError::JwtJson(e.to_string()))?;
     let bad = |message: &str| ConfigError::Jwt(message.to_string());
 
-    if raw.claims_map.is_some() {
-        return Err(bad(
-            "claims_map is not supported; put the claims under claims_namespace or claims_namespace_path",
-        ));
-    }
+    let claims_map = match &raw.claims_map {
+        Some(_)
+            if raw.claims_namespace.is_some()
+                || raw.claims_namespace_path.is_some()
+                || raw.claims_format.is_some() =>
+        {
+            return Err(bad(
+                "claims_map replaces claims_namespace, claims_namespace_path and claims_format: give one or the other",
+            ))
+        }
+        Some(map) => Some(claims_map::parse(map)?),
+        None => None,
+    };
 
     let alg = raw.alg.as_deref().map(algorithm).transpose()?;
     let (keys, required_alg) = match (raw.key, raw.jwk_url) {
@@ -142,7 +153,10 @@ pub(crate) fn parse(text: &str) -> Result<JwtConfig, ConfigError> {
 
     // claims_namespace_path wins over claims_namespace when both are given.
     let claims = match (raw.claims_namespace_path, raw.claims_namespace) {
-        (Some(path), _) => ClaimsLocation::Path(jsonpath::parse(&path).map_err(ConfigError::Jwt)?),
+        _ if claims_map.is_some() => ClaimsLocation::Map(claims_map.unwrap_or_default()),
+        (Some(path), _) => ClaimsLocation::Path(
+            jsonpath::parse("claims_namespace_path", &path).map_err(ConfigError::Jwt)?,
+        ),
         (None, Some(namespace)) => ClaimsLocation::Namespace(namespace),
         (None, None) => ClaimsLocation::Namespace(DEFAULT_NAMESPACE.to_string()),
     };
@@ -337,7 +351,11 @@ mod tests {
                 .contains("JSON path")
         );
         assert!(error(r#"{"jwk_url": "https://x", "claims_map": {}}"#)
-            .contains("claims_map is not supported"));
+            .contains("x-hasura-allowed-roles is expected"));
+        assert!(error(
+            r#"{"jwk_url": "https://x", "claims_namespace": "n", "claims_map": {"x-hasura-allowed-roles": ["a"], "x-hasura-default-role": "a"}}"#
+        )
+        .contains("give one or the other"));
         assert!(error(r#"{"jwk_url": ""}"#).contains("must not be empty"));
     }
 

@@ -16,11 +16,12 @@ pub(crate) enum Step {
     Index(usize),
 }
 
-/// Parses a path; `$` alone is the root (no steps).
-pub(crate) fn parse(path: &str) -> Result<Vec<Step>, String> {
+/// Parses a path (`setting` names where it was given, for the error); `$` alone
+/// is the root (no steps).
+pub(crate) fn parse(setting: &str, path: &str) -> Result<Vec<Step>, String> {
     let invalid = |why: &str| {
         format!(
-            "claims_namespace_path {path:?} is not a valid JSON path ({why}); use letters, digits, _ and - in \
+            "{setting} {path:?} is not a valid JSON path ({why}); use letters, digits, _ and - in \
              dotted names, and ['...'] for any other key"
         )
     };
@@ -128,22 +129,25 @@ mod tests {
 
     #[test]
     fn parses_hasura_paths() {
-        assert_eq!(parse("$").unwrap(), vec![]);
+        assert_eq!(parse("claims_namespace_path", "$").unwrap(), vec![]);
         assert_eq!(
-            parse("$.hasura.claims").unwrap(),
+            parse("claims_namespace_path", "$.hasura.claims").unwrap(),
             vec![key("hasura"), key("claims")]
         );
         assert_eq!(
-            parse("hasura.claims").unwrap(),
+            parse("claims_namespace_path", "hasura.claims").unwrap(),
             vec![key("hasura"), key("claims")]
         );
-        assert_eq!(parse("$.x-claims_2").unwrap(), vec![key("x-claims_2")]);
         assert_eq!(
-            parse("$['https://hasura.io/jwt/claims']").unwrap(),
+            parse("claims_namespace_path", "$.x-claims_2").unwrap(),
+            vec![key("x-claims_2")]
+        );
+        assert_eq!(
+            parse("claims_namespace_path", "$['https://hasura.io/jwt/claims']").unwrap(),
             vec![key("https://hasura.io/jwt/claims")]
         );
         assert_eq!(
-            parse(r#"$.a["b\"c"][2].d"#).unwrap(),
+            parse("claims_namespace_path", r#"$.a["b\"c"][2].d"#).unwrap(),
             vec![key("a"), key("b\"c"), Step::Index(2), key("d")]
         );
     }
@@ -153,20 +157,35 @@ mod tests {
         for bad in [
             "", "$.", "$..a", "$.1a", "$[", "$['a", "$[x]", "$.a b", "$.*",
         ] {
-            assert!(parse(bad).is_err(), "{bad:?} should be rejected");
+            assert!(
+                parse("claims_namespace_path", bad).is_err(),
+                "{bad:?} should be rejected"
+            );
         }
     }
 
     #[test]
     fn looks_up_values() {
         let doc = json!({"a": {"b": [10, {"c": "yes"}]}});
-        assert_eq!(lookup(&doc, &parse("$").unwrap()), Some(&doc));
         assert_eq!(
-            lookup(&doc, &parse("$.a.b[1].c").unwrap()),
+            lookup(&doc, &parse("claims_namespace_path", "$").unwrap()),
+            Some(&doc)
+        );
+        assert_eq!(
+            lookup(&doc, &parse("claims_namespace_path", "$.a.b[1].c").unwrap()),
             Some(&json!("yes"))
         );
-        assert_eq!(lookup(&doc, &parse("$.a.b[2]").unwrap()), None);
-        assert_eq!(lookup(&doc, &parse("$.a.x").unwrap()), None);
-        assert_eq!(display(&parse("$.a[0]").unwrap()), "$['a'][0]");
+        assert_eq!(
+            lookup(&doc, &parse("claims_namespace_path", "$.a.b[2]").unwrap()),
+            None
+        );
+        assert_eq!(
+            lookup(&doc, &parse("claims_namespace_path", "$.a.x").unwrap()),
+            None
+        );
+        assert_eq!(
+            display(&parse("claims_namespace_path", "$.a[0]").unwrap()),
+            "$['a'][0]"
+        );
     }
 }

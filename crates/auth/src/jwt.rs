@@ -81,6 +81,11 @@ impl JwtAuth {
         })
     }
 
+    /// The `issuer` the secret requires, if any.
+    pub fn issuer(&self) -> Option<&str> {
+        self.issuer.as_deref()
+    }
+
     /// The token the request carries, if any. An `Authorization` header that is not
     /// `Bearer <token>` is an error, as in Hasura.
     pub fn token(&self, headers: &HeaderMap) -> Result<Option<String>, AuthError> {
@@ -223,6 +228,7 @@ impl JwtAuth {
     /// The `x-hasura-*` claims, names lower-cased.
     fn hasura_claims(&self, payload: &Value) -> Result<Map<String, Value>, AuthError> {
         let (found, missing, place) = match &self.claims {
+            ClaimsLocation::Map(map) => return map.claims(payload),
             ClaimsLocation::Namespace(namespace) => (
                 payload.get(namespace),
                 format!("claims key: '{namespace}' not found"),

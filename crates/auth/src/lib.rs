@@ -17,8 +17,10 @@
 
 #![warn(missing_docs)]
 
+mod claims_map;
 mod config;
 mod error;
+mod issuers;
 mod jsonpath;
 mod jwks;
 mod jwt;
@@ -58,6 +60,9 @@ pub struct AuthConfig {
     pub admin_secret: Option<String>,
     /// `--jwt-secret` / `GRAFTON_JWT_SECRET`: Hasura's JWT secret JSON, as text.
     pub jwt: Option<String>,
+    /// More JWT secrets (`GRAFTON_JWT_SECRETS`, a repeated `--jwt-secret`): the
+    /// token's issuer picks the one that checks it.
+    pub jwt_secrets: Vec<String>,
     /// `--unauthorized-role`: the role of requests without credentials.
     pub unauthorized_role: Option<String>,
 }
@@ -70,6 +75,7 @@ impl fmt::Debug for AuthConfig {
                 &self.admin_secret.as_ref().map(|_| "<redacted>"),
             )
             .field("jwt", &self.jwt.as_ref().map(|_| "<redacted>"))
+            .field("jwt_secrets", &self.jwt_secrets.len())
             .field("unauthorized_role", &self.unauthorized_role)
             .finish()
     }
@@ -79,7 +85,8 @@ impl fmt::Debug for AuthConfig {
 pub struct Authenticator {
     /// SHA-256 of the admin secret: compared in constant time, length included.
     admin_secret: Option<[u8; 32]>,
-    jwt: Option<JwtAuth>,
+    /// The JWT secrets: none, one, or several told apart by issuer.
+    jwts: Vec<JwtAuth>,
     unauthorized_role: Option<String>,
 }
 
@@ -87,7 +94,7 @@ impl fmt::Debug for Authenticator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Authenticator")
             .field("admin_secret", &self.admin_secret.is_some())
-            .field("jwt", &self.jwt.is_some())
+            .field("jwts", &self.jwts.len())
             .field("unauthorized_role", &self.unauthorized_role)
             .finish()
     }
@@ -103,27 +110,27 @@ impl Authenticator {
             Some(secret) => Some(digest(secret.as_bytes())),
             None => None,
         };
-        let jwt = match config.jwt {
-            Some(text) => Some(JwtAuth::new(config::parse(&text)?).await?),
-            None => None,
-        };
+        let mut jwts = Vec::new();
+        for text in config.jwt.iter().chain(&config.jwt_secrets) {
+            jwts.push(JwtAuth::new(config::parse(text)?).await?);
+        }
         match &config.unauthorized_role {
             Some(role) if role.is_empty() => return Err(ConfigError::EmptyUnauthorizedRole),
-            Some(_) if admin_secret.is_none() && jwt.is_none() => {
+            Some(_) if admin_secret.is_none() && jwts.is_empty() => {
                 return Err(ConfigError::UnauthorizedRoleWithoutAuth)
             }
             _ => {}
         }
         Ok(Authenticator {
             admin_secret,
-            jwt,
+            jwts,
             unauthorized_role: config.unauthorized_role,
         })
     }
 
     /// No admin secret and no JWT: every request is admin.
     pub fn dev_mode(&self) -> bool {
-        self.admin_secret.is_none() && self.jwt.is_none()
+        self.admin_secret.is_none() && self.jwts.is_empty()
     }
 
     /// The session for a request, from its headers.
@@ -140,16 +147,16 @@ impl Authenticator {
                 )))
             };
         }
-        let Some(jwt) = &self.jwt else {
+        if self.jwts.is_empty() {
             return self.unauthorized(|| {
                 format!(
                     "{ADMIN_SECRET_HEADER}/{GRAFTON_ADMIN_SECRET_HEADER} required, but not found"
                 )
             });
-        };
-        match jwt.token(headers)? {
-            Some(token) => jwt.session(&token, headers).await,
-            None => self.unauthorized(|| jwt.missing_token_message()),
+        }
+        match issuers::choose(&self.jwts, headers)? {
+            Some((jwt, token)) => jwt.session(&token, headers).await,
+            None => self.unauthorized(|| issuers::missing_token_message(&self.jwts)),
         }
     }
 

@@ -122,8 +122,14 @@ pub(crate) struct ListenOptions {
     /// Hasura's JWT config as JSON: {"type": "HS256", "key": "…"} or {"jwk_url": "…"},
     /// with claims_namespace, claims_namespace_path, claims_format, audience, issuer,
     /// allowed_skew, header.
+    /// Repeat it for several issuers: the token's `iss` picks the secret whose
+    /// `issuer` it is.
     #[arg(long, env = "GRAFTON_JWT_SECRET", hide_env_values = true)]
-    pub(crate) jwt_secret: Option<String>,
+    pub(crate) jwt_secret: Vec<String>,
+    /// Several JWT configs as one JSON array (Hasura's HASURA_GRAPHQL_JWT_SECRETS);
+    /// the token's `iss` picks the one whose `issuer` it is.
+    #[arg(long, env = "GRAFTON_JWT_SECRETS", hide_env_values = true)]
+    pub(crate) jwt_secrets: Option<String>,
     /// The role of requests without credentials (else they get 401).
     #[arg(long, env = "GRAFTON_UNAUTHORIZED_ROLE")]
     pub(crate) unauthorized_role: Option<String>,
@@ -228,6 +234,24 @@ fn seconds(value: f64, flag: &str) -> Result<std::time::Duration, StartError> {
         })
 }
 
+/// Every JWT config: each `--jwt-secret`, then each member of `--jwt-secrets`.
+fn jwt_secrets(each: &[String], array: Option<&str>) -> Result<Vec<String>, StartError> {
+    let mut all = each.to_vec();
+    if let Some(text) = array {
+        let bad = |message: String| StartError::Config {
+            path: "--jwt-secrets (HASURA_GRAPHQL_JWT_SECRETS)".into(),
+            message,
+        };
+        let list: Vec<serde_json::Value> = serde_json::from_str(text)
+            .map_err(|e| bad(format!("not a JSON array of JWT configs: {e}")))?;
+        if list.is_empty() {
+            return Err(bad("the array is empty".into()));
+        }
+        all.extend(list.iter().map(serde_json::Value::to_string));
+    }
+    Ok(all)
+}
+
 /// The options of a command; `console` is the console's default for it.
 pub(crate) fn options(
     database_url: String,
@@ -305,8 +329,9 @@ pub(crate) fn options(
         };
         o.auth = grafton_auth::AuthConfig {
             admin_secret: l.admin_secret.clone(),
-            jwt: l.jwt_secret.clone(),
+            jwt_secrets: jwt_secrets(&l.jwt_secret, l.jwt_secrets.as_deref())?,
             unauthorized_role: l.unauthorized_role.clone(),
+            ..Default::default()
         };
     }
     Ok(o)

@@ -10,6 +10,7 @@ fn secret_only(unauthorized_role: Option<&str>) -> AuthConfig {
         admin_secret: Some("s3cret".into()),
         jwt: None,
         unauthorized_role: unauthorized_role.map(str::to_string),
+        ..Default::default()
     }
 }
 
@@ -173,6 +174,7 @@ async fn jwt_without_token_unauthorized_role_or_denied() {
         admin_secret: Some("admin-secret".into()),
         jwt: Some(jwt.clone()),
         unauthorized_role: Some("guest".into()),
+        ..Default::default()
     })
     .await;
     let session = ok(&with_role, &headers(&[("x-hasura-user-id", "1")])).await;
@@ -192,6 +194,7 @@ async fn jwt_without_admin_secret_works() {
         admin_secret: None,
         jwt: Some(json!({"type": "HS256", "key": secret}).to_string()),
         unauthorized_role: None,
+        ..Default::default()
     })
     .await;
     assert!(!auth.dev_mode());
@@ -264,6 +267,7 @@ fn config_debug_hides_secrets() {
         admin_secret: Some("s3cret".into()),
         jwt: Some("{\"key\": \"hidden\"}".into()),
         unauthorized_role: Some("anonymous".into()),
+        ..Default::default()
     };
     let shown = format!("{config:?}");
     assert!(!shown.contains("s3cret") && !shown.contains("hidden"));

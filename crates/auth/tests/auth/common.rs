@@ -64,6 +64,7 @@ pub async fn jwt_auth(jwt: Value) -> Authenticator {
         admin_secret: Some("admin-secret".into()),
         jwt: Some(jwt.to_string()),
         unauthorized_role: None,
+        ..Default::default()
     })
     .await
 }

@@ -3,5 +3,6 @@
 
 mod admin;
 mod common;
+mod issuers;
 mod jwks;
 mod jwt;

@@ -203,6 +203,7 @@ async fn backend_only_writes_need_the_admin_secret_and_the_header() {
                 admin_secret: Some(SECRET.into()),
                 jwt: Some(json!({"type": "HS256", "key": JWT_KEY}).to_string()),
                 unauthorized_role: None,
+                ..Default::default()
             },
             ..Default::default()
         });

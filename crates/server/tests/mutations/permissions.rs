@@ -496,6 +496,7 @@ async fn jwt_sessions_drive_the_rules_and_bad_credentials_never_reach_the_databa
                 admin_secret: Some(ADMIN_SECRET.into()),
                 jwt: Some(json!({"type": "HS256", "key": JWT_KEY}).to_string()),
                 unauthorized_role: Some("anonymous".into()),
+                ..Default::default()
             },
             ..Default::default()
         });
