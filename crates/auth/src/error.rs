@@ -24,6 +24,9 @@ pub enum AuthErrorKind {
     /// Authenticated, but the role asked for in `x-hasura-role` (or the token's default
     /// role) is not in the token's `x-hasura-allowed-roles`. Code `access-denied`, HTTP 403.
     RoleNotAllowed,
+    /// The auth webhook failed: unreachable, too slow, or an answer that is neither a
+    /// session nor a 401. Code `auth-webhook-error`, HTTP 500.
+    Webhook,
 }
 
 impl AuthError {
@@ -32,6 +35,7 @@ impl AuthError {
         match self.kind {
             AuthErrorKind::InvalidJwt => "invalid-jwt",
             AuthErrorKind::AccessDenied | AuthErrorKind::RoleNotAllowed => "access-denied",
+            AuthErrorKind::Webhook => "auth-webhook-error",
         }
     }
 
@@ -40,6 +44,7 @@ impl AuthError {
         match self.kind {
             AuthErrorKind::InvalidJwt | AuthErrorKind::AccessDenied => 401,
             AuthErrorKind::RoleNotAllowed => 403,
+            AuthErrorKind::Webhook => 500,
         }
     }
 
@@ -53,6 +58,13 @@ impl AuthError {
     pub(crate) fn access_denied(message: impl Into<String>) -> Self {
         AuthError {
             kind: AuthErrorKind::AccessDenied,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn webhook(message: impl Into<String>) -> Self {
+        AuthError {
+            kind: AuthErrorKind::Webhook,
             message: message.into(),
         }
     }
@@ -102,6 +114,12 @@ pub enum ConfigError {
         /// Why it cannot be used.
         reason: String,
     },
+    /// The auth webhook's settings are wrong.
+    #[error("auth hook: {0}")]
+    Hook(String),
+    /// The auth webhook is combined with a setting Hasura refuses beside it.
+    #[error("{0}")]
+    HookCombination(&'static str),
     /// The HTTP client for fetching a remote JWKS could not be built.
     #[error("cannot build the HTTP client for the JWKS: {0}")]
     HttpClient(String),

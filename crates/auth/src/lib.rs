@@ -11,7 +11,10 @@
 //! - **JWT** (`--jwt-secret`, Hasura's `HASURA_GRAPHQL_JWT_SECRET` JSON): a request without a
 //!   valid admin secret header must carry a token (`Authorization: Bearer`, or a cookie), or
 //!   gets the unauthorized role. The token's Hasura claims give the allowed roles, the default
-//!   role and the session variables; `x-hasura-role` picks among the allowed roles.
+//!   role and the session variables; `x-hasura-role` picks among the allowed roles. Several
+//!   secrets are told apart by the token's issuer.
+//! - **auth webhook** (`--auth-hook`): a request without the admin secret is sent to the
+//!   hook, whose answer is its session (cached as the answer allows).
 //!
 //! Permissions (what a role may see) are not decided here.
 
@@ -26,6 +29,7 @@ mod jwks;
 mod jwt;
 mod keys;
 mod session;
+mod webhook;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -36,6 +40,7 @@ use subtle::ConstantTimeEq;
 
 pub use error::{AuthError, AuthErrorKind, ConfigError};
 pub use session::{Role, Session, ADMIN_ROLE, ROLE_VAR, VAR_PREFIX};
+pub use webhook::{AuthHook, HookMode};
 
 use jwt::JwtAuth;
 
@@ -63,6 +68,8 @@ pub struct AuthConfig {
     /// More JWT secrets (`GRAFTON_JWT_SECRETS`, a repeated `--jwt-secret`): the
     /// token's issuer picks the one that checks it.
     pub jwt_secrets: Vec<String>,
+    /// `--auth-hook` / `HASURA_GRAPHQL_AUTH_HOOK`: webhook mode.
+    pub auth_hook: Option<AuthHook>,
     /// `--unauthorized-role`: the role of requests without credentials.
     pub unauthorized_role: Option<String>,
 }
@@ -76,6 +83,7 @@ impl fmt::Debug for AuthConfig {
             )
             .field("jwt", &self.jwt.as_ref().map(|_| "<redacted>"))
             .field("jwt_secrets", &self.jwt_secrets.len())
+            .field("auth_hook", &self.auth_hook.as_ref().map(|h| h.mode))
             .field("unauthorized_role", &self.unauthorized_role)
             .finish()
     }
@@ -87,6 +95,7 @@ pub struct Authenticator {
     admin_secret: Option<[u8; 32]>,
     /// The JWT secrets: none, one, or several told apart by issuer.
     jwts: Vec<JwtAuth>,
+    webhook: Option<webhook::Webhook>,
     unauthorized_role: Option<String>,
 }
 
@@ -95,6 +104,7 @@ impl fmt::Debug for Authenticator {
         f.debug_struct("Authenticator")
             .field("admin_secret", &self.admin_secret.is_some())
             .field("jwts", &self.jwts.len())
+            .field("webhook", &self.webhook.is_some())
             .field("unauthorized_role", &self.unauthorized_role)
             .finish()
     }
@@ -114,6 +124,26 @@ impl Authenticator {
         for text in config.jwt.iter().chain(&config.jwt_secrets) {
             jwts.push(JwtAuth::new(config::parse(text)?).await?);
         }
+        let webhook = match config.auth_hook {
+            None => None,
+            // As Hasura: the hook is the only way in besides the admin secret.
+            Some(_) if !jwts.is_empty() => {
+                return Err(ConfigError::HookCombination(
+                    "an auth hook and a JWT secret cannot both be set",
+                ))
+            }
+            Some(_) if admin_secret.is_none() => {
+                return Err(ConfigError::HookCombination(
+                    "an auth hook needs an admin secret (--admin-secret), as in Hasura",
+                ))
+            }
+            Some(_) if config.unauthorized_role.is_some() => {
+                return Err(ConfigError::HookCombination(
+                    "--unauthorized-role is not allowed with an auth hook: the hook decides anonymous requests' role",
+                ))
+            }
+            Some(hook) => Some(webhook::Webhook::new(hook)?),
+        };
         match &config.unauthorized_role {
             Some(role) if role.is_empty() => return Err(ConfigError::EmptyUnauthorizedRole),
             Some(_) if admin_secret.is_none() && jwts.is_empty() => {
@@ -124,17 +154,36 @@ impl Authenticator {
         Ok(Authenticator {
             admin_secret,
             jwts,
+            webhook,
             unauthorized_role: config.unauthorized_role,
         })
     }
 
     /// No admin secret and no JWT: every request is admin.
     pub fn dev_mode(&self) -> bool {
-        self.admin_secret.is_none() && self.jwts.is_empty()
+        self.admin_secret.is_none() && self.jwts.is_empty() && self.webhook.is_none()
     }
 
     /// The session for a request, from its headers.
     pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Session, AuthError> {
+        self.authenticate_request(headers, None).await
+    }
+
+    /// Whether the auth hook wants the GraphQL request itself (POST mode): then it is
+    /// read before authentication and passed to [`Self::authenticate_request`].
+    pub fn wants_request(&self) -> bool {
+        self.webhook
+            .as_ref()
+            .is_some_and(webhook::Webhook::wants_request)
+    }
+
+    /// The session for a request, from its headers and, for an auth hook in POST
+    /// mode, its GraphQL request (the parsed body).
+    pub async fn authenticate_request(
+        &self,
+        headers: &HeaderMap,
+        request: Option<&serde_json::Value>,
+    ) -> Result<Session, AuthError> {
         if self.dev_mode() {
             return Ok(admin_session(headers));
         }
@@ -146,6 +195,9 @@ impl Authenticator {
                     "invalid {ADMIN_SECRET_HEADER}/{GRAFTON_ADMIN_SECRET_HEADER}"
                 )))
             };
+        }
+        if let Some(hook) = &self.webhook {
+            return hook.session(headers, request).await;
         }
         if self.jwts.is_empty() {
             return self.unauthorized(|| {

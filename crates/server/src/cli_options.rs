@@ -130,6 +130,29 @@ pub(crate) struct ListenOptions {
     /// the token's `iss` picks the one whose `issuer` it is.
     #[arg(long, env = "GRAFTON_JWT_SECRETS", hide_env_values = true)]
     pub(crate) jwt_secrets: Option<String>,
+    /// Webhook auth (Hasura's HASURA_GRAPHQL_AUTH_HOOK): each request's headers go
+    /// to this URL, whose answer gives its role and session variables. Needs
+    /// --admin-secret. See README, "Authentication".
+    #[arg(long, env = "GRAFTON_AUTH_HOOK", hide_env_values = true, conflicts_with_all = ["jwt_secret", "jwt_secrets"])]
+    pub(crate) auth_hook: Option<String>,
+    /// GET (the client's headers as headers) or POST (a JSON body with the headers
+    /// and the GraphQL request).
+    #[arg(
+        long,
+        env = "GRAFTON_AUTH_HOOK_MODE",
+        default_value = "GET",
+        requires = "auth_hook"
+    )]
+    pub(crate) auth_hook_mode: String,
+    /// POST mode: send the GraphQL request too (`false`: only the headers).
+    #[arg(long, env = "GRAFTON_AUTH_HOOK_SEND_REQUEST_BODY", value_name = "BOOL",
+          default_value_t = true, action = clap::ArgAction::Set)]
+    pub(crate) auth_hook_send_request_body: bool,
+    /// Seconds one call to the auth hook may take (it also bounds the wait for
+    /// one of its 64 calls in flight); past it the request gets
+    /// `auth-webhook-error`.
+    #[arg(long, env = "GRAFTON_AUTH_HOOK_TIMEOUT", default_value_t = 10.0)]
+    pub(crate) auth_hook_timeout: f64,
     /// The role of requests without credentials (else they get 401).
     #[arg(long, env = "GRAFTON_UNAUTHORIZED_ROLE")]
     pub(crate) unauthorized_role: Option<String>,
@@ -331,6 +354,21 @@ pub(crate) fn options(
             admin_secret: l.admin_secret.clone(),
             jwt_secrets: jwt_secrets(&l.jwt_secret, l.jwt_secrets.as_deref())?,
             unauthorized_role: l.unauthorized_role.clone(),
+            auth_hook: match &l.auth_hook {
+                None => None,
+                Some(url) => Some(grafton_auth::AuthHook {
+                    mode: l
+                        .auth_hook_mode
+                        .parse()
+                        .map_err(|message| StartError::Config {
+                            path: "--auth-hook-mode".into(),
+                            message,
+                        })?,
+                    send_request_body: l.auth_hook_send_request_body,
+                    timeout: seconds(l.auth_hook_timeout, "--auth-hook-timeout")?,
+                    ..grafton_auth::AuthHook::new(url.clone())
+                }),
+            },
             ..Default::default()
         };
     }

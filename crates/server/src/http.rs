@@ -1,6 +1,7 @@
 //! The HTTP edge: GraphQL over HTTP on `/v1/graphql` and `/graphql`; the
 //! operational endpoints are in [`crate::ops`].
 
+use crate::caller::{caller, caller_with_request};
 use crate::engine::{Caller, Engine, GraphqlRequest, Transport};
 use crate::error::RequestError;
 use crate::observe::Observed;
@@ -14,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Extension;
 use axum::Router;
-use grafton_auth::{Authenticator, Role};
+use grafton_auth::Authenticator;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use tracing::Instrument;
@@ -166,11 +167,14 @@ async fn graphql_post(State(state): State<AppState>, request: Request) -> Respon
     let result = async {
         // Credentials, media type and a per-request rate limit first: a refused
         // caller never gets as far as the body (nothing buffered, nothing parsed).
-        let headers = request.headers();
         let peer = request.extensions().get::<Peer>().copied();
-        let caller = caller(&state.auth, headers, peer).await?;
-        observed.caller(&caller);
-        let content_type = headers
+        // An auth hook in POST mode is sent the GraphQL request: read it first.
+        let early = match state.auth.wants_request() {
+            true => None,
+            false => Some(caller(&state.auth, request.headers(), peer).await?),
+        };
+        let content_type = request
+            .headers()
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .unwrap_or("");
@@ -178,16 +182,21 @@ async fn graphql_post(State(state): State<AppState>, request: Request) -> Respon
         if !media.eq_ignore_ascii_case("application/json") {
             return Err(RequestError::UnsupportedMediaType(content_type.to_owned()));
         }
-        state.engine.admit(&caller).await?;
-        let body = Bytes::from_request(request, &state).await.map_err(|e| {
-            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                RequestError::TooLarge(state.limit)
-            } else {
-                RequestError::BadRequest(e.body_text())
+        let (caller, value) = match early {
+            Some(caller) => {
+                observed.caller(&caller);
+                state.engine.admit(&caller).await?;
+                (caller, read_json(request, &state).await?)
             }
-        })?;
-        let value: Value =
-            serde_json::from_slice(&body).map_err(|e| RequestError::InvalidJson(e.to_string()))?;
+            None => {
+                let headers = request.headers().clone();
+                let value = read_json(request, &state).await?;
+                let caller = caller_with_request(&state.auth, &headers, peer, Some(&value)).await?;
+                observed.caller(&caller);
+                state.engine.admit(&caller).await?;
+                (caller, value)
+            }
+        };
         match value {
             Value::Array(items) => {
                 observed.info.operation = Some("batch");
@@ -205,6 +214,18 @@ async fn graphql_post(State(state): State<AppState>, request: Request) -> Respon
     .instrument(span)
     .await;
     observed.finish(&state, result, graphql_response)
+}
+
+/// The body, as JSON, within the size limit.
+async fn read_json(request: Request, state: &AppState) -> Result<Value, RequestError> {
+    let body = Bytes::from_request(request, state).await.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            RequestError::TooLarge(state.limit)
+        } else {
+            RequestError::BadRequest(e.body_text())
+        }
+    })?;
+    serde_json::from_slice(&body).map_err(|e| RequestError::InvalidJson(e.to_string()))
 }
 
 /// A JSON array body is a batch (Apollo and Hasura clients send them): each
@@ -309,36 +330,6 @@ async fn graphql_get(
 /// The client's address, set on each request by the accept loop.
 #[derive(Debug, Clone, Copy)]
 pub struct Peer(pub std::net::SocketAddr);
-
-/// Who is calling, from the request's credentials (admin secret, JWT, or none).
-pub(crate) async fn caller(
-    auth: &Authenticator,
-    headers: &HeaderMap,
-    peer: Option<Peer>,
-) -> Result<Caller, RequestError> {
-    let session = auth
-        .authenticate(headers)
-        .await
-        .map_err(|e| RequestError::Auth {
-            code: e.code(),
-            status: e.status(),
-            message: e.message,
-        })?;
-    Ok(Caller {
-        role: match session.role {
-            Role::Admin => None,
-            Role::Named(name) => Some(name),
-        },
-        vars: session
-            .vars
-            .into_iter()
-            .map(|(k, v)| (k, Value::String(v)))
-            .collect(),
-        backend_only: session.backend_only,
-        ip: peer.map(|Peer(addr)| addr.ip()),
-        expires: session.expires,
-    })
-}
 
 /// Checks the request object's shape (GraphQL over HTTP §"Request Parameters").
 pub(crate) fn parse_request(value: Value) -> Result<GraphqlRequest, RequestError> {

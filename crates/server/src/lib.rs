@@ -1,6 +1,7 @@
 //! Grafton's server: loads the schema from a database and serves GraphQL over HTTP.
 //! The `grafton` binary is a thin CLI over [`start`].
 
+mod caller;
 mod console;
 pub mod cors;
 pub mod error;

@@ -71,7 +71,7 @@ async fn admin_metrics(
 ) -> Response {
     if !state.auth.is_admin_bearer(&headers) {
         let peer = peer.map(|Extension(p)| p);
-        match crate::http::caller(&state.auth, &headers, peer).await {
+        match crate::caller::caller(&state.auth, &headers, peer).await {
             Ok(caller) if caller.role.is_none() => {}
             Ok(_) => return (StatusCode::FORBIDDEN, "metrics are for admin only").into_response(),
             Err(e) => return (e.status(false), e.to_string()).into_response(),
@@ -129,7 +129,7 @@ async fn metadata(
     body: Result<Json<Value>, JsonRejection>,
 ) -> Response {
     let peer = peer.map(|Extension(p)| p);
-    let caller = match crate::http::caller(&state.auth, &headers, peer).await {
+    let caller = match crate::caller::caller(&state.auth, &headers, peer).await {
         Ok(caller) => caller,
         Err(e) => {
             let status = e.status(false);

@@ -317,7 +317,7 @@ impl Connection {
                     return (Flow::Close(close::TOO_MANY_INITS, reason), Vec::new());
                 }
                 let headers = init_headers(&self.headers, &payload);
-                match crate::http::caller(&self.state.auth, &headers, self.peer).await {
+                match crate::caller::caller(&self.state.auth, &headers, self.peer).await {
                     Ok(caller) => {
                         self.caller = Some(caller);
                         ok(vec![protocol::ack()])

@@ -273,3 +273,51 @@ fn config_debug_hides_secrets() {
     assert!(!shown.contains("s3cret") && !shown.contains("hidden"));
     assert!(shown.contains("anonymous"));
 }
+
+#[tokio::test]
+async fn an_auth_hook_is_refused_beside_what_hasura_refuses() {
+    let hook = || Some(grafton_auth::AuthHook::new("http://127.0.0.1:9/hook"));
+    let refused = |config: AuthConfig| async move {
+        Authenticator::new(config).await.unwrap_err().to_string()
+    };
+    let without_secret = refused(AuthConfig {
+        auth_hook: hook(),
+        ..AuthConfig::default()
+    })
+    .await;
+    assert!(
+        without_secret.contains("needs an admin secret"),
+        "{without_secret}"
+    );
+    let with_jwt = refused(AuthConfig {
+        admin_secret: Some("s".into()),
+        jwt: Some(json!({"type": "HS256", "key": random_secret()}).to_string()),
+        auth_hook: hook(),
+        ..AuthConfig::default()
+    })
+    .await;
+    assert!(with_jwt.contains("cannot both be set"), "{with_jwt}");
+    let with_role = refused(AuthConfig {
+        admin_secret: Some("s".into()),
+        unauthorized_role: Some("anonymous".into()),
+        auth_hook: hook(),
+        ..AuthConfig::default()
+    })
+    .await;
+    assert!(with_role.contains("--unauthorized-role"), "{with_role}");
+    let not_http = refused(AuthConfig {
+        admin_secret: Some("s".into()),
+        auth_hook: Some(grafton_auth::AuthHook::new("file:///etc/passwd")),
+        ..AuthConfig::default()
+    })
+    .await;
+    assert!(not_http.contains("http:// or https://"), "{not_http}");
+    let fine = Authenticator::new(AuthConfig {
+        admin_secret: Some("s".into()),
+        auth_hook: hook(),
+        ..AuthConfig::default()
+    })
+    .await
+    .expect("a hook with an admin secret");
+    assert!(!fine.dev_mode());
+}

@@ -11,6 +11,7 @@ mod client;
 #[path = "../common/mod.rs"]
 mod common;
 
+mod auth_hook;
 mod cors;
 mod distinct;
 mod enums;
