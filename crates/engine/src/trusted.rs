@@ -118,7 +118,10 @@ pub struct AllowList {
 impl AllowList {
     /// The allow list of `config` (its collections' documents, normalized).
     pub fn from_config(config: &Config) -> Result<Self, String> {
-        let mut list = Self::default();
+        let mut list = Self {
+            on: config.enforce_allow_list,
+            ..Self::default()
+        };
         for collection in &config.allow_list {
             list.on = true;
             for (i, text) in collection.queries.iter().enumerate() {
@@ -191,6 +194,18 @@ mod tests {
             "unused fragments, order and whitespace are ignored"
         );
         assert_ne!(key(&a), key(&c));
+    }
+
+    #[test]
+    fn an_enforced_empty_list_allows_nothing() {
+        let off = AllowList::from_config(&Config::default()).expect("list");
+        assert!(off.for_role("user").is_none());
+        let config = Config {
+            enforce_allow_list: true,
+            ..Config::default()
+        };
+        let on = AllowList::from_config(&config).expect("list");
+        assert_eq!(on.for_role("user").map(|set| set.len()), Some(0));
     }
 
     #[test]

@@ -23,6 +23,10 @@ pub struct Config {
     /// documents listed (Hasura's allow list).
     #[serde(default)]
     pub allow_list: Vec<crate::trusted::AllowedCollection>,
+    /// The allow list applies even when it lists nothing (then only admin runs
+    /// documents): `--enable-allowlist`, Hasura's `HASURA_GRAPHQL_ENABLE_ALLOWLIST`.
+    #[serde(skip)]
+    pub enforce_allow_list: bool,
     /// Roles for which introspection is off.
     #[serde(default)]
     pub graphql_schema_introspection: crate::trusted::Introspection,

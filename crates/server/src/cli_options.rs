@@ -48,6 +48,12 @@ pub(crate) struct SchemaOptions {
     /// instead of leaving it out with a warning as Hasura does.
     #[arg(long, env = "GRAFTON_STRICT_METADATA")]
     pub(crate) strict_metadata: bool,
+    /// The allow list applies even when it lists nothing: then only admin runs
+    /// documents (Hasura's HASURA_GRAPHQL_ENABLE_ALLOWLIST). Without it, the
+    /// metadata's or --allow-list's list applies whenever it lists something.
+    #[arg(long, env = "GRAFTON_ENABLE_ALLOWLIST", value_name = "BOOL", num_args = 0..=1,
+          default_missing_value = "true", default_value_t = false, action = clap::ArgAction::Set)]
+    pub(crate) enable_allowlist: bool,
     /// Only the documents in this file run, for every role but admin: GraphQL
     /// (`.graphql`) or an Apollo persisted-query manifest (`.json`).
     #[arg(long, env = "GRAFTON_ALLOW_LIST")]
@@ -188,6 +194,18 @@ pub(crate) struct ListenOptions {
     #[arg(long, env = "GRAFTON_LIVE_QUERY_MAX_BYTES", default_value_t = 268_435_456,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) live_query_max_bytes: u64,
+    /// Seconds between two keep-alive messages on a WebSocket; a client silent for
+    /// three of them is disconnected.
+    #[arg(long, env = "GRAFTON_WS_KEEP_ALIVE", default_value_t = 10.0)]
+    pub(crate) ws_keep_alive: f64,
+    /// Seconds a WebSocket client has to send `connection_init`.
+    #[arg(long, env = "GRAFTON_WS_INIT_TIMEOUT", default_value_t = 10.0)]
+    pub(crate) ws_init_timeout: f64,
+    /// The APIs served, comma-separated: graphql, metadata (Hasura's
+    /// HASURA_GRAPHQL_ENABLED_APIS; pgdump, config, developer and metrics are
+    /// accepted and served by no endpoint either way).
+    #[arg(long, env = "GRAFTON_ENABLED_APIS", default_value = "graphql,metadata")]
+    pub(crate) enabled_apis: String,
     /// Operations (subscriptions, and queries still running) one WebSocket may hold.
     #[arg(long, env = "GRAFTON_WS_MAX_OPERATIONS", default_value_t = 100)]
     pub(crate) ws_max_operations: usize,
@@ -289,6 +307,7 @@ pub(crate) fn options(
         infer_function_permissions: schema.infer_function_permissions,
         auto_track: schema.auto_track,
         strict_metadata: schema.strict_metadata,
+        enable_allowlist: schema.enable_allowlist,
         limits: grafton_engine::ServerLimits {
             max_response_bytes: schema.max_response_bytes,
             request_timeout: seconds(schema.request_timeout, "--request-timeout")?,
@@ -325,6 +344,14 @@ pub(crate) fn options(
         o.live.max_bytes = usize::try_from(l.live_query_max_bytes).unwrap_or(usize::MAX);
         o.live.concurrency = (l.pool_size / 2).max(1);
         o.http.ws.max_operations = l.ws_max_operations.max(1);
+        o.http.ws.keep_alive = seconds(l.ws_keep_alive, "--ws-keep-alive")?;
+        o.http.ws.init_timeout = seconds(l.ws_init_timeout, "--ws-init-timeout")?;
+        o.http.apis = grafton_server::ops::Apis::parse(&l.enabled_apis).map_err(|message| {
+            StartError::Config {
+                path: "--enabled-apis".into(),
+                message,
+            }
+        })?;
         o.http.cors =
             match (&l.cors_domain, l.disable_cors) {
                 (_, true) => grafton_server::cors::CorsPolicy::Disabled {

@@ -37,6 +37,8 @@ pub struct HttpOptions {
     pub observe: crate::observe::ObserveOptions,
     /// Which browser origins may call the API.
     pub cors: crate::cors::CorsPolicy,
+    /// Which APIs are served.
+    pub apis: crate::ops::Apis,
 }
 
 impl Default for HttpOptions {
@@ -49,6 +51,7 @@ impl Default for HttpOptions {
             console: false,
             observe: crate::observe::ObserveOptions::default(),
             cors: crate::cors::CorsPolicy::default(),
+            apis: crate::ops::Apis::default(),
         }
     }
 }
@@ -66,9 +69,14 @@ pub fn router(
         false => crate::console::disabled(Router::new()),
     };
     let metrics = ops.metrics;
-    let router = crate::ops::routes(router, metrics)
-        .route("/v1/graphql", get(graphql_get).post(graphql_post))
-        .route("/graphql", get(graphql_get).post(graphql_post))
+    let router = crate::ops::routes(router, metrics, options.apis);
+    let router = match options.apis.graphql {
+        true => router
+            .route("/v1/graphql", get(graphql_get).post(graphql_post))
+            .route("/graphql", get(graphql_get).post(graphql_post)),
+        false => router,
+    };
+    let router = router
         .layer(DefaultBodyLimit::max(limit))
         .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
             options.body_timeout,

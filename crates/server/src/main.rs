@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod cli_options;
+mod hasura_env;
 use cli_options::{options, ListenOptions, SchemaOptions};
 
 // glibc's malloc kept ~100 MB resident after a 100-client load that needs a few MB
@@ -332,6 +333,21 @@ fn telemetry_options(
 }
 
 fn main() -> ExitCode {
+    // Hasura's variables become Grafton's before the flags are read (still one
+    // thread: nothing else reads the environment yet).
+    let env: std::collections::BTreeMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    let hasura = match hasura_env::plan(&env) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    for (name, value) in &hasura.set {
+        std::env::set_var(name, value);
+    }
     let cli = Cli::parse();
     let (logs, traces) = telemetry_options(&cli);
     let _ = JSON_LOGS.set(logs.json);
@@ -343,6 +359,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(warning) = &hasura.warning {
+        tracing::warn!("{warning}");
+    }
+    if let Some(note) = &hasura.note {
+        tracing::info!("{note}");
+    }
     // One worker runs on tokio's current-thread scheduler: same single thread,
     // without the work-stealing machinery (about 15% less CPU per request:
     // docs/performance.md, "Threads").

@@ -24,17 +24,66 @@ pub struct Ops {
     pub metrics: bool,
 }
 
+/// Which of Hasura's APIs are served (`--enabled-apis`,
+/// `HASURA_GRAPHQL_ENABLED_APIS`): one left out answers 404.
+#[derive(Debug, Clone, Copy)]
+pub struct Apis {
+    /// `/v1/graphql` and `/graphql`.
+    pub graphql: bool,
+    /// `/v1/metadata`.
+    pub metadata: bool,
+}
+
+impl Default for Apis {
+    fn default() -> Self {
+        Self {
+            graphql: true,
+            metadata: true,
+        }
+    }
+}
+
+impl Apis {
+    /// Hasura's comma-separated list: `graphql`, `metadata`, and `pgdump`, `config`,
+    /// `developer`, `metrics`, which Grafton does not serve either way.
+    pub fn parse(text: &str) -> Result<Apis, String> {
+        let mut apis = Apis {
+            graphql: false,
+            metadata: false,
+        };
+        let mut any = false;
+        for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            any = true;
+            match name.to_ascii_lowercase().as_str() {
+                "graphql" => apis.graphql = true,
+                "metadata" => apis.metadata = true,
+                "pgdump" | "config" | "developer" | "metrics" => {}
+                _ => return Err(format!(
+                    "unknown API {name:?}; expected graphql, metadata, pgdump, config, developer or metrics"
+                )),
+            }
+        }
+        match any {
+            true => Ok(apis),
+            false => Err("no API given".into()),
+        }
+    }
+}
+
 /// Adds the operational routes.
-pub(crate) fn routes(router: Router<AppState>, metrics: bool) -> Router<AppState> {
+pub(crate) fn routes(router: Router<AppState>, metrics: bool, apis: Apis) -> Router<AppState> {
     let router = match metrics {
         true => router.route("/metrics", get(admin_metrics)),
         false => router,
     };
-    router
+    let router = router
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
-        .route("/v1/version", get(version))
-        .route("/v1/metadata", post(metadata))
+        .route("/v1/version", get(version));
+    match apis.metadata {
+        true => router.route("/v1/metadata", post(metadata)),
+        false => router,
+    }
 }
 
 /// Alive: the process serves HTTP. Touches nothing else, so a slow database never
@@ -198,4 +247,21 @@ fn consistency(left_out: &[grafton_schema::inconsistent::Inconsistency]) -> Valu
         "is_consistent": left_out.is_empty(),
         "inconsistent_objects": left_out.iter().map(|i| i.to_json()).collect::<Vec<_>>(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Apis;
+
+    #[test]
+    fn hasuras_api_lists() {
+        let apis = Apis::parse("metadata, GraphQL,pgdump,config").expect("list");
+        assert!(apis.graphql && apis.metadata);
+        let only = Apis::parse("graphql").expect("list");
+        assert!(only.graphql && !only.metadata);
+        assert!(Apis::parse("graphql,rest")
+            .unwrap_err()
+            .contains("\"rest\""));
+        assert!(Apis::parse(" , ").is_err());
+    }
 }

@@ -57,6 +57,8 @@ pub struct ServeOptions {
     /// `--strict-metadata`: refuse to start when a metadata object cannot be
     /// served, instead of leaving it out and reporting it.
     pub strict_metadata: bool,
+    /// `--enable-allowlist`: the allow list applies even when empty.
+    pub enable_allowlist: bool,
     /// `--auto-track`: wins over the config's `auto_track` (default: true without
     /// Hasura metadata, false with it).
     pub auto_track: Option<bool>,
@@ -91,6 +93,7 @@ impl Default for ServeOptions {
             strict_graphql: false,
             infer_function_permissions: None,
             auto_track: None,
+            enable_allowlist: false,
             strict_metadata: false,
             limits: grafton_engine::ServerLimits::default(),
             live: grafton_engine::LiveOptions::default(),
@@ -108,6 +111,7 @@ pub(crate) fn engine_options(
     if options.infer_function_permissions.is_some() {
         config.infer_function_permissions = options.infer_function_permissions;
     }
+    config.enforce_allow_list |= options.enable_allowlist;
     if options.auto_track.is_some() {
         config.auto_track = options.auto_track;
     }

@@ -19,12 +19,20 @@ pub(crate) struct Process {
 impl Process {
     /// Starts `grafton serve` on `port` and waits until it serves.
     pub(crate) fn serve(database_url: &str, port: u16, extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_grafton"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_grafton"));
+        command
             .args(["serve", "--database-url", database_url, "--port"])
             .arg(port.to_string())
             .args(["--admin-secret", ADMIN_SECRET])
             .args(extra)
-            .env("GRAFTON_LOG", "info")
+            .env("GRAFTON_LOG", "info");
+        Self::start(command, port)
+    }
+
+    /// Runs `command` (a `grafton serve` listening on 127.0.0.1:`port`) and waits
+    /// until it serves.
+    pub(crate) fn start(mut command: Command, port: u16) -> Self {
+        let mut child = command
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
