@@ -9,7 +9,11 @@ use prometheus::{
 };
 use std::collections::HashSet;
 
+mod connections;
 mod replicas;
+pub use connections::ConnectionMetrics;
+/// The counter and gauge types of [`ConnectionMetrics`], for the accept loop.
+pub use prometheus::{IntCounter as Counter, IntGauge as Gauge};
 use std::sync::RwLock;
 use std::time::Duration;
 
@@ -76,6 +80,8 @@ pub struct Metrics {
     live_bytes: IntGauge,
     redis_bypassed: IntGauge,
     replicas: replicas::ReplicaMetrics,
+    /// Client connections under the cap.
+    pub connections: ConnectionMetrics,
     names: RwLock<HashSet<String>>,
 }
 
@@ -208,6 +214,7 @@ impl Metrics {
                 .unwrap_or_else(|e| panic!("metric: {e}")),
             ),
             replicas: replicas::ReplicaMetrics::new(&r),
+            connections: ConnectionMetrics::new(&r),
             names: RwLock::new(HashSet::new()),
             registry: r,
         }

@@ -118,9 +118,12 @@ pub(crate) struct ListenOptions {
     /// Seconds a client has to send a request's body.
     #[arg(long, env = "GRAFTON_BODY_TIMEOUT", default_value_t = 10)]
     pub(crate) body_timeout: u64,
-    /// Most connections open at once; one past it is closed at once.
-    #[arg(long, env = "GRAFTON_MAX_CONNECTIONS", default_value_t = 1024)]
-    pub(crate) max_connections: usize,
+    /// Most connections open at once (HTTP and WebSocket); one past it is closed
+    /// at once, counted in /metrics and logged [default: what the open-files
+    /// limit, raised to its hard limit at start-up, leaves after the database
+    /// pools and 64 files, at most 100,000].
+    #[arg(long, env = "GRAFTON_MAX_CONNECTIONS")]
+    pub(crate) max_connections: Option<usize>,
     /// Requests carrying it in `x-hasura-admin-secret` (or `x-grafton-admin-secret`)
     /// are admin. Without it and without --jwt-secret every request is admin.
     #[arg(long, env = "GRAFTON_ADMIN_SECRET", hide_env_values = true)]
@@ -275,6 +278,27 @@ fn seconds(value: f64, flag: &str) -> Result<std::time::Duration, StartError> {
         })
 }
 
+/// The connection cap: `--max-connections`, else what the open-files limit
+/// (raised first) leaves for clients.
+fn max_connections(l: &ListenOptions) -> usize {
+    use grafton_server::file_limit;
+    let files = file_limit::raise_file_limit();
+    // Each pool (the primary's, each replica's) may hold `pool_size` connections.
+    let database = l.pool_size * (1 + l.read_replicas.len());
+    match (l.max_connections, files) {
+        (Some(cap), Some(files)) if cap as u64 > file_limit::room_for_clients(files, database) => {
+            tracing::warn!(
+                "--max-connections {cap} is more than the open-files limit ({files}) leaves for \
+                 clients; accepting past it will fail"
+            );
+            cap.max(1)
+        }
+        (Some(cap), _) => cap.max(1),
+        (None, Some(files)) => file_limit::default_max_connections(files, database),
+        (None, None) => 1024,
+    }
+}
+
 /// Every JWT config: each `--jwt-secret`, then each member of `--jwt-secrets`.
 fn jwt_secrets(each: &[String], array: Option<&str>) -> Result<Vec<String>, StartError> {
     let mut all = each.to_vec();
@@ -336,7 +360,7 @@ pub(crate) fn options(
         o.http.max_body_bytes = l.max_body_bytes;
         o.http.body_timeout = std::time::Duration::from_secs(l.body_timeout.max(1));
         o.http.connections = grafton_server::ConnectionLimits {
-            max_connections: l.max_connections.max(1),
+            max_connections: max_connections(l),
             header_timeout: std::time::Duration::from_secs(l.header_timeout.max(1)),
         };
         o.live.interval = seconds(l.live_query_interval, "--live-query-interval")?;

@@ -5,6 +5,7 @@ mod caller;
 mod console;
 pub mod cors;
 pub mod error;
+pub mod file_limit;
 pub mod http;
 mod listen;
 pub mod observe;
@@ -229,6 +230,7 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
     let draining = ops.draining.clone();
     let app = http::router(engine.clone(), Arc::new(auth), ops, &options.http);
     let connections = options.http.connections;
+    let metrics = engine.metrics().connections.clone();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let signals = options.signals;
     let (delay, drain) = (options.shutdown_delay, options.shutdown_timeout);
@@ -251,10 +253,11 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
             }
             tracing::info!("stopping: port closed, finishing open requests");
         };
-        listen::serve(listener, app, connections, drain, shutdown).await;
+        listen::serve(listener, app, connections, drain, shutdown, metrics).await;
     });
     tracing::info!(
         tables = engine.planner().model().tables.len(),
+        max_connections = options.http.connections.max_connections,
         elapsed_ms = started.elapsed().as_millis() as u64,
         "schema loaded; serving"
     );

@@ -1,10 +1,12 @@
 //! Accepting connections with bounds: a cap on open connections (one past it is
-//! closed at once), a deadline for each request's headers (which also ends idle
+//! closed at once, counted, and logged at most every ten seconds), a deadline for each request's headers (which also ends idle
 //! keep-alive connections) and, through the router, for its body. A client that
 //! sends nothing, half a header or half a body cannot hold a socket for long.
 
 use axum::body::Body;
 use axum::Router;
+use grafton_engine::metrics::ConnectionMetrics;
+use grafton_engine::metrics::{Counter as IntCounter, Gauge as IntGauge};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -14,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
 use tower::ServiceExt;
 
 /// Connection limits.
@@ -39,9 +42,51 @@ impl Default for ConnectionLimits {
 /// upgrade, the HTTP connection is over) and closes when the server stops.
 #[derive(Clone)]
 pub(crate) struct Slot {
-    _permit: Arc<OwnedSemaphorePermit>,
+    _permit: Arc<Held>,
     /// Turns true when the server stops.
     pub(crate) stopping: watch::Receiver<bool>,
+}
+
+/// A place under the cap, counted as open while held.
+struct Held {
+    _permit: OwnedSemaphorePermit,
+    open: IntGauge,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.open.dec();
+    }
+}
+
+/// How often a refusal at the cap is logged: the first, then a count at most this often.
+const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(10);
+
+/// Refusals at the cap, logged at warn without flooding the log.
+struct Refusals {
+    metric: IntCounter,
+    since_log: u64,
+    logged: Option<Instant>,
+}
+
+impl Refusals {
+    fn refused(&mut self, max: usize) {
+        self.metric.inc();
+        self.since_log += 1;
+        if self
+            .logged
+            .is_none_or(|at| at.elapsed() >= REFUSAL_LOG_INTERVAL)
+        {
+            tracing::warn!(
+                refused = self.since_log,
+                max_connections = max,
+                "connection closed at once: --max-connections ({max}) are open; raise it (the \
+                 open-files limit allows more), or add instances"
+            );
+            self.since_log = 0;
+            self.logged = Some(Instant::now());
+        }
+    }
 }
 
 /// Serves `app` on `listener` until `shutdown` completes, then stops accepting
@@ -52,8 +97,17 @@ pub(crate) async fn serve(
     limits: ConnectionLimits,
     drain: Duration,
     shutdown: impl Future<Output = ()>,
+    metrics: ConnectionMetrics,
 ) {
     let slots = Arc::new(Semaphore::new(limits.max_connections));
+    metrics
+        .max
+        .set(i64::try_from(limits.max_connections).unwrap_or(i64::MAX));
+    let mut refusals = Refusals {
+        metric: metrics.refused.clone(),
+        since_log: 0,
+        logged: None,
+    };
     let (stop, stopping) = watch::channel(false);
     // HTTP/1.1 only: hyper's header deadline starts when a connection opens (the
     // HTTP/2 auto-detection would first wait, unbounded, for a preface).
@@ -78,10 +132,15 @@ pub(crate) async fn serve(
         let Ok(permit) = slots.clone().try_acquire_owned() else {
             // Over the cap: closing at once beats queueing sockets without bound.
             drop(stream);
+            refusals.refused(limits.max_connections);
             continue;
         };
+        metrics.open.inc();
         let slot = Slot {
-            _permit: Arc::new(permit),
+            _permit: Arc::new(Held {
+                _permit: permit,
+                open: metrics.open.clone(),
+            }),
             stopping: stopping.clone(),
         };
         let mut stopping = stopping.clone();

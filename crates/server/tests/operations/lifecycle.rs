@@ -62,6 +62,10 @@ impl Process {
         process
     }
 
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub(crate) fn url(&self) -> String {
         format!("{}/v1/graphql", self.base)
     }

@@ -1,7 +1,7 @@
 //! `/metrics`: who may read it, and its counters and gauges after known requests,
 //! read back with a Prometheus text-format parser.
 
-use crate::{own_database, Db, ADMIN_SECRET};
+use crate::{free_port, own_database, Db, ADMIN_SECRET};
 use grafton_server::ServeOptions;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -220,4 +220,89 @@ async fn metrics_addr_serves_them_apart_without_credentials() {
     .await;
     assert_eq!(main.0, 404);
     server.stop().await;
+}
+
+/// The soft open-files limit of a running process, from /proc.
+fn soft_file_limit(pid: u32) -> u64 {
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).expect("/proc limits");
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .expect("Max open files");
+    line.split_whitespace()
+        .nth(3)
+        .expect("soft")
+        .parse()
+        .expect("a number")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_connection_cap_follows_the_file_limit_and_refusals_are_counted_and_logged() {
+    use crate::lifecycle::Process;
+    let url = own_database("metrics_cap", Db::Sqlite);
+    let bearer = format!("Bearer {ADMIN_SECRET}");
+
+    // Default flags: the cap is what the (raised) open-files limit leaves.
+    let process = Process::serve(&url, free_port(), &[]);
+    let soft = soft_file_limit(process.pid());
+    let (_, text) = metrics(&process.base, Some(&bearer)).await;
+    let expected = grafton_server::file_limit::default_max_connections(soft, 10);
+    assert_eq!(
+        scrape(&text)["grafton_connections_max{}"],
+        expected as f64,
+        "soft limit {soft}"
+    );
+    assert!(
+        expected > 1024 || soft < 1100,
+        "soft limit {soft}, cap {expected}"
+    );
+    drop(process);
+
+    // A cap of 2, both places held by silent sockets: the third is closed at once,
+    // counted and logged.
+    let port = free_port();
+    let process = Process::serve(
+        &url,
+        port,
+        &["--max-connections", "2", "--header-timeout", "2"],
+    );
+    let held = [
+        std::net::TcpStream::connect(("127.0.0.1", port)).expect("first"),
+        std::net::TcpStream::connect(("127.0.0.1", port)).expect("second"),
+    ];
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let mut third = std::net::TcpStream::connect(("127.0.0.1", port)).expect("third");
+    third
+        .set_read_timeout(Some(std::time::Duration::from_secs(1)))
+        .expect("timeout");
+    let mut buf = [0u8; 16];
+    let read = std::io::Read::read(&mut third, &mut buf);
+    assert!(
+        matches!(read, Ok(0) | Err(_)),
+        "the third connection was served: {read:?}"
+    );
+    drop(held);
+    // The held sockets end at the header deadline; then a scrape gets a place.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let text = loop {
+        if let Ok(response) = reqwest::Client::new()
+            .get(format!("{}/metrics", process.base))
+            .header("authorization", &bearer)
+            .send()
+            .await
+        {
+            break response.text().await.expect("text");
+        }
+        assert!(std::time::Instant::now() < deadline, "no place freed");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    let samples = scrape(&text);
+    assert!(
+        samples["grafton_connections_refused_total{}"] >= 1.0,
+        "{text}"
+    );
+    assert_eq!(samples["grafton_connections_max{}"], 2.0);
+    assert!(samples["grafton_connections_open{}"] >= 1.0);
+    let log = process.log();
+    assert!(log.contains("--max-connections (2) are open"), "{log}");
 }
