@@ -142,17 +142,12 @@ pub(crate) struct ListenOptions {
     /// Webhook auth (Hasura's HASURA_GRAPHQL_AUTH_HOOK): each request's headers go
     /// to this URL, whose answer gives its role and session variables. Needs
     /// --admin-secret. See README, "Authentication".
-    #[arg(long, env = "GRAFTON_AUTH_HOOK", hide_env_values = true, conflicts_with_all = ["jwt_secret", "jwt_secrets"])]
+    #[arg(long, env = "GRAFTON_AUTH_HOOK", hide_env_values = true)]
     pub(crate) auth_hook: Option<String>,
     /// GET (the client's headers as headers) or POST (a JSON body with the headers
-    /// and the GraphQL request).
-    #[arg(
-        long,
-        env = "GRAFTON_AUTH_HOOK_MODE",
-        default_value = "GET",
-        requires = "auth_hook"
-    )]
-    pub(crate) auth_hook_mode: String,
+    /// and the GraphQL request) [default: GET].
+    #[arg(long, env = "GRAFTON_AUTH_HOOK_MODE")]
+    pub(crate) auth_hook_mode: Option<String>,
     /// POST mode: send the GraphQL request too (`false`: only the headers).
     #[arg(long, env = "GRAFTON_AUTH_HOOK_SEND_REQUEST_BODY", value_name = "BOOL",
           default_value_t = true, action = clap::ArgAction::Set)]
@@ -168,14 +163,15 @@ pub(crate) struct ListenOptions {
     /// Browser origins that may call the API, comma-separated: exact origins and
     /// wildcards such as `https://*.example.com` or `http://localhost:*`
     /// [default: * (every origin, as Hasura)]. See docs/deploy.md, "CORS".
-    #[arg(long, env = "GRAFTON_CORS_DOMAIN", conflicts_with = "disable_cors")]
+    #[arg(long, env = "GRAFTON_CORS_DOMAIN")]
     pub(crate) cors_domain: Option<String>,
     /// No CORS headers at all (browsers then refuse other sites' pages), and no
-    /// cookies read on WebSocket upgrades (unless --ws-read-cookie).
+    /// cookies read on WebSocket upgrades (unless --ws-read-cookie). Wins over
+    /// --cors-domain, as in Hasura.
     #[arg(long, env = "GRAFTON_DISABLE_CORS")]
     pub(crate) disable_cors: bool,
     /// With --disable-cors, read cookies on WebSocket upgrades anyway.
-    #[arg(long, env = "GRAFTON_WS_READ_COOKIE", requires = "disable_cors")]
+    #[arg(long, env = "GRAFTON_WS_READ_COOKIE")]
     pub(crate) ws_read_cookie: bool,
     /// Threads that serve HTTP and plan requests [default: half the cores, at least
     /// one]. SQLite's queries run on threads of their own and PostgreSQL's in its
@@ -376,6 +372,20 @@ pub(crate) fn options(
                 message,
             }
         })?;
+        if l.ws_read_cookie && !l.disable_cors {
+            return Err(StartError::Config {
+                path: "--ws-read-cookie".into(),
+                message: "can only be used with --disable-cors (as in Hasura): with CORS on, a listed origin's cookies are read anyway".into(),
+            });
+        }
+        if l.disable_cors && l.cors_domain.is_some() {
+            tracing::warn!(
+                "--disable-cors wins over --cors-domain (as in Hasura): no CORS headers are sent"
+            );
+        }
+        if l.auth_hook.is_none() && l.auth_hook_mode.is_some() {
+            tracing::warn!("--auth-hook-mode is ignored: no --auth-hook is set");
+        }
         o.http.cors =
             match (&l.cors_domain, l.disable_cors) {
                 (_, true) => grafton_server::cors::CorsPolicy::Disabled {
@@ -410,6 +420,8 @@ pub(crate) fn options(
                 Some(url) => Some(grafton_auth::AuthHook {
                     mode: l
                         .auth_hook_mode
+                        .as_deref()
+                        .unwrap_or("GET")
                         .parse()
                         .map_err(|message| StartError::Config {
                             path: "--auth-hook-mode".into(),
