@@ -177,9 +177,12 @@ impl Webhook {
             }
             self.cache.remove(&key);
         }
-        let (session, lifetime) = self.call(&forwarded, request, headers).await?;
+        let (mut session, lifetime) = self.call(&forwarded, request, headers).await?;
         if let Some(lifetime) = lifetime.filter(|l| !l.is_zero()) {
-            let until = Instant::now() + lifetime.min(MAX_LIFETIME);
+            let lifetime = lifetime.min(MAX_LIFETIME);
+            // As Hasura: a WebSocket authenticated by this answer ends when it expires.
+            session.expires = Some(SystemTime::now() + lifetime);
+            let until = Instant::now() + lifetime;
             self.cache.insert(
                 key,
                 Cached {

@@ -276,7 +276,7 @@ impl Connection {
                             return;
                         }
                     }
-                    break (close::FORBIDDEN, "Forbidden: the JWT expired".into())
+                    break (close::FORBIDDEN, "Forbidden: the session expired".into())
                 }
             };
             for message in out {

@@ -94,7 +94,10 @@ impl Connection {
     /// The credentials expired: an `invalid-jwt` error for every operation, which
     /// all end.
     pub(super) fn expired(&mut self) -> Vec<String> {
-        let errors = json_error("the JWT expired (exp)", "invalid-jwt");
+        let errors = json_error(
+            "the session expired (the JWT's exp, or the auth hook's max-age or Expires)",
+            "invalid-jwt",
+        );
         let ids: Vec<String> = self.ops.keys().cloned().collect();
         ids.iter()
             .map(|id| {

@@ -51,6 +51,11 @@ async fn decide(seen: &Hook, credential: &str, last: Value) -> (StatusCode, Json
             (StatusCode::OK, Json(answer))
         }
         "Bearer bob" => (StatusCode::OK, Json(user("b"))),
+        "Bearer brief" => {
+            let mut answer = user("a");
+            answer["Cache-Control"] = json!("max-age=1");
+            (StatusCode::OK, Json(answer))
+        }
         "Bearer switcher" => {
             let mut answer = user("a");
             answer["X-Hasura-Allowed-Roles"] = json!(["user", "auditor"]);
@@ -259,6 +264,24 @@ async fn get_mode_admits_refuses_caches_and_fails_clearly() {
     assert!(crate::origin::acked(&first), "{first:?}");
     drop(c);
     reads_as_user_a(&server, TRANSPORT_WS, &[("authorization", "Bearer alice")]).await;
+    // A socket whose session the hook allowed for one second ends after it, as
+    // one whose JWT expires.
+    let brief = json!({"headers": {"Authorization": "Bearer brief"}});
+    let (mut c, first) = init(&server, TRANSPORT_WS, &[], brief).await;
+    assert!(crate::origin::acked(&first), "{first:?}");
+    c.start("s", "subscription { documents { id } }", json!({}))
+        .await;
+    let ended = loop {
+        match c.next(Duration::from_secs(5)).await {
+            Event::Closed(code, _) => break code,
+            Event::Message(m) if m["type"] == "error" => {
+                assert_eq!(m["payload"][0]["extensions"]["code"], "invalid-jwt", "{m}");
+            }
+            Event::Message(_) => continue,
+            other => panic!("the socket outlived its session: {other:?}"),
+        }
+    };
+    assert_eq!(ended, 4403);
     server.stop().await;
 }
 
