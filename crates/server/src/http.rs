@@ -2,7 +2,7 @@
 //! operational endpoints are in [`crate::ops`].
 
 use crate::caller::{caller, caller_with_request};
-use crate::engine::{Caller, Engine, GraphqlRequest, Transport};
+use crate::engine::{Caller, Engine, Transport};
 use crate::error::RequestError;
 use crate::observe::Observed;
 use axum::body::Bytes;
@@ -19,6 +19,9 @@ use grafton_auth::Authenticator;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use tracing::Instrument;
+
+mod request;
+pub(crate) use request::parse_request;
 
 /// HTTP settings.
 #[derive(Debug, Clone)]
@@ -179,7 +182,11 @@ async fn graphql_post(State(state): State<AppState>, request: Request) -> Respon
         // An auth hook in POST mode is sent the GraphQL request: read it first.
         let early = match state.auth.wants_request() {
             true => None,
-            false => Some(caller(&state.auth, request.headers(), peer).await?),
+            false => {
+                let caller = caller(&state.auth, request.headers(), peer).await?;
+                observed.caller(&caller);
+                Some(caller)
+            }
         };
         let content_type = request
             .headers()
@@ -192,7 +199,6 @@ async fn graphql_post(State(state): State<AppState>, request: Request) -> Respon
         }
         let (caller, value) = match early {
             Some(caller) => {
-                observed.caller(&caller);
                 state.engine.admit(&caller).await?;
                 (caller, read_json(request, &state).await?)
             }
@@ -338,76 +344,3 @@ async fn graphql_get(
 /// The client's address, set on each request by the accept loop.
 #[derive(Debug, Clone, Copy)]
 pub struct Peer(pub std::net::SocketAddr);
-
-/// Checks the request object's shape (GraphQL over HTTP §"Request Parameters").
-pub(crate) fn parse_request(value: Value) -> Result<GraphqlRequest, RequestError> {
-    let Value::Object(mut object) = value else {
-        return Err(RequestError::BadRequest(
-            "the request body must be a JSON object".into(),
-        ));
-    };
-    let persisted_hash = persisted_hash(object.get("extensions"))?;
-    let query = match object.remove("query") {
-        Some(Value::String(q)) => q,
-        Some(_) => return Err(RequestError::BadRequest("'query' must be a string".into())),
-        // A persisted query may come as its hash alone.
-        None if persisted_hash.is_some() => String::new(),
-        None => {
-            return Err(RequestError::BadRequest(
-                "the request has no 'query'".into(),
-            ))
-        }
-    };
-    let operation_name = match object.remove("operationName") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s),
-        Some(_) => {
-            return Err(RequestError::BadRequest(
-                "'operationName' must be a string".into(),
-            ))
-        }
-    };
-    let variables = match object.remove("variables") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(m)) => m,
-        Some(_) => {
-            return Err(RequestError::BadRequest(
-                "'variables' must be an object".into(),
-            ))
-        }
-    };
-    match object.remove("extensions") {
-        None | Some(Value::Null) | Some(Value::Object(_)) => {}
-        Some(_) => {
-            return Err(RequestError::BadRequest(
-                "'extensions' must be an object".into(),
-            ))
-        }
-    }
-    Ok(GraphqlRequest {
-        query,
-        operation_name,
-        variables,
-        persisted_hash,
-    })
-}
-
-/// Apollo's `extensions.persistedQuery`: `{version: 1, sha256Hash: "…"}`.
-fn persisted_hash(extensions: Option<&Value>) -> Result<Option<String>, RequestError> {
-    let Some(pq) = extensions.and_then(|e| e.get("persistedQuery")) else {
-        return Ok(None);
-    };
-    if pq.get("version").and_then(Value::as_u64) != Some(1) {
-        return Err(RequestError::BadRequest(
-            "unsupported persisted query version: only version 1 is".into(),
-        ));
-    }
-    match pq.get("sha256Hash").and_then(Value::as_str) {
-        Some(hash) if hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
-            Ok(Some(hash.to_owned()))
-        }
-        _ => Err(RequestError::BadRequest(
-            "persistedQuery.sha256Hash must be a SHA-256 in hex".into(),
-        )),
-    }
-}

@@ -5,6 +5,7 @@ use grafton_server::start;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod cli_access;
 mod cli_options;
 mod hasura_env;
 use cli_options::{options, ListenOptions, SchemaOptions};
