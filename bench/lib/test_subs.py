@@ -31,6 +31,10 @@ class SubsTest(unittest.TestCase):
         self.assertEqual(argv[argv.index("--per-socket") + 1], "2")
         self.assertEqual(argv[-2:], ["--grafton-pid", "42"])
 
+    def test_the_server_runs_on_default_flags_but_the_secret(self):
+        for n in (1000, 2000, 20_000):
+            self.assertEqual(subs.server_extra(n, "s"), ["--admin-secret", "s"])
+
     def test_verdicts(self):
         self.assertTrue(subs.verdict(run())["met"])
         self.assertFalse(subs.verdict(run(latency_ms={"p95": 1600}))["p95_ok"])

@@ -16,10 +16,16 @@
 //!
 //! A request counts as failed on a transport error, a status other than 200, a
 //! body with `"errors"`, or no answer within `--timeout`.
+//!
+//! Every request carries `Host` and `Content-Type: application/json`, then each
+//! `--header "name: value"` given (repeatable; one naming `Host` or
+//! `Content-Type` replaces that default): credentials such as
+//! `--header "Authorization: Bearer …"`.
 
 mod run;
 
 use clap::{Parser, ValueEnum};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, HOST};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -69,14 +75,18 @@ pub struct Args {
     /// over the whole run, ramp included, as k6 computes them: the default).
     #[arg(long)]
     pub hold_only: bool,
+    /// A header every request carries, `"name: value"` (repeatable); one naming
+    /// `host` or `content-type` replaces that default.
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
 }
 
 /// The document and its variable sets, as sent.
 pub struct Doc {
     /// Request bodies, one per variable set, serialised once.
     pub bodies: Vec<bytes::Bytes>,
-    /// `Host` header value.
-    pub host: String,
+    /// Every request's headers: `Host`, `Content-Type`, then each `--header`.
+    pub headers: HeaderMap,
     /// Path and query of the endpoint.
     pub path: String,
     /// `host:port` to connect to.
@@ -120,11 +130,45 @@ fn load(args: &Args) -> Result<Doc, String> {
     };
     Ok(Doc {
         bodies,
-        host: host.to_owned(),
+        headers: headers(host, &args.headers)?,
         path: path.to_owned(),
         addr,
         timeout: Duration::from_secs_f64(args.timeout),
     })
+}
+
+/// One `--header` value, `"name: value"` (blanks around the value trimmed).
+fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue), String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| format!("--header {text:?}: expected \"name: value\""))?;
+    let name = HeaderName::from_bytes(name.trim().as_bytes())
+        .map_err(|e| format!("--header {text:?}: bad name: {e}"))?;
+    let value = HeaderValue::from_str(value.trim())
+        .map_err(|e| format!("--header {text:?}: bad value: {e}"))?;
+    Ok((name, value))
+}
+
+/// The headers each request carries: `host` and `content-type`, then each
+/// `--header` in order (a name given replaces its default; repeated, it is sent
+/// as many times).
+fn headers(host: &str, given: &[String]) -> Result<HeaderMap, String> {
+    let mut map = HeaderMap::new();
+    map.insert(
+        HOST,
+        HeaderValue::from_str(host).map_err(|e| format!("host {host:?}: {e}"))?,
+    );
+    map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let mut seen: Vec<HeaderName> = Vec::new();
+    for text in given {
+        let (name, value) = parse_header(text)?;
+        if !seen.contains(&name) {
+            map.remove(&name);
+            seen.push(name.clone());
+        }
+        map.append(name, value);
+    }
+    Ok(map)
 }
 
 fn main() -> ExitCode {
@@ -150,4 +194,60 @@ fn main() -> ExitCode {
     let summary = runtime.block_on(run::run(&args, std::sync::Arc::new(doc)));
     println!("{summary}");
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_and_content_type_by_default() {
+        let h = headers("127.0.0.1:8080", &[]).unwrap();
+        assert_eq!(h.len(), 2);
+        assert_eq!(h[HOST], "127.0.0.1:8080");
+        assert_eq!(h[CONTENT_TYPE], "application/json");
+    }
+
+    #[test]
+    fn headers_given_are_added_or_replace_their_default() {
+        let given = [
+            "Authorization: Bearer abc:def".to_owned(),
+            "x-hasura-role:user".to_owned(),
+            "Content-Type: application/graphql+json".to_owned(),
+            "x-many: 1".to_owned(),
+            "x-many: 2".to_owned(),
+        ];
+        let h = headers("h:1", &given).unwrap();
+        assert_eq!(h["authorization"], "Bearer abc:def");
+        assert_eq!(h["x-hasura-role"], "user");
+        assert_eq!(h[CONTENT_TYPE], "application/graphql+json");
+        assert_eq!(h.get_all(CONTENT_TYPE).iter().count(), 1);
+        let many: Vec<_> = h.get_all("x-many").iter().collect();
+        assert_eq!(many, ["1", "2"]);
+        assert_eq!(h[HOST], "h:1");
+    }
+
+    #[test]
+    fn malformed_headers_are_refused() {
+        for bad in ["no colon", ": empty name", "bad name: x", "x: bad\nvalue"] {
+            assert!(headers("h:1", &[bad.to_owned()]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_flag_repeats() {
+        let args = Args::try_parse_from([
+            "loadgen",
+            "--url",
+            "http://h:1/v1/graphql",
+            "--doc",
+            "d.json",
+            "--header",
+            "a: 1",
+            "--header",
+            "b: 2",
+        ])
+        .unwrap();
+        assert_eq!(args.headers, ["a: 1", "b: 2"]);
+    }
 }

@@ -34,13 +34,10 @@ async fn connect(doc: &Doc) -> Option<Sender> {
 /// One request on `sender`; true when it was answered 200 without `"errors"` in time.
 async fn send(sender: &mut Sender, doc: &Doc) -> bool {
     let body = doc.bodies[fastrand::usize(..doc.bodies.len())].clone();
-    let Ok(req) = hyper::Request::post(doc.path.as_str())
-        .header("host", doc.host.as_str())
-        .header("content-type", "application/json")
-        .body(Full::new(body))
-    else {
+    let Ok(mut req) = hyper::Request::post(doc.path.as_str()).body(Full::new(body)) else {
         return false;
     };
+    req.headers_mut().clone_from(&doc.headers);
     let exchange = async {
         sender.ready().await.ok()?;
         let resp = sender.send_request(req).await.ok()?;

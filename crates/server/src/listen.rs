@@ -65,27 +65,46 @@ const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(10);
 /// Refusals at the cap, logged at warn without flooding the log.
 struct Refusals {
     metric: IntCounter,
+    max: usize,
+    /// Refused since the last line.
     since_log: u64,
     logged: Option<Instant>,
 }
 
 impl Refusals {
-    fn refused(&mut self, max: usize) {
+    fn refused(&mut self) {
         self.metric.inc();
         self.since_log += 1;
         if self
             .logged
             .is_none_or(|at| at.elapsed() >= REFUSAL_LOG_INTERVAL)
         {
-            tracing::warn!(
-                refused = self.since_log,
-                max_connections = max,
-                "connection closed at once: --max-connections ({max}) are open; raise it (the \
-                 open-files limit allows more), or add instances"
-            );
-            self.since_log = 0;
-            self.logged = Some(Instant::now());
+            self.log();
         }
+    }
+
+    /// Logs the refusals not logged yet, if any, once the interval has passed (a
+    /// burst's count is logged even when no refusal follows it).
+    fn flush(&mut self) {
+        if self.since_log > 0
+            && self
+                .logged
+                .is_none_or(|at| at.elapsed() >= REFUSAL_LOG_INTERVAL)
+        {
+            self.log();
+        }
+    }
+
+    fn log(&mut self) {
+        let (refused, max) = (self.since_log, self.max);
+        tracing::warn!(
+            refused,
+            max_connections = max,
+            "{refused} connection(s) closed at once: --max-connections ({max}) are open; raise \
+             it (the open-files limit allows more), or add instances"
+        );
+        self.since_log = 0;
+        self.logged = Some(Instant::now());
     }
 }
 
@@ -105,6 +124,7 @@ pub(crate) async fn serve(
         .set(i64::try_from(limits.max_connections).unwrap_or(i64::MAX));
     let mut refusals = Refusals {
         metric: metrics.refused.clone(),
+        max: limits.max_connections,
         since_log: 0,
         logged: None,
     };
@@ -116,6 +136,9 @@ pub(crate) async fn serve(
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout);
     let mut shutdown = std::pin::pin!(shutdown);
+    // Checked every second: a burst's remainder is logged soon after the interval.
+    let mut flush = tokio::time::interval(Duration::from_secs(1));
+    flush.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -128,11 +151,15 @@ pub(crate) async fn serve(
                 }
             },
             () = &mut shutdown => break,
+            _ = flush.tick() => {
+                refusals.flush();
+                continue;
+            }
         };
         let Ok(permit) = slots.clone().try_acquire_owned() else {
             // Over the cap: closing at once beats queueing sockets without bound.
             drop(stream);
-            refusals.refused(limits.max_connections);
+            refusals.refused();
             continue;
         };
         metrics.open.inc();
