@@ -1,9 +1,9 @@
 //! The catalog: what Grafton knows about a database, independent of the backend.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Which database a catalog was read from; decides SQL dialect and type mapping.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Backend {
     /// PostgreSQL, via tokio-postgres.
     Postgres,
@@ -12,7 +12,7 @@ pub enum Backend {
 }
 
 /// Every table and view Grafton exposes, in a stable order (schema, name).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Catalog {
     /// Tables and views.
     pub tables: Vec<Table>,
@@ -25,7 +25,7 @@ pub struct Catalog {
 
 /// A PostgreSQL function returning a table's rows, or taking one (a computed
 /// field's): what tracking it needs to know.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Function {
     /// Schema name.
     pub schema: String,
@@ -48,7 +48,7 @@ pub struct Function {
 }
 
 /// What a [`Function`] returns.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Returns {
     /// Rows (or, unless `returns_set`, one row) of this table (schema, name).
     Table(String, String),
@@ -67,7 +67,7 @@ impl Returns {
 }
 
 /// One input argument of a [`Function`].
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FunctionArg {
     /// Its name; unnamed arguments are `arg_1`, `arg_2`… as in Hasura.
     pub name: String,
@@ -82,12 +82,12 @@ pub struct FunctionArg {
     /// For an array of a built-in type (`uuid[]`), the element type's name
     /// (`uuid`): passed as a PostgreSQL array literal (`"{a,b}"`) in Hasura's
     /// scalar named after the array type (`_uuid`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array_of: Option<String>,
 }
 
 /// A table or a view.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Table {
     /// Schema name (`public`; SQLite uses `main`).
     pub schema: String,
@@ -113,7 +113,7 @@ pub struct Table {
 
 /// Which writes a relation takes: a base table all three; a view those PostgreSQL
 /// reports it auto-updatable for, or SQLite's `INSTEAD OF` triggers provide.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Writes {
     /// `INSERT`.
     pub insert: bool,
@@ -138,7 +138,7 @@ impl Writes {
 }
 
 /// Whether a relation is a base table or a view.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TableKind {
     /// A base table.
     Table,
@@ -147,7 +147,7 @@ pub enum TableKind {
 }
 
 /// A column and its type.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Column {
     /// Column name as in the database.
     pub name: String,
@@ -164,7 +164,7 @@ pub struct Column {
 }
 
 /// A unique constraint or unique index.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct UniqueConstraint {
     /// Constraint (or index) name.
     pub name: String,
@@ -173,7 +173,7 @@ pub struct UniqueConstraint {
 }
 
 /// A foreign key: `columns` of this table reference `ref_columns` of `ref_table`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ForeignKey {
     /// Constraint name (SQLite: synthesized as `<table>_<cols>_fkey`).
     pub name: String,
@@ -192,7 +192,7 @@ pub struct ForeignKey {
 }
 
 /// A Postgres enum type.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EnumType {
     /// Schema name of the type.
     pub schema: String,
@@ -208,7 +208,7 @@ pub struct EnumType {
 }
 
 /// The table an enum's values are the keys of.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnumTable {
     /// Its schema.
     pub schema: String,
@@ -221,7 +221,7 @@ pub struct EnumTable {
 
 /// The GraphQL-facing kind of a column type. Closed: anything else is `Text` with a
 /// warning at start-up.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum ScalarKind {
     /// 16/32-bit integers → `Int`.
     Int,

@@ -146,14 +146,45 @@ async fn schemas(
         tracing::warn!("{w}");
     }
     let refused = crate::enum_tables::apply(db, &mut introspected.catalog, &options.config).await?;
-    let built = crate::consistent::build(&introspected.catalog, options, db.backend(), refused)?;
+    build_schemas(
+        &introspected.catalog,
+        options,
+        db.backend(),
+        refused,
+        shared,
+    )
+}
+
+/// Every schema `options` asks for over a catalog already introspected (no I/O):
+/// how the golden plan tests build theirs from a fixture.
+pub fn schemas_from_catalog(
+    catalog: &grafton_catalog::Catalog,
+    options: &EngineOptions,
+    backend: grafton_catalog::Backend,
+) -> Result<Schemas, BuildError> {
+    crate::limits::validate(&options.config.api_limits).map_err(BuildError::Limits)?;
+    build_schemas(catalog, options, backend, Vec::new(), None)
+}
+
+fn build_schemas(
+    catalog: &grafton_catalog::Catalog,
+    options: &EngineOptions,
+    backend: grafton_catalog::Backend,
+    refused: Vec<grafton_schema::inconsistent::Inconsistency>,
+    shared: Option<&std::sync::Arc<crate::shared::Shared>>,
+) -> Result<Schemas, BuildError> {
+    let built = crate::consistent::build(catalog, options, backend, refused)?;
     for w in &built.model.warnings {
         tracing::warn!("{w}");
     }
     if let Some(summary) = grafton_schema::inconsistent::summary(&built.left_out) {
         tracing::warn!("{summary}");
     }
-    Schemas::new(built.model, built.roles, db.dialect())
+    let dialect = match backend {
+        grafton_catalog::Backend::Postgres => grafton_sql::Dialect::Postgres,
+        grafton_catalog::Backend::Sqlite => grafton_sql::Dialect::Sqlite,
+    };
+    Schemas::new(built.model, built.roles, dialect)
         .with_strict_graphql(options.strict_graphql)
         .with_limits(&built.config.api_limits, &options.limits, shared)
         .with_trusted(&built.config)

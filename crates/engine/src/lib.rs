@@ -19,11 +19,11 @@ pub mod schemas;
 pub mod shared;
 pub mod trusted;
 
-pub use build::{build, BuildError, EngineOptions, Reloaded};
+pub use build::{build, schemas_from_catalog, BuildError, EngineOptions, Reloaded};
 pub use engine::{Caller, Engine};
 pub use error::EngineError;
 pub use limits::{LimitExceeded, LimitKind, RoleLimits, ServerLimits};
 pub use live::{Delivery, LiveOptions, Resume, Sink, Subscription};
 pub use metrics::{Metrics, RequestInfo};
-pub use planner::{Checked, GraphqlRequest, Plan, Planner, Prepared, Transport};
+pub use planner::{Checked, Explained, GraphqlRequest, Plan, Planner, Prepared, Transport};
 pub use schemas::{RoleSchema, Schemas, NO_PERMISSIONS};

@@ -2,6 +2,7 @@
 //! No I/O; benchmarked on its own (`cargo bench -p grafton --bench request_path`).
 
 mod document;
+mod explain;
 mod introspect;
 mod plan;
 
@@ -16,6 +17,7 @@ use apollo_compiler::schema::Implementers;
 use apollo_compiler::validation::Valid;
 use apollo_compiler::{request, Name};
 use document::{operation, DocEntry};
+pub use explain::Explained;
 
 use grafton_ir::permissions::RoleRules;
 use grafton_schema::SchemaModel;

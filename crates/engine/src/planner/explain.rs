@@ -1,0 +1,50 @@
+//! What a request would run, without running it: the statement of a query, the
+//! multiplexed statement of a subscription (one per cohort of subscribers), and
+//! the cost estimate. The golden plan tests read it; no database is touched.
+
+use super::{Planner, Transport};
+use crate::error::EngineError;
+use crate::GraphqlRequest;
+use grafton_sql::Statement;
+use serde_json::{Map, Value};
+
+/// The statements a request compiles to, and its cost.
+#[derive(Debug)]
+pub struct Explained {
+    /// The operation: `query`, `subscription` or `mutation`.
+    pub operation: &'static str,
+    /// Each statement with what it is for (`query`, `subscription`).
+    pub statements: Vec<(&'static str, Statement)>,
+    /// The cost estimate for these variables.
+    pub cost: u64,
+}
+
+impl Planner {
+    /// Plans `req` as a WebSocket would (subscriptions too), with the caller's
+    /// `session` variables, and returns what would run. A mutation's statements
+    /// depend on the rows it writes and are built as it runs, so it explains as none.
+    pub fn explain(
+        &self,
+        req: &GraphqlRequest,
+        session: &Map<String, Value>,
+    ) -> Result<Explained, EngineError> {
+        let prepared = self.prepare_as(req, Transport::WebSocket, session)?;
+        let mut statements = Vec::new();
+        if let Some(st) = &prepared.plan.statement {
+            statements.push(("query", st.clone()));
+        }
+        if let Some(m) = &prepared.plan.multiplexed {
+            statements.push(("subscription", m.statement.clone()));
+        }
+        let operation = match (&prepared.mutation, &prepared.plan.multiplexed) {
+            (Some(_), _) => "mutation",
+            (None, Some(_)) => "subscription",
+            (None, None) => "query",
+        };
+        Ok(Explained {
+            operation,
+            statements,
+            cost: prepared.cost,
+        })
+    }
+}
