@@ -1,62 +1,10 @@
 //! Building the engine at start-up: connect, introspect, and build every schema.
 
 use crate::engine::Engine;
+pub use crate::error::BuildError;
+pub use crate::options::EngineOptions;
 use crate::schemas::Schemas;
-use grafton_execute::{Database, ExecuteError, Target};
-use grafton_schema::{Config, Convention, SchemaError};
-
-/// What the engine serves.
-#[derive(Debug, Clone, Default)]
-pub struct EngineOptions {
-    /// `postgres://…`, `sqlite://path` or a path.
-    pub database_url: String,
-    /// The parsed config (relationships, permissions, column schemas).
-    pub config: Config,
-    /// Naming convention.
-    pub naming: Convention,
-    /// Connections in the pool (and in each read replica's).
-    pub pool_size: usize,
-    /// PostgreSQL streaming replicas for queries and subscription polls.
-    pub read_replicas: Vec<String>,
-    /// After a caller's mutation, its reads go to the primary for this long.
-    pub primary_after_write: std::time::Duration,
-    /// PostgreSQL schemas to expose.
-    pub schemas: Vec<String>,
-    /// Redis, where several instances share rate-limit counts and persisted
-    /// queries (`--redis-url`).
-    pub redis_url: Option<String>,
-    /// Refuse documents declaring variables they do not use (the spec's rule).
-    pub strict_graphql: bool,
-    /// Refuse to start when any metadata object cannot be served, instead of
-    /// leaving it out (`--strict-metadata`).
-    pub strict_metadata: bool,
-    /// The server's own limits (response size, request timeout, default row limit,
-    /// queue timeout).
-    pub limits: crate::ServerLimits,
-}
-
-/// Why the engine could not be built.
-#[derive(Debug, thiserror::Error)]
-pub enum BuildError {
-    /// Database URL, connection or catalog problems.
-    #[error(transparent)]
-    Database(#[from] ExecuteError),
-    /// The schema could not be built.
-    #[error(transparent)]
-    Schema(#[from] SchemaError),
-    /// A permission in the config cannot be served as written.
-    #[error("config file permissions: {0}")]
-    Permissions(String),
-    /// `api_limits` cannot be enforced as written.
-    #[error("api_limits: {0}")]
-    Limits(String),
-    /// Metadata objects cannot be served, and `--strict-metadata` is on.
-    #[error("{}", grafton_schema::inconsistent::refusal(.0))]
-    Inconsistent(Vec<grafton_schema::inconsistent::Inconsistency>),
-    /// The shared store (Redis) could not be reached.
-    #[error(transparent)]
-    Shared(#[from] crate::shared::SharedError),
-}
+use grafton_execute::{Database, Target};
 
 /// Connects, introspects and builds the engine: the admin schema, and one schema
 /// per role named in the config (two for roles with `backend_only` writes).

@@ -4,7 +4,8 @@
 //! reports every object it refuses at once, so this takes a few rounds, not one per
 //! object. `--strict-metadata` refuses to start instead, naming them all.
 
-use crate::build::{BuildError, EngineOptions};
+use crate::error::BuildError;
+use crate::options::EngineOptions;
 use crate::schemas::{RoleSchema, NO_PERMISSIONS};
 use grafton_catalog::{Backend, Catalog};
 use grafton_schema::inconsistent::{self, Inconsistency};

@@ -7,7 +7,6 @@ use crate::planner::{missing_session, GraphqlRequest, Planner, Transport};
 use crate::schemas::{RoleSchema, Schemas};
 use grafton_execute::Database;
 use grafton_schema::SchemaModel;
-use serde_json::{Map, Value};
 use std::sync::Arc;
 use tracing::Instrument;
 
@@ -16,21 +15,7 @@ mod subscribe;
 
 use subscribe::spend;
 
-/// Who sends a request: admin (`role: None`) or a role, with session variables
-/// (lower-case `x-hasura-*` names) that permission rules may read.
-#[derive(Debug, Clone, Default)]
-pub struct Caller {
-    /// The role; `None` is admin.
-    pub role: Option<String>,
-    /// Session variables.
-    pub vars: Map<String, Value>,
-    /// The role's `backend_only` permissions apply (a trusted backend's request).
-    pub backend_only: bool,
-    /// The client's address, for rate limits keyed by IP.
-    pub ip: Option<std::net::IpAddr>,
-    /// When the credentials expire (a JWT's `exp`): a WebSocket ends then.
-    pub expires: Option<std::time::SystemTime>,
-}
+pub use crate::caller::Caller;
 
 /// The schemas (admin's and each role's, swapped whole by a reload), the database
 /// and the caches: shared by every request.

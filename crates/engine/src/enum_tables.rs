@@ -3,7 +3,7 @@
 //! `<table>_enum`, which becomes the type of every column referencing that key, in
 //! outputs, inputs and comparisons. Its rows are read at start-up and on each reload.
 
-use crate::build::BuildError;
+use crate::error::BuildError;
 use grafton_catalog::{Backend, Catalog, EnumType, ScalarKind};
 use grafton_execute::{Budget, Database, Route};
 use grafton_schema::inconsistent::{Inconsistency, ObjectKind};

@@ -67,3 +67,26 @@ impl EngineError {
         )])
     }
 }
+
+/// Why the engine could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// Database URL, connection or catalog problems.
+    #[error(transparent)]
+    Database(#[from] ExecuteError),
+    /// The schema could not be built.
+    #[error(transparent)]
+    Schema(#[from] grafton_schema::SchemaError),
+    /// A permission in the config cannot be served as written.
+    #[error("config file permissions: {0}")]
+    Permissions(String),
+    /// `api_limits` cannot be enforced as written.
+    #[error("api_limits: {0}")]
+    Limits(String),
+    /// Metadata objects cannot be served, and `--strict-metadata` is on.
+    #[error("{}", grafton_schema::inconsistent::refusal(.0))]
+    Inconsistent(Vec<grafton_schema::inconsistent::Inconsistency>),
+    /// The shared store (Redis) could not be reached.
+    #[error(transparent)]
+    Shared(#[from] crate::shared::SharedError),
+}

@@ -4,6 +4,7 @@
 
 pub mod admission;
 mod build;
+mod caller;
 mod consistent;
 pub mod engine;
 mod enum_tables;
@@ -13,6 +14,7 @@ pub mod limits;
 pub mod live;
 pub mod metrics;
 mod mutate;
+mod options;
 pub mod planner;
 mod reads;
 pub mod schemas;

@@ -4,7 +4,7 @@
 //! caller is its role and session variables (its IP when it has none), as rate
 //! limits count it; the window is kept per instance.
 
-use crate::engine::Caller;
+use crate::caller::Caller;
 use grafton_execute::Route;
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};

@@ -6,6 +6,7 @@
 //! [`Query::shape_vars`], so callers can key their plan cache on their values.
 
 mod build;
+mod error;
 mod input;
 mod json_path;
 pub mod permissions;

@@ -3,7 +3,7 @@
 //! in every role's model). Values naming a session variable (`X-Hasura-User-Id`)
 //! become bind parameters filled from the request's session.
 
-use crate::build::IrError;
+use crate::error::IrError;
 use crate::rules::RuleReader;
 use crate::types::BoolExp;
 use grafton_schema::config::{Config, Permissions};

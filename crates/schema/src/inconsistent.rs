@@ -6,9 +6,11 @@
 //! goes whole, and an inherited role whose own permission goes loses every
 //! permission, since it would otherwise fall back to its parents' wider ones.
 
-use crate::config::Config;
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+mod remove;
+pub use remove::remove;
 
 /// The kind of a metadata object, by the `type` Hasura reports it under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -232,66 +234,4 @@ fn lines(list: &[Inconsistency]) -> String {
     (sorted.iter())
         .map(|i| format!("\n  {}: {}", i.describe(), i.reason))
         .collect()
-}
-
-/// Takes `object` out of `config`. Returns whether anything was removed.
-pub fn remove(config: &mut Config, object: &Inconsistency) -> bool {
-    use ObjectKind::*;
-    let name = object.name.as_str();
-    if object.kind == InheritedRole {
-        return drop_role(config, name);
-    }
-    if object.kind == Table {
-        return config.tables.remove(name).is_some();
-    }
-    if object.kind == Function {
-        return config.functions.remove(name).is_some();
-    }
-    let Some(table) = object.table.as_deref() else {
-        return false;
-    };
-    // An inherited role's own permission hides its parents' wider ones: the
-    // whole role goes, never just that permission.
-    if is_permission(object.kind) && config.inherited_roles.contains_key(name) {
-        return drop_role(config, name);
-    }
-    let Some(tc) = config.tables.get_mut(table) else {
-        return false;
-    };
-    match object.kind {
-        ObjectRelation | ArrayRelation => {
-            let manual = tc.relationships.remove(name).is_some();
-            let keyed = tc.foreign_key_relationships.remove(name).is_some();
-            let before = tc.rename_relationships.len();
-            tc.rename_relationships.retain(|_, to| to != name);
-            manual || keyed || before != tc.rename_relationships.len()
-        }
-        ComputedField => tc.computed_fields.remove(name).is_some(),
-        SelectPermission | InsertPermission | UpdatePermission | DeletePermission => {
-            let Some(p) = tc.permissions.get_mut(name) else {
-                return false;
-            };
-            let removed = match object.kind {
-                SelectPermission => p.select.take().is_some(),
-                InsertPermission => p.insert.take().is_some(),
-                UpdatePermission => p.update.take().is_some(),
-                _ => p.delete.take().is_some(),
-            };
-            if p.select.is_none() && p.insert.is_none() && p.update.is_none() && p.delete.is_none()
-            {
-                tc.permissions.remove(name);
-            }
-            removed
-        }
-        _ => false,
-    }
-}
-
-/// Removes an inherited role and every permission written for it.
-fn drop_role(config: &mut Config, role: &str) -> bool {
-    let mut removed = config.inherited_roles.remove(role).is_some();
-    for tc in config.tables.values_mut() {
-        removed |= tc.permissions.remove(role).is_some();
-    }
-    removed
 }

@@ -3,7 +3,7 @@
 
 use crate::engine::Caller;
 use crate::error::RequestError;
-use crate::http::Peer;
+use crate::state::Peer;
 use axum::http::HeaderMap;
 use grafton_auth::{Authenticator, Role};
 use serde_json::Value;

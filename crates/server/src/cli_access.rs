@@ -1,7 +1,6 @@
 //! The flags of who may call: credentials (admin secret, JWTs, the auth hook, the
 //! unauthorized role) and browser origins (CORS), and what they become.
 
-use crate::cli_options::seconds;
 use clap::Args;
 use grafton_server::StartError;
 
@@ -136,4 +135,15 @@ fn jwt_secrets(each: &[String], array: Option<&str>) -> Result<Vec<String>, Star
         all.extend(list.iter().map(serde_json::Value::to_string));
     }
     Ok(all)
+}
+
+/// A flag's positive number of seconds.
+pub(crate) fn seconds(value: f64, flag: &str) -> Result<std::time::Duration, StartError> {
+    std::time::Duration::try_from_secs_f64(value)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| StartError::Config {
+            path: flag.into(),
+            message: format!("{value} is not a positive number of seconds"),
+        })
 }

@@ -1,6 +1,7 @@
 //! The binary's shared flags (schema and listening) and how they become
 //! [`ServeOptions`].
 
+use crate::cli_access::seconds;
 use clap::Args;
 use grafton_schema::Convention;
 use grafton_server::{ServeOptions, StartError};
@@ -215,17 +216,6 @@ pub(crate) struct ListenOptions {
     /// WebSockets before closing them.
     #[arg(long, env = "GRAFTON_SHUTDOWN_TIMEOUT", default_value_t = 30.0)]
     pub(crate) shutdown_timeout: f64,
-}
-
-/// A flag's positive number of seconds.
-pub(crate) fn seconds(value: f64, flag: &str) -> Result<std::time::Duration, StartError> {
-    std::time::Duration::try_from_secs_f64(value)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| StartError::Config {
-            path: flag.into(),
-            message: format!("{value} is not a positive number of seconds"),
-        })
 }
 
 /// The connection cap: `--max-connections`, else what the open-files limit

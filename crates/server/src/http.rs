@@ -10,8 +10,8 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{DefaultBodyLimit, FromRequest, Query, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::Response;
 use axum::routing::get;
 use axum::Extension;
 use axum::Router;
@@ -20,44 +20,12 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use tracing::Instrument;
 
-mod request;
-pub(crate) use request::parse_request;
-
-/// HTTP settings.
-#[derive(Debug, Clone)]
-pub struct HttpOptions {
-    /// Largest accepted request body, in bytes.
-    pub max_body_bytes: usize,
-    /// Time a client has to send a request's body once its headers are in.
-    pub body_timeout: std::time::Duration,
-    /// Open connections and the header deadline.
-    pub connections: crate::ConnectionLimits,
-    /// GraphQL over WebSocket.
-    pub ws: crate::ws::WsOptions,
-    /// Serve the console (GraphiQL) at `/console`, and redirect `/` there.
-    pub console: bool,
-    /// Request ids, logs and timing headers.
-    pub observe: crate::observe::ObserveOptions,
-    /// Which browser origins may call the API.
-    pub cors: crate::cors::CorsPolicy,
-    /// Which APIs are served.
-    pub apis: crate::ops::Apis,
-}
-
-impl Default for HttpOptions {
-    fn default() -> Self {
-        Self {
-            max_body_bytes: 1024 * 1024,
-            body_timeout: std::time::Duration::from_secs(10),
-            connections: crate::ConnectionLimits::default(),
-            ws: crate::ws::WsOptions::default(),
-            console: false,
-            observe: crate::observe::ObserveOptions::default(),
-            cors: crate::cors::CorsPolicy::default(),
-            apis: crate::ops::Apis::default(),
-        }
-    }
-}
+pub(crate) mod request;
+pub use crate::options::HttpOptions;
+use crate::respond::wants_graphql_response;
+pub(crate) use crate::state::AppState;
+pub use crate::state::Peer;
+use request::parse_request;
 
 /// The router for an engine.
 pub fn router(
@@ -98,77 +66,6 @@ pub fn router(
         Some(cors) => router.layer(cors),
         None => router,
     }
-}
-
-#[derive(Clone)]
-pub(crate) struct AppState {
-    pub(crate) engine: Arc<Engine>,
-    pub(crate) auth: Arc<Authenticator>,
-    /// The largest body (and WebSocket message).
-    pub(crate) limit: usize,
-    pub(crate) ws: crate::ws::WsOptions,
-    pub(crate) ops: crate::ops::Ops,
-    pub(crate) observe: crate::observe::ObserveOptions,
-    pub(crate) cors: crate::cors::CorsPolicy,
-}
-
-const GRAPHQL_RESPONSE: &str = "application/graphql-response+json";
-
-/// Whether the client prefers `application/graphql-response+json` (the spec's media
-/// type) over `application/json`; no Accept header means `application/json`.
-fn wants_graphql_response(headers: &HeaderMap) -> bool {
-    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
-        return false;
-    };
-    for part in accept.split(',') {
-        let media = part.split(';').next().unwrap_or("").trim();
-        if media.eq_ignore_ascii_case(GRAPHQL_RESPONSE) {
-            return true;
-        }
-        if media.eq_ignore_ascii_case("application/json") {
-            return false;
-        }
-    }
-    false
-}
-
-pub(crate) fn respond(result: Result<String, RequestError>, graphql_response: bool) -> Response {
-    let content_type = if graphql_response {
-        HeaderValue::from_static("application/graphql-response+json; charset=utf-8")
-    } else {
-        HeaderValue::from_static("application/json; charset=utf-8")
-    };
-    let (status, body, retry_after) = match result {
-        Ok(body) => (StatusCode::OK, body.into_bytes(), None),
-        Err(e) => {
-            if matches!(
-                e,
-                RequestError::Engine(grafton_engine::EngineError::Execute(_))
-            ) {
-                tracing::warn!(error = %e, "request failed in the database");
-            }
-            // Straight to bytes: `Value`'s Display goes through a formatter adapter.
-            let body = serde_json::to_vec(&e.body()).unwrap_or_default();
-            (e.status(graphql_response), body, e.retry_after())
-        }
-    };
-    let mut response = (status, body).into_response();
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, content_type);
-    if status == StatusCode::METHOD_NOT_ALLOWED {
-        response
-            .headers_mut()
-            .insert(header::ALLOW, HeaderValue::from_static("POST"));
-    }
-    // Overloaded, rate-limited, or the database is away: tell clients when to come
-    // back rather than hammer the server.
-    if let Some(seconds) = retry_after {
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-    }
-    response
 }
 
 async fn graphql_post(State(state): State<AppState>, request: Request) -> Response {
@@ -340,7 +237,3 @@ async fn graphql_get(
     .await;
     observed.finish(&state, result, graphql_response)
 }
-
-/// The client's address, set on each request by the accept loop.
-#[derive(Debug, Clone, Copy)]
-pub struct Peer(pub std::net::SocketAddr);

@@ -12,12 +12,15 @@ pub mod observe;
 pub mod ops;
 mod options;
 pub mod reload;
+mod respond;
+mod state;
 pub mod telemetry;
 pub mod ws;
 
 pub use listen::ConnectionLimits;
+pub use options::ConfigSources;
 pub use options::ServeOptions;
-pub use reload::{ConfigSources, Reloader};
+pub use reload::Reloader;
 
 use grafton_execute::ExecuteError;
 use grafton_schema::{Config, SchemaError};

@@ -17,25 +17,9 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
+
+pub use crate::options::ConnectionLimits;
 use tower::ServiceExt;
-
-/// Connection limits.
-#[derive(Debug, Clone, Copy)]
-pub struct ConnectionLimits {
-    /// Most connections open at once.
-    pub max_connections: usize,
-    /// Time a client has to send a request's headers (and, idle, the next request).
-    pub header_timeout: Duration,
-}
-
-impl Default for ConnectionLimits {
-    fn default() -> Self {
-        Self {
-            max_connections: 1024,
-            header_timeout: Duration::from_secs(10),
-        }
-    }
-}
 
 /// A connection's place under the cap, and the server's shutdown signal: every
 /// request carries them, so a WebSocket keeps the place while it lives (after the
@@ -173,7 +157,7 @@ pub(crate) async fn serve(
         let mut stopping = stopping.clone();
         let service = TowerToHyperService::new(app.clone().map_request(
             move |mut req: hyper::Request<Incoming>| {
-                req.extensions_mut().insert(crate::http::Peer(peer));
+                req.extensions_mut().insert(crate::state::Peer(peer));
                 req.extensions_mut().insert(slot.clone());
                 req.map(Body::new)
             },

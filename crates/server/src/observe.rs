@@ -4,20 +4,12 @@
 //! header (`--server-timing`).
 
 use crate::error::RequestError;
-use crate::http::AppState;
+pub use crate::options::ObserveOptions;
+use crate::state::AppState;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use axum::response::Response;
 use grafton_engine::RequestInfo;
 use std::time::{Duration, Instant};
-
-/// Settings of what requests leave behind.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ObserveOptions {
-    /// Add `Server-Timing` (plan, db, total) to GraphQL responses.
-    pub server_timing: bool,
-    /// Requests slower than this are logged as warnings, with their SQL.
-    pub slow_request: Option<Duration>,
-}
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 const SERVER_TIMING: HeaderName = HeaderName::from_static("server-timing");
@@ -109,10 +101,10 @@ impl Observed {
         };
         // Only in a traced request: a span without a parent would start a trace.
         let mut response = match self.span.is_none() {
-            true => crate::http::respond(result, graphql_response),
+            true => crate::respond::respond(result, graphql_response),
             false => {
                 tracing::info_span!(target: "grafton::trace", parent: &self.span, "graphql.response")
-                    .in_scope(|| crate::http::respond(result, graphql_response))
+                    .in_scope(|| crate::respond::respond(result, graphql_response))
             }
         };
         let status = response.status().as_u16();

@@ -2,7 +2,9 @@
 //! loaded and database reachable), `GET /v1/version`, and Hasura's metadata API
 //! for `reload_metadata` and `get_inconsistent_metadata` (admin only).
 
-use crate::http::{AppState, Peer};
+pub use crate::options::Apis;
+pub use crate::state::Ops;
+use crate::state::{AppState, Peer};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -10,65 +12,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use serde_json::{json, Value};
-
-/// What the operational endpoints share with the server's lifecycle.
-#[derive(Clone)]
-pub struct Ops {
-    /// Reloads the schemas.
-    pub reloader: std::sync::Arc<crate::Reloader>,
-    /// True once the server is stopping: `/readyz` turns 503 so load balancers
-    /// move traffic away during `--shutdown-delay`, before the port closes.
-    pub draining: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    /// Serve `/metrics` on this port (admin only); off when `--metrics-addr`
-    /// moves it to a listener of its own, or `--metrics false`.
-    pub metrics: bool,
-}
-
-/// Which of Hasura's APIs are served (`--enabled-apis`,
-/// `HASURA_GRAPHQL_ENABLED_APIS`): one left out answers 404.
-#[derive(Debug, Clone, Copy)]
-pub struct Apis {
-    /// `/v1/graphql` and `/graphql`.
-    pub graphql: bool,
-    /// `/v1/metadata`.
-    pub metadata: bool,
-}
-
-impl Default for Apis {
-    fn default() -> Self {
-        Self {
-            graphql: true,
-            metadata: true,
-        }
-    }
-}
-
-impl Apis {
-    /// Hasura's comma-separated list: `graphql`, `metadata`, and `pgdump`, `config`,
-    /// `developer`, `metrics`, which Grafton does not serve either way.
-    pub fn parse(text: &str) -> Result<Apis, String> {
-        let mut apis = Apis {
-            graphql: false,
-            metadata: false,
-        };
-        let mut any = false;
-        for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            any = true;
-            match name.to_ascii_lowercase().as_str() {
-                "graphql" => apis.graphql = true,
-                "metadata" => apis.metadata = true,
-                "pgdump" | "config" | "developer" | "metrics" => {}
-                _ => return Err(format!(
-                    "unknown API {name:?}; expected graphql, metadata, pgdump, config, developer or metrics"
-                )),
-            }
-        }
-        match any {
-            true => Ok(apis),
-            false => Err("no API given".into()),
-        }
-    }
-}
 
 /// Adds the operational routes.
 pub(crate) fn routes(router: Router<AppState>, metrics: bool, apis: Apis) -> Router<AppState> {
@@ -247,21 +190,4 @@ fn consistency(left_out: &[grafton_schema::inconsistent::Inconsistency]) -> Valu
         "is_consistent": left_out.is_empty(),
         "inconsistent_objects": left_out.iter().map(|i| i.to_json()).collect::<Vec<_>>(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Apis;
-
-    #[test]
-    fn hasuras_api_lists() {
-        let apis = Apis::parse("metadata, GraphQL,pgdump,config").expect("list");
-        assert!(apis.graphql && apis.metadata);
-        let only = Apis::parse("graphql").expect("list");
-        assert!(only.graphql && !only.metadata);
-        assert!(Apis::parse("graphql,rest")
-            .unwrap_err()
-            .contains("\"rest\""));
-        assert!(Apis::parse(" , ").is_err());
-    }
 }

@@ -1,7 +1,9 @@
 //! What the server is asked to serve, and the engine's options made from it.
 
-use crate::{http, ConfigSources};
+use crate::StartError;
 use grafton_schema::{Config, Convention};
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// What to serve and how.
 #[derive(Debug, Clone)]
@@ -46,7 +48,7 @@ pub struct ServeOptions {
     /// Redis, where instances share rate-limit counts and persisted queries.
     pub redis_url: Option<String>,
     /// HTTP settings.
-    pub http: http::HttpOptions,
+    pub http: HttpOptions,
     /// Admin secret, JWT and unauthorized role.
     pub auth: grafton_auth::AuthConfig,
     /// Refuse documents declaring variables they do not use (the spec's rule).
@@ -88,7 +90,7 @@ impl Default for ServeOptions {
             primary_after_write: None,
             schemas: vec!["public".into()],
             redis_url: None,
-            http: http::HttpOptions::default(),
+            http: HttpOptions::default(),
             auth: grafton_auth::AuthConfig::default(),
             strict_graphql: false,
             infer_function_permissions: None,
@@ -133,5 +135,186 @@ pub(crate) fn engine_options(
         strict_graphql: options.strict_graphql,
         strict_metadata: options.strict_metadata,
         limits: options.limits.clone(),
+    }
+}
+
+/// The files the config comes from, read at start-up and at each reload.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigSources {
+    /// The YAML config file.
+    pub config: Option<PathBuf>,
+    /// Hasura metadata (tables.yaml or a metadata directory); the config file wins.
+    pub hasura_metadata: Option<PathBuf>,
+    /// An allow-list file for every role but admin.
+    pub allow_list: Option<PathBuf>,
+}
+
+impl ConfigSources {
+    /// Reads and merges the files.
+    pub fn load(&self) -> Result<Config, StartError> {
+        let mut config = match &self.config {
+            Some(path) => crate::load_config(path)?,
+            None => Config::default(),
+        };
+        if let Some(path) = &self.hasura_metadata {
+            let imported =
+                grafton_schema::hasura::load(path).map_err(|message| StartError::Config {
+                    path: path.display().to_string(),
+                    message,
+                })?;
+            grafton_schema::hasura::merge(&mut config, imported);
+        }
+        if let Some(path) = &self.allow_list {
+            config.allow_list.push(crate::load_allow_list(path)?);
+        }
+        Ok(config)
+    }
+}
+
+/// HTTP settings.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Largest accepted request body, in bytes.
+    pub max_body_bytes: usize,
+    /// Time a client has to send a request's body once its headers are in.
+    pub body_timeout: std::time::Duration,
+    /// Open connections and the header deadline.
+    pub connections: ConnectionLimits,
+    /// GraphQL over WebSocket.
+    pub ws: WsOptions,
+    /// Serve the console (GraphiQL) at `/console`, and redirect `/` there.
+    pub console: bool,
+    /// Request ids, logs and timing headers.
+    pub observe: ObserveOptions,
+    /// Which browser origins may call the API.
+    pub cors: crate::cors::CorsPolicy,
+    /// Which APIs are served.
+    pub apis: Apis,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 1024 * 1024,
+            body_timeout: std::time::Duration::from_secs(10),
+            connections: ConnectionLimits::default(),
+            ws: WsOptions::default(),
+            console: false,
+            observe: ObserveOptions::default(),
+            cors: crate::cors::CorsPolicy::default(),
+            apis: Apis::default(),
+        }
+    }
+}
+
+/// WebSocket settings.
+#[derive(Debug, Clone, Copy)]
+pub struct WsOptions {
+    /// Time a client has to send `connection_init`.
+    pub init_timeout: Duration,
+    /// How often the server sends a keep-alive; a client silent for three of these
+    /// is disconnected.
+    pub keep_alive: Duration,
+    /// Operations (subscriptions, and queries still running) one connection may hold.
+    pub max_operations: usize,
+}
+
+impl Default for WsOptions {
+    fn default() -> Self {
+        Self {
+            init_timeout: Duration::from_secs(10),
+            keep_alive: Duration::from_secs(10),
+            max_operations: 100,
+        }
+    }
+}
+
+/// Settings of what requests leave behind.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ObserveOptions {
+    /// Add `Server-Timing` (plan, db, total) to GraphQL responses.
+    pub server_timing: bool,
+    /// Requests slower than this are logged as warnings, with their SQL.
+    pub slow_request: Option<Duration>,
+}
+
+/// Connection limits.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    /// Most connections open at once.
+    pub max_connections: usize,
+    /// Time a client has to send a request's headers (and, idle, the next request).
+    pub header_timeout: Duration,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        Self {
+            max_connections: 1024,
+            header_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Which of Hasura's APIs are served (`--enabled-apis`,
+/// `HASURA_GRAPHQL_ENABLED_APIS`): one left out answers 404.
+#[derive(Debug, Clone, Copy)]
+pub struct Apis {
+    /// `/v1/graphql` and `/graphql`.
+    pub graphql: bool,
+    /// `/v1/metadata`.
+    pub metadata: bool,
+}
+
+impl Default for Apis {
+    fn default() -> Self {
+        Self {
+            graphql: true,
+            metadata: true,
+        }
+    }
+}
+
+impl Apis {
+    /// Hasura's comma-separated list: `graphql`, `metadata`, and `pgdump`, `config`,
+    /// `developer`, `metrics`, which Grafton does not serve either way.
+    pub fn parse(text: &str) -> Result<Apis, String> {
+        let mut apis = Apis {
+            graphql: false,
+            metadata: false,
+        };
+        let mut any = false;
+        for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            any = true;
+            match name.to_ascii_lowercase().as_str() {
+                "graphql" => apis.graphql = true,
+                "metadata" => apis.metadata = true,
+                "pgdump" | "config" | "developer" | "metrics" => {}
+                _ => return Err(format!(
+                    "unknown API {name:?}; expected graphql, metadata, pgdump, config, developer or metrics"
+                )),
+            }
+        }
+        match any {
+            true => Ok(apis),
+            false => Err("no API given".into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Apis;
+
+    #[test]
+    fn hasuras_api_lists() {
+        let apis = Apis::parse("metadata, GraphQL,pgdump,config").expect("list");
+        assert!(apis.graphql && apis.metadata);
+        let only = Apis::parse("graphql").expect("list");
+        assert!(only.graphql && !only.metadata);
+        assert!(Apis::parse("graphql,rest")
+            .unwrap_err()
+            .contains("\"rest\""));
+        assert!(Apis::parse(" , ").is_err());
     }
 }

@@ -3,44 +3,10 @@
 //! running finish on the old ones). Asked for by `POST /v1/metadata`
 //! (`reload_metadata`), SIGHUP, or, with `--watch`, DDL on PostgreSQL.
 
+pub use crate::options::ConfigSources;
 use crate::{Engine, ServeOptions, StartError};
-use grafton_schema::Config;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The files the config comes from, read at start-up and at each reload.
-#[derive(Debug, Clone, Default)]
-pub struct ConfigSources {
-    /// The YAML config file.
-    pub config: Option<PathBuf>,
-    /// Hasura metadata (tables.yaml or a metadata directory); the config file wins.
-    pub hasura_metadata: Option<PathBuf>,
-    /// An allow-list file for every role but admin.
-    pub allow_list: Option<PathBuf>,
-}
-
-impl ConfigSources {
-    /// Reads and merges the files.
-    pub fn load(&self) -> Result<Config, StartError> {
-        let mut config = match &self.config {
-            Some(path) => crate::load_config(path)?,
-            None => Config::default(),
-        };
-        if let Some(path) = &self.hasura_metadata {
-            let imported =
-                grafton_schema::hasura::load(path).map_err(|message| StartError::Config {
-                    path: path.display().to_string(),
-                    message,
-                })?;
-            grafton_schema::hasura::merge(&mut config, imported);
-        }
-        if let Some(path) = &self.allow_list {
-            config.allow_list.push(crate::load_allow_list(path)?);
-        }
-        Ok(config)
-    }
-}
 
 /// Reloads one engine's schemas the way it was started.
 pub struct Reloader {

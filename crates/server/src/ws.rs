@@ -10,8 +10,9 @@ mod wire;
 use crate::cors::CorsPolicy;
 use crate::engine::{Caller, Delivery, GraphqlRequest, Sink, Subscription};
 use crate::error::RequestError;
-use crate::http::{AppState, Peer};
 use crate::listen::Slot;
+pub use crate::options::WsOptions;
+use crate::state::{AppState, Peer};
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
@@ -22,28 +23,6 @@ use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::Instant;
 use wire::{close_with, init_headers, scopeguard, send};
-
-/// WebSocket settings.
-#[derive(Debug, Clone, Copy)]
-pub struct WsOptions {
-    /// Time a client has to send `connection_init`.
-    pub init_timeout: Duration,
-    /// How often the server sends a keep-alive; a client silent for three of these
-    /// is disconnected.
-    pub keep_alive: Duration,
-    /// Operations (subscriptions, and queries still running) one connection may hold.
-    pub max_operations: usize,
-}
-
-impl Default for WsOptions {
-    fn default() -> Self {
-        Self {
-            init_timeout: Duration::from_secs(10),
-            keep_alive: Duration::from_secs(10),
-            max_operations: 100,
-        }
-    }
-}
 
 /// Live answers waiting to be written, per connection: a slow reader skips
 /// intermediate answers instead of growing a queue (the latest is sent again).

@@ -1,7 +1,7 @@
 //! An aggregate's values (`count`, `sum`, `avg`, …) over rows aliased `alias`.
 
+use crate::ctx::{json_kind, Ctx};
 use crate::filter::column_value;
-use crate::select::{json_kind, Ctx};
 use grafton_ir::{AggregateValue, FuncField};
 use grafton_schema::{ComputedReturns, TableId};
 use grafton_sql::{Expr, JsonKind};

@@ -1,8 +1,8 @@
 //! `t_aggregate` fields (root or through an array relationship): the aggregate
 //! values over the rows the arguments select, and `nodes`.
 
+use crate::ctx::Ctx;
 use crate::read_columns::{project_order_keys, select_read_columns};
-use crate::select::Ctx;
 use grafton_ir::{Aggregate, AggregateField, Rows};
 use grafton_schema::RelId;
 use grafton_sql::{Expr, From, OrderItem, Select, SelectItem};

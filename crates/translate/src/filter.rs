@@ -1,8 +1,9 @@
 //! `where` → SQL conditions, and the join conditions of relationships.
 
-use crate::select::Ctx;
+use crate::ctx::sql_type;
+use crate::ctx::Ctx;
 use grafton_catalog::{Backend, Column, ScalarKind};
-use grafton_ir::{BoolExp, PathStep, Value};
+use grafton_ir::{BoolExp, Value};
 use grafton_schema::{CompareOp, RelId, TableId};
 use grafton_sql::{BinOp, Expr, From, JsonOp, Param, ParamValue, PatternOp, Select, SqlType};
 
@@ -25,33 +26,6 @@ pub(crate) fn column_value(backend: Backend, col: &Column, alias: &str) -> Expr 
         Expr::Cast(Box::new(expr), SqlType::Builtin("text"))
     } else {
         expr
-    }
-}
-
-/// The bind type of a column kind (a cast on Postgres).
-pub(crate) fn sql_type(ctx: &Ctx, kind: &ScalarKind) -> SqlType {
-    match (kind.postgres_type(), kind) {
-        (Some(name), _) => SqlType::Builtin(name),
-        (None, ScalarKind::Enum(i)) if ctx.model.catalog.enums[*i].from_table.is_some() => {
-            SqlType::Builtin("text")
-        }
-        (None, ScalarKind::Enum(i)) => {
-            let e = &ctx.model.catalog.enums[*i];
-            SqlType::Named {
-                schema: e.schema.clone(),
-                name: e.name.clone(),
-            }
-        }
-        // `text[]` is `pg_catalog._text`: a value (a list, or an array literal) is
-        // bound as its literal's text and cast to it.
-        (None, ScalarKind::Array(_)) => match kind.postgres_array_type() {
-            Some(name) => SqlType::Named {
-                schema: "pg_catalog".to_owned(),
-                name,
-            },
-            None => SqlType::Builtin("text"),
-        },
-        (None, _) => SqlType::Builtin("text"),
     }
 }
 
@@ -346,43 +320,5 @@ fn bin_op(op: CompareOp) -> BinOp {
         CompareOp::Lt => BinOp::Lt,
         CompareOp::Lte => BinOp::Lte,
         _ => BinOp::Eq,
-    }
-}
-
-/// A JSON path as each dialect's operator takes it: a text array for PostgreSQL's
-/// `#>`, a JSON path (`$."a"[0]`, `[#-1]` from the end) for SQLite's `->`.
-pub(crate) fn json_path_param(backend: Backend, path: &[PathStep]) -> Param {
-    let literal = |value: serde_json::Value, list: bool| Param {
-        value: ParamValue::Literal(value),
-        ty: SqlType::Builtin("text"),
-        list,
-    };
-    match backend {
-        Backend::Postgres => literal(
-            serde_json::Value::Array(
-                path.iter()
-                    .map(|s| match s {
-                        PathStep::Key(k) => serde_json::Value::String(k.clone()),
-                        PathStep::Index(i) => serde_json::Value::String(i.to_string()),
-                    })
-                    .collect(),
-            ),
-            true,
-        ),
-        Backend::Sqlite => {
-            let mut text = String::from("$");
-            for s in path {
-                match s {
-                    PathStep::Key(k) => {
-                        text.push_str(".\"");
-                        text.push_str(&k.replace('"', "\\\""));
-                        text.push('"');
-                    }
-                    PathStep::Index(i) if *i < 0 => text.push_str(&format!("[#{i}]")),
-                    PathStep::Index(i) => text.push_str(&format!("[{i}]")),
-                }
-            }
-            literal(serde_json::Value::String(text), false)
-        }
     }
 }

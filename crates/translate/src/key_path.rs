@@ -4,7 +4,7 @@
 //! key guarantees the target row, and its key columns equal the row's. So it is
 //! written on the row's columns, without probing the target table once per row.
 
-use crate::select::Ctx;
+use crate::ctx::Ctx;
 use grafton_catalog::Backend;
 use grafton_ir::BoolExp;
 use grafton_schema::{RelId, RelKind};

@@ -3,6 +3,7 @@
 
 mod aggregate;
 mod aggregate_rows;
+mod ctx;
 mod filter;
 mod key_path;
 pub mod mutation;

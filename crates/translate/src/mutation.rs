@@ -6,8 +6,8 @@
 //! identities, after the write, so it shows the rows as they now are, with
 //! relationships and aggregates like any query.
 
-use crate::filter::sql_type;
-use crate::select::Ctx;
+use crate::ctx::sql_type;
+use crate::ctx::Ctx;
 
 mod identity;
 
@@ -19,7 +19,6 @@ use grafton_sql::{
     render_write, Conflict, Delete, Dialect, Expr, Insert, InsertColumn, Param, ParamValue,
     SqlType, Statement, TableRef, Update, UpdateOp, Write,
 };
-pub(crate) use identity::Identities;
 pub use identity::{conflicting, count_failing, identity_width, lock, select_call, select_written};
 use identity::{id_params, returning};
 use serde_json::{Map, Value as Json};

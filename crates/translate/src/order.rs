@@ -1,6 +1,6 @@
 //! `order_by` → SQL sort keys, including relationship columns and array aggregates.
 
-use crate::select::Ctx;
+use crate::ctx::Ctx;
 use grafton_ir::{Args, OrderTarget};
 use grafton_schema::TableId;
 use grafton_sql::{Direction, Expr, OrderItem, Select, SelectItem};

@@ -1,7 +1,7 @@
 //! Which columns a list's or aggregate's inner query selects: only those its outer
 //! query reads, so a narrower row goes through the sort, the page and the aggregate.
 
-use crate::select::{ORDER_KEY, ROW_KEY};
+use crate::ctx::{ORDER_KEY, ROW_KEY};
 use grafton_sql::{Expr, OrderItem, Select, SelectItem};
 
 /// Puts in front of the inner query's select list (which holds the order keys) the

@@ -1,36 +1,13 @@
 //! Row lists, single rows and aggregates as JSON-building subqueries.
 
+use crate::ctx::{json_kind, Ctx};
 use crate::read_columns::{project_order_keys, select_read_columns};
 use crate::record::record_row;
-use grafton_catalog::{Backend, ScalarKind, Table};
+use grafton_catalog::{Backend, Table};
 use grafton_ir::permissions::{RoleRules, TableRules};
 use grafton_ir::{Args, BoolExp, Field, Query, Root, Rows};
 use grafton_schema::{RelId, SchemaModel, TableId};
 use grafton_sql::{Expr, From, JsonKind, OrderItem, Select, SelectItem};
-
-/// Translation state: the model and a counter for unique table aliases.
-pub(crate) struct Ctx<'a> {
-    pub(crate) model: &'a SchemaModel,
-    /// The role's row rules (`None`: admin).
-    pub(crate) rules: Option<&'a RoleRules>,
-    /// True while translating a rule itself: rules are conditions the operator wrote,
-    /// not reads by the role, so the role's rules on related tables do not apply.
-    pub(crate) trusted: bool,
-    /// True inside an odd number of `NOT`s, where NULL and false differ.
-    pub(crate) negated: bool,
-    pub(crate) next_alias: usize,
-    /// Aliases of subqueries that carry their table's whole row as [`ROW_KEY`]
-    /// (for computed fields) rather than being the table itself.
-    pub(crate) wrapped: std::collections::HashSet<String>,
-    /// The row a computed field's function call takes (its rows' source).
-    pub(crate) parent_row: Option<Expr>,
-}
-
-/// The column under which a subquery carries its table's whole row.
-pub(crate) const ROW_KEY: &str = "__grafton_row";
-
-/// Prefix of the names under which an inner query projects its sort keys.
-pub(crate) const ORDER_KEY: &str = "__grafton_o";
 
 /// Translates a query to one `SELECT` whose single value is the JSON `data` object,
 /// with the role's row rules (if any) on every table it reads.
@@ -60,29 +37,7 @@ pub fn translate_query(
     })
 }
 
-/// How a column's value becomes JSON.
-pub(crate) fn json_kind(kind: &ScalarKind) -> JsonKind {
-    match kind {
-        ScalarKind::Boolean => JsonKind::Boolean,
-        ScalarKind::Float | ScalarKind::Numeric => JsonKind::Float,
-        ScalarKind::Json | ScalarKind::Jsonb => JsonKind::Json,
-        _ => JsonKind::Plain,
-    }
-}
-
 impl<'a> Ctx<'a> {
-    pub(crate) fn new(model: &'a SchemaModel, rules: Option<&'a RoleRules>) -> Self {
-        Ctx {
-            model,
-            rules,
-            trusted: false,
-            negated: false,
-            next_alias: 0,
-            wrapped: std::collections::HashSet::new(),
-            parent_row: None,
-        }
-    }
-
     /// The role's rules on `table`, unless translating a rule itself.
     pub(crate) fn table_rules(&self, table: TableId) -> Option<&'a TableRules> {
         if self.trusted {
@@ -146,7 +101,7 @@ impl<'a> Ctx<'a> {
         args: &Args,
         parent: Option<(RelId, &str)>,
         capped: bool,
-        ids: Option<crate::mutation::Identities>,
+        ids: Option<crate::ctx::Identities>,
     ) -> (Select, String, Vec<OrderItem>) {
         let (from, alias, id_order) = self.source(table, ids, args.call.as_ref());
         let mut conditions = Vec::new();
@@ -233,7 +188,7 @@ impl<'a> Ctx<'a> {
                 Field::JsonPath(c, path) => {
                     let at = Expr::JsonAt {
                         expr: Box::new(self.column_value(table, alias, *c)),
-                        path: crate::filter::json_path_param(self.model.backend, path),
+                        path: crate::ctx::json_path_param(self.model.backend, path),
                     };
                     Expr::ToJson(Box::new(at), JsonKind::Json)
                 }
@@ -279,7 +234,7 @@ impl<'a> Ctx<'a> {
         &mut self,
         rows: &Rows,
         parent: Option<(RelId, &str)>,
-        ids: Option<crate::mutation::Identities>,
+        ids: Option<crate::ctx::Identities>,
     ) -> Expr {
         let (mut inner, alias, order) = self.base(rows.table, &rows.args, parent, true, ids);
         if rows.single {

@@ -2,9 +2,9 @@
 //! some of its columns only on some rows (an inherited role), a subquery that shows
 //! the role exactly that.
 
-use crate::filter::sql_type;
-use crate::mutation::Identities;
-use crate::select::{Ctx, ROW_KEY};
+use crate::ctx::sql_type;
+use crate::ctx::Identities;
+use crate::ctx::{Ctx, ROW_KEY};
 use grafton_ir::Call;
 use grafton_schema::TableId;
 use grafton_sql::{Expr, From, Param, Select, SelectItem, SqlType, TableRef};

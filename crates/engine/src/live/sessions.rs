@@ -20,7 +20,7 @@ pub(crate) struct Counted {
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        let mut counts = super::lock(&self.counts.0);
+        let mut counts = self.counts.0.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(n) = counts.get_mut(&self.session) {
             *n -= 1;
             if *n == 0 {
@@ -37,7 +37,7 @@ impl SessionCounts {
         session: String,
         limit: Option<u64>,
     ) -> Result<Counted, LimitExceeded> {
-        let mut counts = super::lock(&self.0);
+        let mut counts = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let now = counts.get(&session).copied().unwrap_or(0) + 1;
         crate::limits::check(LimitKind::Subscriptions, limit, now)?;
         counts.insert(session.clone(), now);

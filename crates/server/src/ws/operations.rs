@@ -5,8 +5,8 @@
 use super::{protocol, wire::json_error, Connection, Done, Op};
 use crate::engine::{Caller, Delivery, GraphqlRequest, Sink, Transport};
 use crate::error::RequestError;
-use crate::http::AppState;
 use crate::observe::Observed;
+use crate::state::AppState;
 use axum::http::HeaderMap;
 use serde_json::Value;
 use tokio::task::JoinSet;
@@ -30,7 +30,7 @@ impl Connection {
             );
             return vec![protocol::error(&id, &e)];
         }
-        let request = match crate::http::parse_request(payload) {
+        let request = match crate::http::request::parse_request(payload) {
             Ok(r) => r,
             Err(e) => return vec![protocol::error(&id, &e.body()["errors"])],
         };

@@ -4,13 +4,13 @@
 //! by it.
 
 use super::{dialect, literal, sqlite_type, Returned, ReturnedRow, Target, WriteKind};
-use crate::filter::sql_type;
-use crate::select::Ctx;
+use crate::ctx::sql_type;
+use crate::ctx::Ctx;
 use grafton_catalog::{Backend, TableKind};
 use grafton_ir::permissions::RoleRules;
 use grafton_ir::{BoolExp, Field, Rows};
 use grafton_schema::{SchemaModel, TableId};
-use grafton_sql::{render, Expr, Param, Select, SelectItem, SqlType, Statement, TableRef};
+use grafton_sql::{render, Expr, Select, SelectItem, SqlType, Statement, TableRef};
 use serde_json::Value as Json;
 
 /// How many leading values of a [`ReturnedRow`] are the row's identity.
@@ -29,9 +29,7 @@ fn key_identity(model: &SchemaModel, table: TableId) -> Option<&[usize]> {
     (t.kind == TableKind::View).then(|| model.tables[table].primary_key.as_slice())
 }
 
-/// The written rows `ids` as [`grafton_sql::From::RowIds`] takes them: the identity
-/// list parameters, and the key column names when a key identifies them.
-pub(crate) type Identities = (Vec<Param>, Vec<String>);
+pub(crate) use crate::ctx::Identities;
 
 /// `RETURNING` items (as text on Postgres, where every returned value is read as text).
 /// Postgres qualifies them with the table's alias (an update's `FROM` has the same

@@ -1,0 +1,19 @@
+//! Who sends a request.
+
+use serde_json::{Map, Value};
+
+/// Who sends a request: admin (`role: None`) or a role, with session variables
+/// (lower-case `x-hasura-*` names) that permission rules may read.
+#[derive(Debug, Clone, Default)]
+pub struct Caller {
+    /// The role; `None` is admin.
+    pub role: Option<String>,
+    /// Session variables.
+    pub vars: Map<String, Value>,
+    /// The role's `backend_only` permissions apply (a trusted backend's request).
+    pub backend_only: bool,
+    /// The client's address, for rate limits keyed by IP.
+    pub ip: Option<std::net::IpAddr>,
+    /// When the credentials expire (a JWT's `exp`): a WebSocket ends then.
+    pub expires: Option<std::time::SystemTime>,
+}

@@ -1,0 +1,128 @@
+//! The state every part of translation shares: [`Ctx`] (the model, the role's
+//! rules, alias numbering) and the small helpers each part needs (the SQL type
+//! of a scalar, how a value becomes JSON, a JSON path as a parameter). Every
+//! translating module depends on this one and on no sibling, so the order of
+//! reading is one way.
+
+use grafton_catalog::{Backend, ScalarKind};
+use grafton_ir::permissions::RoleRules;
+use grafton_ir::PathStep;
+use grafton_schema::SchemaModel;
+use grafton_sql::{Expr, JsonKind, Param, ParamValue, SqlType};
+
+/// Translation state: the model and a counter for unique table aliases.
+pub(crate) struct Ctx<'a> {
+    pub(crate) model: &'a SchemaModel,
+    /// The role's row rules (`None`: admin).
+    pub(crate) rules: Option<&'a RoleRules>,
+    /// True while translating a rule itself: rules are conditions the operator wrote,
+    /// not reads by the role, so the role's rules on related tables do not apply.
+    pub(crate) trusted: bool,
+    /// True inside an odd number of `NOT`s, where NULL and false differ.
+    pub(crate) negated: bool,
+    pub(crate) next_alias: usize,
+    /// Aliases of subqueries that carry their table's whole row as [`ROW_KEY`]
+    /// (for computed fields) rather than being the table itself.
+    pub(crate) wrapped: std::collections::HashSet<String>,
+    /// The row a computed field's function call takes (its rows' source).
+    pub(crate) parent_row: Option<Expr>,
+}
+
+/// The column under which a subquery carries its table's whole row.
+pub(crate) const ROW_KEY: &str = "__grafton_row";
+
+/// Prefix of the names under which an inner query projects its sort keys.
+pub(crate) const ORDER_KEY: &str = "__grafton_o";
+
+/// The written rows `ids` as [`grafton_sql::From::RowIds`] takes them: the identity
+/// list parameters, and the key column names when a key identifies them.
+pub(crate) type Identities = (Vec<Param>, Vec<String>);
+
+/// How a column's value becomes JSON.
+pub(crate) fn json_kind(kind: &ScalarKind) -> JsonKind {
+    match kind {
+        ScalarKind::Boolean => JsonKind::Boolean,
+        ScalarKind::Float | ScalarKind::Numeric => JsonKind::Float,
+        ScalarKind::Json | ScalarKind::Jsonb => JsonKind::Json,
+        _ => JsonKind::Plain,
+    }
+}
+
+impl<'a> Ctx<'a> {
+    pub(crate) fn new(model: &'a SchemaModel, rules: Option<&'a RoleRules>) -> Self {
+        Ctx {
+            model,
+            rules,
+            trusted: false,
+            negated: false,
+            next_alias: 0,
+            wrapped: std::collections::HashSet::new(),
+            parent_row: None,
+        }
+    }
+}
+
+/// The bind type of a column kind (a cast on Postgres).
+pub(crate) fn sql_type(ctx: &Ctx, kind: &ScalarKind) -> SqlType {
+    match (kind.postgres_type(), kind) {
+        (Some(name), _) => SqlType::Builtin(name),
+        (None, ScalarKind::Enum(i)) if ctx.model.catalog.enums[*i].from_table.is_some() => {
+            SqlType::Builtin("text")
+        }
+        (None, ScalarKind::Enum(i)) => {
+            let e = &ctx.model.catalog.enums[*i];
+            SqlType::Named {
+                schema: e.schema.clone(),
+                name: e.name.clone(),
+            }
+        }
+        // `text[]` is `pg_catalog._text`: a value (a list, or an array literal) is
+        // bound as its literal's text and cast to it.
+        (None, ScalarKind::Array(_)) => match kind.postgres_array_type() {
+            Some(name) => SqlType::Named {
+                schema: "pg_catalog".to_owned(),
+                name,
+            },
+            None => SqlType::Builtin("text"),
+        },
+        (None, _) => SqlType::Builtin("text"),
+    }
+}
+
+/// A JSON path as each dialect's operator takes it: a text array for PostgreSQL's
+/// `#>`, a JSON path (`$."a"[0]`, `[#-1]` from the end) for SQLite's `->`.
+pub(crate) fn json_path_param(backend: Backend, path: &[PathStep]) -> Param {
+    let literal = |value: serde_json::Value, list: bool| Param {
+        value: ParamValue::Literal(value),
+        ty: SqlType::Builtin("text"),
+        list,
+    };
+    match backend {
+        Backend::Postgres => literal(
+            serde_json::Value::Array(
+                path.iter()
+                    .map(|s| match s {
+                        PathStep::Key(k) => serde_json::Value::String(k.clone()),
+                        PathStep::Index(i) => serde_json::Value::String(i.to_string()),
+                    })
+                    .collect(),
+            ),
+            true,
+        ),
+        Backend::Sqlite => {
+            let mut text = String::from("$");
+            for s in path {
+                match s {
+                    PathStep::Key(k) => {
+                        text.push_str(".\"");
+                        text.push_str(&k.replace('"', "\\\""));
+                        text.push('"');
+                    }
+                    PathStep::Index(i) if *i < 0 => text.push_str(&format!("[#{i}]")),
+                    PathStep::Index(i) => text.push_str(&format!("[{i}]")),
+                }
+            }
+            literal(serde_json::Value::String(text), false)
+        }
+    }
+}
