@@ -46,7 +46,7 @@ impl crate::Database {
             return None;
         };
         let (outgoing, rx) = mpsc::channel(OUTGOING);
-        tokio::spawn(run(db.config().clone(), origin(), rx, on_change));
+        tokio::spawn(run(db.primary.config().clone(), origin(), rx, on_change));
         Some(ChangeFeed { outgoing })
     }
 }

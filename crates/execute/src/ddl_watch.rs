@@ -44,7 +44,7 @@ impl crate::Database {
                 "--watch needs PostgreSQL: a SQLite schema changes only through this process; reload it with SIGHUP or reload_metadata".into(),
             ));
         };
-        let config = db.config().clone();
+        let config = db.primary.config().clone();
         let (client, _) = config
             .connect(tokio_postgres::NoTls)
             .await

@@ -13,6 +13,7 @@ mod pg_pool;
 mod poll;
 mod postgres;
 mod replicas;
+mod routed;
 mod sqlite;
 mod sqlite_json;
 mod sqlite_json_compare;
@@ -136,7 +137,7 @@ impl replicas::Read for JsonRead<'_> {
 #[derive(Clone)]
 pub enum Database {
     /// PostgreSQL via deadpool-postgres.
-    Postgres(postgres::PgDatabase),
+    Postgres(routed::Routed),
     /// SQLite via a deadpool of rusqlite connections.
     Sqlite(sqlite::SqliteDatabase),
 }
@@ -145,9 +146,9 @@ impl Database {
     /// Opens a pool of connections and checks that one connects.
     pub async fn connect(target: &Target, pool: PoolOptions) -> Result<Self, ExecuteError> {
         match target {
-            Target::Postgres(url) => Ok(Self::Postgres(
+            Target::Postgres(url) => Ok(Self::Postgres(routed::Routed::new(
                 postgres::PgDatabase::connect(url, pool).await?,
-            )),
+            ))),
             Target::Sqlite(path) => Ok(Self::Sqlite(
                 sqlite::SqliteDatabase::open(path, pool.size, pool.wait).await?,
             )),
@@ -173,7 +174,7 @@ impl Database {
     /// Reads the catalog (Postgres: the given schemas).
     pub async fn introspect(&self, schemas: &[String]) -> Result<Introspected, ExecuteError> {
         match self {
-            Self::Postgres(db) => db.introspect(schemas).await,
+            Self::Postgres(db) => db.primary.introspect(schemas).await,
             Self::Sqlite(db) => db.introspect().await,
         }
     }
@@ -191,7 +192,7 @@ impl Database {
         }
         match self {
             Self::Postgres(mut db) => {
-                db.replicas = Some(replicas::Replicas::open(urls, pool, &db).await?);
+                db.replicas = Some(replicas::Replicas::open(urls, pool, &db.primary).await?);
                 Ok(Self::Postgres(db))
             }
             Self::Sqlite(_) => Err(ExecuteError::Config(
@@ -237,7 +238,7 @@ impl Database {
     /// The most connections the pool opens.
     pub fn max_connections(&self) -> usize {
         match self {
-            Self::Postgres(db) => db.max_connections(),
+            Self::Postgres(db) => db.primary.max_connections(),
             Self::Sqlite(db) => db.max_connections(),
         }
     }
@@ -245,7 +246,7 @@ impl Database {
     /// The pool now: connections open, idle, and requests waiting for one.
     pub fn pool_status(&self) -> PoolStatus {
         let s = match self {
-            Self::Postgres(db) => db.pool_status(),
+            Self::Postgres(db) => db.primary.pool_status(),
             Self::Sqlite(db) => db.pool_status(),
         };
         PoolStatus {
@@ -259,7 +260,7 @@ impl Database {
     /// Checks that the database answers.
     pub async fn ping(&self) -> Result<(), ExecuteError> {
         match self {
-            Self::Postgres(db) => db.ping().await,
+            Self::Postgres(db) => db.primary.ping().await,
             Self::Sqlite(db) => db.ping().await,
         }
     }

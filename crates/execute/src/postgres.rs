@@ -18,8 +18,6 @@ pub struct PgDatabase {
     pool: Pool,
     /// How the pool connects, for connections of its own (the change feed).
     config: std::sync::Arc<tokio_postgres::Config>,
-    /// Read replicas, when there are any (`Database::with_read_replicas`).
-    pub(crate) replicas: Option<std::sync::Arc<crate::replicas::Replicas>>,
 }
 
 /// The text of a `json` (or `text`) result, borrowed from the row without parsing
@@ -101,22 +99,7 @@ impl PgDatabase {
         Ok(Self {
             pool,
             config: std::sync::Arc::new(pg_config),
-            replicas: None,
         })
-    }
-
-    /// Runs `read` (a statement that writes nothing) where `route` says: on a
-    /// replica when there are any and one is up, else here.
-    pub(crate) async fn read<R: crate::replicas::Read>(
-        &self,
-        route: crate::Route,
-        timeout: Duration,
-        read: &R,
-    ) -> Result<R::Output, ExecuteError> {
-        match (&self.replicas, route) {
-            (Some(replicas), crate::Route::Replica) => replicas.read(self, timeout, read).await,
-            _ => read.run(self, timeout).await,
-        }
     }
 
     pub(crate) async fn introspect(

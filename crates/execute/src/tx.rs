@@ -43,7 +43,7 @@ impl Database {
     /// is cancelled (the session's own statement timeout is the server-wide one).
     pub async fn autocommit(&self, timeout: std::time::Duration) -> Result<Tx, ExecuteError> {
         let conn = match self {
-            Database::Postgres(db) => Conn::Postgres(Box::new(db.client().await?)),
+            Database::Postgres(db) => Conn::Postgres(Box::new(db.primary.client().await?)),
             Database::Sqlite(db) => {
                 let (conn, writer) = db.writer(timeout).await?;
                 Conn::Sqlite {
@@ -63,7 +63,7 @@ impl Database {
     pub async fn begin(&self, timeout: std::time::Duration) -> Result<Tx, ExecuteError> {
         let conn = match self {
             Database::Postgres(db) => {
-                let client = db.client().await?;
+                let client = db.primary.client().await?;
                 // LOCAL: the setting ends with the transaction, so the pooled session
                 // keeps its own.
                 let ms = timeout.as_millis().max(1);
