@@ -3,13 +3,14 @@
 //! hold on every transport.
 
 use crate::error::EngineError;
-use crate::planner::{missing_session, GraphqlRequest, Planner, Transport};
+use crate::planner::{missing_session, Action, GraphqlRequest, PlanKind, Planner, Transport};
 use crate::schemas::{RoleSchema, Schemas};
 use grafton_execute::Database;
 use grafton_schema::SchemaModel;
 use std::sync::Arc;
 use tracing::Instrument;
 
+mod mutation;
 mod persisted;
 mod subscribe;
 
@@ -228,62 +229,44 @@ impl Engine {
         }
         let prepared = trace_span!("graphql.plan")
             .in_scope(|| planner.prepare_checked(checked, req, &caller.vars))?;
-        if prepared.plan.multiplexed.is_some() {
-            return Err(EngineError::validation(
-                "a subscription is answered by subscribing (Engine::subscribe), not once",
-            ));
-        }
-        info.plan = Some(prepared.plan.clone());
+        let plan = match &prepared.action {
+            Action::Mutation(mutation) => {
+                return self
+                    .run_mutation(
+                        &planner,
+                        mutation,
+                        &prepared.variables,
+                        caller,
+                        info,
+                        started,
+                    )
+                    .await
+            }
+            Action::Plan(plan) => plan.clone(),
+        };
+        let statement = match &plan.kind {
+            PlanKind::Query(statement) => statement.as_ref(),
+            PlanKind::Subscription { .. } => {
+                return Err(EngineError::validation(
+                    "a subscription is answered by subscribing (Engine::subscribe), not once",
+                ))
+            }
+        };
+        info.plan = Some(plan.clone());
         // Admitted only now, with the plan's cost known; held until the answer.
         let _role = match &planner.gate {
             Some(gate) => Some(gate.enter().await?),
             None => None,
         };
-        let _lane = match prepared.plan.statement {
+        let _lane = match statement {
             Some(_) if prepared.cost > crate::admission::LIGHT_COST => {
                 Some(self.heavy.enter().await?)
             }
             _ => None,
         };
-        if let Some(mutation) = &prepared.mutation {
-            // A mutation's statements are built as it runs; refuse up front, as queries
-            // are, when the role's rules need a session variable the caller lacks.
-            let rules = planner.rules.as_deref();
-            let needed = rules.into_iter().flat_map(|r| &r.session_vars);
-            if let Some(missing) = needed
-                .into_iter()
-                .find(|v| !prepared.variables.contains_key(*v))
-            {
-                return Err(missing_session(missing));
-            }
-            let db_started = std::time::Instant::now();
-            info.planning = Some(db_started - started);
-            let data = crate::mutate::run(
-                planner.model(),
-                planner.rules.as_deref(),
-                &self.db,
-                mutation,
-                &prepared.variables,
-                planner.limits().time,
-            )
-            .instrument(grafton_execute::trace::span(
-                self.db.dialect(),
-                "transaction",
-                None,
-            ))
-            .await;
-            info.database = Some(db_started.elapsed());
-            let data = data?;
-            self.recent.wrote(caller);
-            let model = planner.model();
-            let written = crate::mutate::tables_written(model, mutation);
-            let names = written.iter().map(|&t| model.table(t).name.clone());
-            self.live.changed(&self.db, names.collect());
-            return Ok(format!("{{\"data\":{data}}}"));
-        }
         let db_started = std::time::Instant::now();
         info.planning = Some(db_started - started);
-        let db_json = match &prepared.plan.statement {
+        let db_json = match statement {
             Some(statement) => {
                 let answer = self
                     .db
@@ -304,7 +287,7 @@ impl Engine {
             }
             None => None,
         };
-        if prepared.plan.has_introspection {
+        if plan.has_introspection {
             return planner.merge_introspection(&prepared, db_json);
         }
         let data = db_json.unwrap_or_else(|| "{}".to_owned());

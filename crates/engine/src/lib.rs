@@ -27,5 +27,7 @@ pub use error::EngineError;
 pub use limits::{LimitExceeded, LimitKind, RoleLimits, ServerLimits};
 pub use live::{Delivery, LiveOptions, Resume, Sink, Subscription};
 pub use metrics::{Metrics, RequestInfo};
-pub use planner::{Checked, Explained, GraphqlRequest, Plan, Planner, Prepared, Transport};
+pub use planner::{
+    Action, Checked, Explained, GraphqlRequest, Plan, PlanKind, Planner, Prepared, Transport,
+};
 pub use schemas::{RoleSchema, Schemas, NO_PERMISSIONS};

@@ -236,7 +236,7 @@ impl Live {
         db: &grafton_execute::Database,
         joining: Joining<'_>,
     ) -> Result<Subscription, EngineError> {
-        let Some(multiplexed) = joining.plan.multiplexed.as_ref() else {
+        let crate::planner::PlanKind::Subscription { multiplexed, .. } = &joining.plan.kind else {
             return Err(EngineError::validation(
                 "a subscription must select a field of a table",
             ));

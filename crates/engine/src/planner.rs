@@ -50,14 +50,33 @@ pub enum Transport {
     WebSocket,
 }
 
+/// What a plan runs.
+pub enum PlanKind {
+    /// A query: its one statement, none when no root field needs the database
+    /// (introspection, `__typename`).
+    Query(Option<Statement>),
+    /// A subscription: one statement answering a whole cohort of subscribers, and
+    /// a streaming subscription's cursor (where it starts).
+    Subscription {
+        /// The cohort's statement.
+        multiplexed: grafton_sql::Multiplexed,
+        /// A `_stream` field's cursor.
+        stream: Option<grafton_ir::Stream>,
+    },
+}
+
+/// What a prepared request does: answer from a plan (cached per shape), or write.
+pub enum Action {
+    /// A query or subscription.
+    Plan(Arc<Plan>),
+    /// A mutation's IR, built per request: what it writes is data, not shape.
+    Mutation(grafton_ir::Mutation),
+}
+
 /// Everything needed to answer one operation shape.
 pub struct Plan {
-    /// The one statement to run, if any root field needs the database.
-    pub statement: Option<Statement>,
-    /// A subscription's statement, for a whole cohort of subscribers.
-    pub(crate) multiplexed: Option<grafton_sql::Multiplexed>,
-    /// A streaming subscription's cursor: where it starts.
-    pub(crate) stream: Option<grafton_ir::Stream>,
+    /// What it runs: a query's statement or a subscription's.
+    pub kind: PlanKind,
     /// The key the plan is cached under (operation, variable names, shaping values):
     /// equal keys of one document mean equal plans, even when built twice at once.
     pub(crate) key: String,
@@ -98,6 +117,16 @@ impl Checked {
     }
 }
 
+impl Plan {
+    /// A query's statement, if it has one.
+    pub fn statement(&self) -> Option<&Statement> {
+        match &self.kind {
+            PlanKind::Query(statement) => statement.as_ref(),
+            PlanKind::Subscription { .. } => None,
+        }
+    }
+}
+
 /// A request ready to execute: its plan and its coerced variables.
 pub struct Prepared {
     entry: Arc<DocEntry>,
@@ -105,10 +134,8 @@ pub struct Prepared {
     coerced: Valid<JsonMap>,
     /// Coerced variable values, bound by the statement's parameters.
     pub variables: Map<String, Value>,
-    /// The plan (empty for a mutation).
-    pub plan: Arc<Plan>,
-    /// A mutation's IR: built per request, since what it writes is data, not shape.
-    pub mutation: Option<grafton_ir::Mutation>,
+    /// What it does.
+    pub action: Action,
     /// The cost estimate for these variables (0 for a mutation).
     pub cost: u64,
     /// The operation's size as written.
@@ -384,18 +411,7 @@ impl Planner {
                 entry,
                 coerced,
                 variables,
-                plan: Arc::new(Plan {
-                    statement: None,
-                    multiplexed: None,
-                    stream: None,
-                    key: String::new(),
-                    non_negative_vars: Vec::new(),
-                    roots: Vec::new(),
-                    has_introspection: false,
-                    session_vars: Vec::new(),
-                    cost: Cost::default(),
-                }),
-                mutation: Some(mutation),
+                action: Action::Mutation(mutation),
                 cost: 0,
                 shape,
             });
@@ -426,8 +442,7 @@ impl Planner {
             entry,
             coerced,
             variables,
-            plan,
-            mutation: None,
+            action: Action::Plan(plan),
             cost,
             shape,
         })

@@ -79,7 +79,10 @@ fn bench(c: &mut Criterion) {
             let req = request(query, 1234);
             b.iter(|| {
                 let prepared = planner.prepare_uncached(black_box(&req)).expect("plans");
-                black_box(prepared.plan.statement.is_some())
+                black_box(matches!(
+                    prepared.action,
+                    grafton_server::engine::Action::Plan(_)
+                ))
             })
         });
         group.bench_function(format!("{name}/cached"), |b| {

@@ -270,9 +270,13 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                         .body()
                         .to_string()
                 })?;
+            let plan = match &prepared.action {
+                grafton_server::engine::Action::Plan(plan) => Some(plan.clone()),
+                grafton_server::engine::Action::Mutation(_) => None,
+            };
             let json = statement_json(
                 engine.database().dialect(),
-                prepared.plan.statement.as_ref(),
+                plan.as_ref().and_then(|p| p.statement()),
             );
             println!("{json}");
         }

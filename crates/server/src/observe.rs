@@ -164,7 +164,7 @@ impl Observed {
                 .info
                 .plan
                 .as_ref()
-                .and_then(|p| p.statement.as_ref())
+                .and_then(|p| p.statement())
                 .map_or("", |s| s.sql.as_str());
             tracing::warn!(
                 target: "grafton::request",

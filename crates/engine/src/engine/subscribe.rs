@@ -56,13 +56,25 @@ impl Engine {
             spend(rate, caller, n).await?;
         }
         let prepared = planner.prepare_checked(checked, req, &caller.vars)?;
-        let Some(multiplexed) = prepared.plan.multiplexed.as_ref() else {
+        let plan = match &prepared.action {
+            crate::planner::Action::Plan(plan) => plan.clone(),
+            crate::planner::Action::Mutation(_) => {
+                return Err(EngineError::validation(
+                    "not a subscription, or a subscription that reads no table",
+                ))
+            }
+        };
+        let crate::planner::PlanKind::Subscription {
+            multiplexed,
+            stream,
+        } = &plan.kind
+        else {
             return Err(EngineError::validation(
                 "not a subscription, or a subscription that reads no table",
             ));
         };
         let mut variables = prepared.variables.clone();
-        if let Some(stream) = &prepared.plan.stream {
+        if let Some(stream) = stream {
             // The cursor starts at its initial value, then moves with each batch.
             let initial = match &stream.initial {
                 grafton_sql::ParamValue::Literal(v) => v.clone(),
@@ -82,7 +94,7 @@ impl Engine {
             crate::live::Joining {
                 planner: &planner,
                 document: &req.query,
-                plan: prepared.plan.clone(),
+                plan: plan.clone(),
                 values,
                 sink,
                 key,

@@ -2,7 +2,7 @@
 //! multiplexed statement of a subscription (one per cohort of subscribers), and
 //! the cost estimate. The golden plan tests read it; no database is touched.
 
-use super::{Planner, Transport};
+use super::{Action, PlanKind, Planner, Transport};
 use crate::error::EngineError;
 use crate::GraphqlRequest;
 use grafton_sql::Statement;
@@ -29,17 +29,18 @@ impl Planner {
         session: &Map<String, Value>,
     ) -> Result<Explained, EngineError> {
         let prepared = self.prepare_as(req, Transport::WebSocket, session)?;
-        let mut statements = Vec::new();
-        if let Some(st) = &prepared.plan.statement {
-            statements.push(("query", st.clone()));
-        }
-        if let Some(m) = &prepared.plan.multiplexed {
-            statements.push(("subscription", m.statement.clone()));
-        }
-        let operation = match (&prepared.mutation, &prepared.plan.multiplexed) {
-            (Some(_), _) => "mutation",
-            (None, Some(_)) => "subscription",
-            (None, None) => "query",
+        let (operation, statements) = match &prepared.action {
+            Action::Mutation(_) => ("mutation", Vec::new()),
+            Action::Plan(plan) => match &plan.kind {
+                PlanKind::Query(statement) => (
+                    "query",
+                    statement.iter().map(|s| ("query", s.clone())).collect(),
+                ),
+                PlanKind::Subscription { multiplexed, .. } => (
+                    "subscription",
+                    vec![("subscription", multiplexed.statement.clone())],
+                ),
+            },
         };
         Ok(Explained {
             operation,

@@ -51,7 +51,11 @@ impl Planner {
             None => Map::new(),
         };
         let mut data = Map::new();
-        for (key, from_intro) in &prepared.plan.roots {
+        let root_keys = match &prepared.action {
+            super::Action::Plan(plan) => plan.roots.as_slice(),
+            super::Action::Mutation(_) => &[],
+        };
+        for (key, from_intro) in root_keys {
             let value = if *from_intro {
                 intro
                     .get(key.as_str())

@@ -1,7 +1,7 @@
 //! The plan stage: IR, SQL and cost for one operation shape, cached per document.
 
 use super::document::DocEntry;
-use super::{Plan, Planner};
+use super::{Plan, PlanKind, Planner};
 use crate::error::EngineError;
 use crate::limits::cost::Cost;
 use apollo_compiler::executable::{Operation, OperationType};
@@ -87,11 +87,16 @@ impl Planner {
             shape.extend(query.shape_vars.iter().cloned());
             plan_key(op_name, &shape, variables)
         };
+        let kind = match multiplexed {
+            Some(multiplexed) => PlanKind::Subscription {
+                multiplexed,
+                stream: query.stream.clone(),
+            },
+            None => PlanKind::Query(statement),
+        };
         let plan = Arc::new(Plan {
             cost: Cost::of(&query, self.rules.as_deref(), introspection_nodes),
-            statement,
-            multiplexed,
-            stream: query.stream.clone(),
+            kind,
             key: key.clone(),
             non_negative_vars: query.non_negative_vars.iter().cloned().collect(),
             roots,
