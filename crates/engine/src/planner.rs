@@ -5,9 +5,9 @@ mod document;
 mod explain;
 mod introspect;
 mod plan;
+pub use plan::{Action, Plan, PlanKind};
 
 use crate::error::EngineError;
-use crate::limits::cost::Cost;
 use crate::limits::shape::Shape;
 use crate::limits::{LimitKind, RoleLimits};
 use apollo_compiler::collections::HashMap;
@@ -21,7 +21,7 @@ pub use explain::Explained;
 
 use grafton_ir::permissions::RoleRules;
 use grafton_schema::SchemaModel;
-use grafton_sql::{Dialect, Statement};
+use grafton_sql::Dialect;
 use quick_cache::sync::Cache;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -50,48 +50,6 @@ pub enum Transport {
     WebSocket,
 }
 
-/// What a plan runs.
-pub enum PlanKind {
-    /// A query: its one statement, none when no root field needs the database
-    /// (introspection, `__typename`).
-    Query(Option<Statement>),
-    /// A subscription: one statement answering a whole cohort of subscribers, and
-    /// a streaming subscription's cursor (where it starts).
-    Subscription {
-        /// The cohort's statement.
-        multiplexed: grafton_sql::Multiplexed,
-        /// A `_stream` field's cursor.
-        stream: Option<grafton_ir::Stream>,
-    },
-}
-
-/// What a prepared request does: answer from a plan (cached per shape), or write.
-pub enum Action {
-    /// A query or subscription.
-    Plan(Arc<Plan>),
-    /// A mutation's IR, built per request: what it writes is data, not shape.
-    Mutation(grafton_ir::Mutation),
-}
-
-/// Everything needed to answer one operation shape.
-pub struct Plan {
-    /// What it runs: a query's statement or a subscription's.
-    pub kind: PlanKind,
-    /// The key the plan is cached under (operation, variable names, shaping values):
-    /// equal keys of one document mean equal plans, even when built twice at once.
-    pub(crate) key: String,
-    /// Variables used as `limit`/`offset`, checked per request.
-    non_negative_vars: Vec<String>,
-    /// Root response keys and whether each comes from introspection, in order.
-    roots: Vec<(String, bool)>,
-    /// Whether any root field is introspection (then responses are merged).
-    pub(crate) has_introspection: bool,
-    /// Session variables the statement binds (each request must carry them).
-    session_vars: Vec<String>,
-    /// The cost estimate, evaluated with each request's variables.
-    cost: Cost,
-}
-
 /// A request whose document passed the checks on it as written (see
 /// [`Planner::check`]).
 pub struct Checked {
@@ -113,16 +71,6 @@ impl Checked {
                 (kind, op.name.clone())
             }
             Err(_) => ("", None),
-        }
-    }
-}
-
-impl Plan {
-    /// A query's statement, if it has one.
-    pub fn statement(&self) -> Option<&Statement> {
-        match &self.kind {
-            PlanKind::Query(statement) => statement.as_ref(),
-            PlanKind::Subscription { .. } => None,
         }
     }
 }

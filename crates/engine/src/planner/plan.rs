@@ -1,15 +1,67 @@
 //! The plan stage: IR, SQL and cost for one operation shape, cached per document.
 
 use super::document::DocEntry;
-use super::{Plan, PlanKind, Planner};
+use super::Planner;
 use crate::error::EngineError;
 use crate::limits::cost::Cost;
 use apollo_compiler::executable::{Operation, OperationType};
 use grafton_ir::Root;
-use grafton_sql::Dialect;
+use grafton_sql::{Dialect, Statement};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
+
+/// What a plan runs.
+pub enum PlanKind {
+    /// A query: its one statement, none when no root field needs the database
+    /// (introspection, `__typename`).
+    Query(Option<Statement>),
+    /// A subscription: one statement answering a whole cohort of subscribers, and
+    /// a streaming subscription's cursor (where it starts).
+    Subscription {
+        /// The cohort's statement.
+        multiplexed: grafton_sql::Multiplexed,
+        /// A `_stream` field's cursor.
+        stream: Option<grafton_ir::Stream>,
+    },
+}
+
+/// What a prepared request does: answer from a plan (cached per shape), or write.
+pub enum Action {
+    /// A query or subscription.
+    Plan(Arc<Plan>),
+    /// A mutation's IR, built per request: what it writes is data, not shape.
+    Mutation(grafton_ir::Mutation),
+}
+
+/// Everything needed to answer one operation shape.
+pub struct Plan {
+    /// What it runs: a query's statement or a subscription's.
+    pub kind: PlanKind,
+    /// The key the plan is cached under (operation, variable names, shaping values):
+    /// equal keys of one document mean equal plans, even when built twice at once.
+    pub(crate) key: String,
+    /// Variables used as `limit`/`offset`, checked per request.
+    pub(super) non_negative_vars: Vec<String>,
+    /// Root response keys and whether each comes from introspection, in order.
+    pub(super) roots: Vec<(String, bool)>,
+    /// Whether any root field is introspection (then responses are merged).
+    pub(crate) has_introspection: bool,
+    /// Session variables the statement binds (each request must carry them).
+    pub(super) session_vars: Vec<String>,
+    /// The cost estimate, evaluated with each request's variables.
+    pub(super) cost: Cost,
+}
+
+impl Plan {
+    /// A query's statement, if it has one.
+    pub fn statement(&self) -> Option<&Statement> {
+        match &self.kind {
+            PlanKind::Query(statement) => statement.as_ref(),
+            PlanKind::Subscription { .. } => None,
+        }
+    }
+}
 
 impl Planner {
     /// The plan for this operation and these variables' shape, built on a cache miss.
