@@ -21,6 +21,20 @@ pub(crate) use written::tables_written;
 
 use one_statement::{one_statement, run_one};
 
+/// The statement `mutation` runs when it is one plain write (an insert of flat
+/// rows, an update, a delete, returning only columns); `None` when it runs as
+/// several statements in a transaction, built from the rows each one writes.
+pub(crate) fn one_statement_sql(
+    model: &SchemaModel,
+    rules: Option<&RoleRules>,
+    mutation: &Mutation,
+) -> Result<Option<grafton_sql::Statement>, EngineError> {
+    match one_statement(model, rules, mutation) {
+        Some(one) => one_statement::statement(model, rules, &one).map(Some),
+        None => Ok(None),
+    }
+}
+
 /// Runs `mutation` (under a role's `rules`, if any) and returns the `data` object's
 /// JSON text.
 pub(crate) async fn run(

@@ -93,15 +93,13 @@ pub(super) fn one_statement<'m>(
     })
 }
 
-pub(super) async fn run_one(
+/// The one statement a plain write runs: an `INSERT`, `UPDATE` or `DELETE` that
+/// returns the rows the answer selects.
+pub(super) fn statement(
     model: &SchemaModel,
     rules: Option<&RoleRules>,
-    db: &Database,
-    mutation: &Mutation,
     one: &OneStatement<'_>,
-    variables: &Map<String, Value>,
-    timeout: std::time::Duration,
-) -> Result<String, EngineError> {
+) -> Result<grafton_sql::Statement, EngineError> {
     let w = one.write;
     // An affected_rows-only answer still needs a row per write to count.
     let empty: [&[(String, grafton_ir::Field)]; 1] = [&[]];
@@ -111,7 +109,7 @@ pub(super) async fn run_one(
         &one.selections
     };
     let returned = sql::Returned::Objects(selections);
-    let statement = match (&w.action, &one.insert) {
+    Ok(match (&w.action, &one.insert) {
         (Action::Insert { on_conflict, .. }, Some((columns, values))) => sql::insert(
             model,
             rules,
@@ -135,7 +133,20 @@ pub(super) async fn run_one(
         (Action::Insert { .. }, None) => {
             return Err(EngineError::validation("insert without rows".to_owned()))
         }
-    };
+    })
+}
+
+pub(super) async fn run_one(
+    model: &SchemaModel,
+    rules: Option<&RoleRules>,
+    db: &Database,
+    mutation: &Mutation,
+    one: &OneStatement<'_>,
+    variables: &Map<String, Value>,
+    timeout: std::time::Duration,
+) -> Result<String, EngineError> {
+    let w = one.write;
+    let statement = statement(model, rules, one)?;
     let mut tx = db.autocommit(timeout).await?;
     let rows = tx.rows(&statement, variables).await?;
     tx.commit().await?;

@@ -21,8 +21,10 @@ pub struct Explained {
 
 impl Planner {
     /// Plans `req` as a WebSocket would (subscriptions too), with the caller's
-    /// `session` variables, and returns what would run. A mutation's statements
-    /// depend on the rows it writes and are built as it runs, so it explains as none.
+    /// `session` variables, and returns what would run. A mutation that is one plain
+    /// write explains as its statement; one that runs as several (nested inserts,
+    /// checks, writes returning relationships) as none, since each is built from
+    /// the rows the one before it wrote.
     pub fn explain(
         &self,
         req: &GraphqlRequest,
@@ -30,7 +32,14 @@ impl Planner {
     ) -> Result<Explained, EngineError> {
         let prepared = self.prepare_as(req, Transport::WebSocket, session)?;
         let (operation, statements) = match &prepared.action {
-            Action::Mutation(_) => ("mutation", Vec::new()),
+            Action::Mutation(mutation) => {
+                let one =
+                    crate::mutate::one_statement_sql(&self.model, self.rules.as_deref(), mutation)?;
+                (
+                    "mutation",
+                    one.map(|s| ("mutation", s)).into_iter().collect(),
+                )
+            }
             Action::Plan(plan) => match &plan.kind {
                 PlanKind::Query(statement) => (
                     "query",
