@@ -8,10 +8,10 @@ use crate::schemas::{RoleSchema, Schemas};
 use grafton_execute::Database;
 use grafton_schema::SchemaModel;
 use std::sync::Arc;
-use tracing::Instrument;
 
 mod mutation;
 mod persisted;
+mod query;
 mod subscribe;
 
 use subscribe::spend;
@@ -229,73 +229,29 @@ impl Engine {
         }
         let prepared = trace_span!("graphql.plan")
             .in_scope(|| planner.prepare_checked(checked, req, &caller.vars))?;
-        let plan = match &prepared.action {
-            Action::Mutation(mutation) => {
-                return self
-                    .run_mutation(
-                        &planner,
-                        mutation,
-                        &prepared.variables,
-                        caller,
-                        info,
-                        started,
-                    )
-                    .await
-            }
-            Action::Plan(plan) => plan.clone(),
-        };
-        let statement = match &plan.kind {
-            PlanKind::Query(statement) => statement.as_ref(),
-            PlanKind::Subscription { .. } => {
+        if let Action::Plan(plan) = &prepared.action {
+            if matches!(plan.kind, PlanKind::Subscription { .. }) {
                 return Err(EngineError::validation(
                     "a subscription is answered by subscribing (Engine::subscribe), not once",
-                ))
+                ));
             }
-        };
-        info.plan = Some(plan.clone());
+        }
         // Admitted only now, with the plan's cost known; held until the answer.
         let _role = match &planner.gate {
             Some(gate) => Some(gate.enter().await?),
             None => None,
         };
-        let _lane = match statement {
-            Some(_) if prepared.cost > crate::admission::LIGHT_COST => {
-                Some(self.heavy.enter().await?)
+        match &prepared.action {
+            Action::Mutation(mutation) => {
+                let variables = &prepared.variables;
+                self.run_mutation(&planner, mutation, variables, caller, info, started)
+                    .await
             }
-            _ => None,
-        };
-        let db_started = std::time::Instant::now();
-        info.planning = Some(db_started - started);
-        let db_json = match statement {
-            Some(statement) => {
-                let answer = self
-                    .db
-                    .query_json(
-                        statement,
-                        &prepared.variables,
-                        planner.budget(),
-                        self.recent.route(caller),
-                    )
-                    .instrument(grafton_execute::trace::span(
-                        self.db.dialect(),
-                        "query",
-                        Some(&statement.sql),
-                    ))
-                    .await;
-                info.database = Some(db_started.elapsed());
-                Some(answer.map_err(|e| response_limit(e, &planner))?)
+            Action::Plan(plan) => {
+                self.run_query(&planner, plan, &prepared, caller, info, started)
+                    .await
             }
-            None => None,
-        };
-        if plan.has_introspection {
-            return planner.merge_introspection(&prepared, db_json);
         }
-        let data = db_json.unwrap_or_else(|| "{}".to_owned());
-        let mut out = String::with_capacity(data.len() + 10);
-        out.push_str("{\"data\":");
-        out.push_str(&data);
-        out.push('}');
-        Ok(out)
     }
 }
 

@@ -148,6 +148,24 @@ async fn max_concurrent_gates_a_role() {
         }
         codes.sort();
         assert_eq!(codes, ["overloaded", "timeout"]);
+        // A mutation waits at the same gate: behind solo's slow query it is refused
+        // before it writes anything.
+        let slow = tokio::spawn(attempt(
+            url.clone(),
+            Some("solo"),
+            "{ slow(limit: 1) { id } }",
+        ));
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let write = attempt(
+            url.clone(),
+            Some("solo"),
+            "mutation { insert_sleepy(objects: [{id: 4242}]) { affected_rows } }",
+        )
+        .await;
+        assert_eq!(write.1, "overloaded", "{write:?}");
+        assert_eq!(slow.await.expect("task").1, "timeout");
+        let (_, body) = post(&url, None, "{ sleepy_by_pk(id: 4242) { id } }", json!({})).await;
+        assert_eq!(data(body)["sleepy_by_pk"], serde_json::Value::Null);
         // Other roles are not held by solo's gate.
         let (_, body) = post(
             &url,

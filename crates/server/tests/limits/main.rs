@@ -111,6 +111,9 @@ tables:
       hasty:
         select: {columns: "*", filter: {}}
         insert: {columns: "*", check: {}}
+      solo:
+        select: {columns: "*", filter: {}}
+        insert: {columns: "*", check: {}}
 "#;
 
 struct Setup {
