@@ -84,11 +84,10 @@ impl<'a> Ctx<'a> {
         a
     }
 
+    /// The schema a table is named in (the renderer decides whether a dialect
+    /// writes it).
     pub(crate) fn schema_of(&self, t: &Table) -> Option<String> {
-        match self.model.backend {
-            Backend::Postgres => Some(t.schema.clone()),
-            Backend::Sqlite => None,
-        }
+        Some(t.schema.clone())
     }
 
     /// The base query over `table`: FROM, the relationship join, `where`, order, page.

@@ -32,12 +32,19 @@ impl Renderer {
         }
     }
 
-    pub(super) fn table_ref(&mut self, t: &TableRef) {
-        if let Some(schema) = &t.schema {
+    /// A table's name, qualified by its schema on PostgreSQL. SQLite names a table
+    /// alone: a file is one database (`main`), and an attached one would be named
+    /// by its own alias, not the catalog's schema.
+    fn table_name(&mut self, schema: Option<&String>, name: &str) {
+        if let (Some(schema), Dialect::Postgres) = (schema, self.dialect) {
             self.ident(schema);
             self.push(".");
         }
-        self.ident(&t.name);
+        self.ident(name);
+    }
+
+    pub(super) fn table_ref(&mut self, t: &TableRef) {
+        self.table_name(t.schema.as_ref(), &t.name);
         // A table that is its own alias (a SQLite view, which takes no alias in
         // UPDATE and DELETE) is named once.
         if t.alias != t.name {
@@ -170,11 +177,7 @@ impl Renderer {
                 if let Some(read) = &mut self.read {
                     read.insert((schema.clone(), name.clone()));
                 }
-                if let Some(schema) = schema {
-                    self.ident(schema);
-                    self.push(".");
-                }
-                self.ident(name);
+                self.table_name(schema.as_ref(), name);
                 self.push(" AS ");
                 self.ident(alias);
             }
