@@ -5,7 +5,6 @@
 //! written on the row's columns, without probing the target table once per row.
 
 use crate::ctx::Ctx;
-use grafton_catalog::Backend;
 use grafton_ir::BoolExp;
 use grafton_schema::{RelId, RelKind};
 use grafton_sql::Expr;
@@ -24,11 +23,9 @@ impl Ctx<'_> {
         inner: &BoolExp,
     ) -> Option<Expr> {
         let r = &self.model.relationships[rel];
-        if self.negated
-            || self.model.backend != Backend::Postgres
-            || r.kind != RelKind::Object
-            || !r.enforced
-        {
+        // Only a key the database enforces may be trusted (PostgreSQL's; SQLite's
+        // catalog marks none enforced, since it checks keys per connection).
+        if self.negated || r.kind != RelKind::Object || !r.enforced {
             return None;
         }
         // The role's rule on the target would apply to the probed row: keep the probe.
