@@ -30,8 +30,7 @@ pub fn raise_file_limit() -> Option<u64> {
 /// The default `--max-connections` under a soft limit of `files`, with `database`
 /// connections (the pools, replicas' included) open besides.
 pub fn default_max_connections(files: u64, database: usize) -> usize {
-    let room = files.saturating_sub(RESERVED_FILES + database as u64);
-    usize::try_from(room)
+    usize::try_from(room_for_clients(files, database))
         .unwrap_or(usize::MAX)
         .clamp(16, MAX_DEFAULT_CONNECTIONS)
 }
