@@ -19,8 +19,12 @@ pub(crate) fn chromium() -> PathBuf {
     })
 }
 
-/// `npm ci` in `tests/console` when puppeteer-core is missing.
+/// `npm ci` in `tests/console` when puppeteer-core is missing. One at a time: the
+/// console and CORS tests run in parallel, and two `npm ci` in one directory
+/// remove each other's files.
 pub(crate) fn ensure_installed(dir: &Path) {
+    static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = INSTALLING.lock().unwrap_or_else(|p| p.into_inner());
     if dir.join("node_modules/puppeteer-core").is_dir() {
         return;
     }
