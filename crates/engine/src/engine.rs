@@ -3,18 +3,11 @@
 //! hold on every transport.
 
 use crate::error::EngineError;
-use crate::planner::{missing_session, Action, GraphqlRequest, PlanKind, Planner, Transport};
+use crate::planner::Planner;
 use crate::schemas::{RoleSchema, Schemas};
 use grafton_execute::Database;
 use grafton_schema::SchemaModel;
 use std::sync::Arc;
-
-mod mutation;
-mod persisted;
-mod query;
-mod subscribe;
-
-use subscribe::spend;
 
 pub use crate::caller::Caller;
 
@@ -22,23 +15,23 @@ pub use crate::caller::Caller;
 /// and the caches: shared by every request.
 pub struct Engine {
     schemas: arc_swap::ArcSwap<Schemas>,
-    db: Database,
+    pub(crate) db: Database,
     /// Where queries estimated heavy wait, so they never hold every connection.
-    heavy: crate::admission::Gate,
+    pub(crate) heavy: crate::admission::Gate,
     /// Automatic persisted queries this instance knows.
-    persisted: crate::trusted::LocalDocuments,
+    pub(crate) documents: crate::trusted::LocalDocuments,
     /// What instances share (Redis): rate-limit counts, persisted queries.
-    shared: Option<Arc<crate::shared::Shared>>,
+    pub(crate) shared: Option<Arc<crate::shared::Shared>>,
     /// Live queries' cohorts.
-    live: crate::live::Live,
+    pub(crate) live: crate::live::Live,
     /// Who wrote lately, whose reads go to the primary (with read replicas).
-    recent: crate::reads::RecentWrites,
+    pub(crate) recent: crate::reads::RecentWrites,
     /// One reload at a time.
     pub(crate) reloading: tokio::sync::Mutex<()>,
     /// Prometheus metrics.
     metrics: Arc<crate::Metrics>,
     /// Counts the schema sets served: open subscriptions re-plan when it moves.
-    changes: tokio::sync::watch::Sender<u64>,
+    pub(crate) changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl Engine {
@@ -61,7 +54,7 @@ impl Engine {
         let engine = Self {
             schemas: arc_swap::ArcSwap::from_pointee(schemas.count_in(&metrics.cache)),
             heavy: crate::admission::heavy_lane(db.max_connections(), crate::admission::QUEUE_WAIT),
-            persisted: crate::trusted::LocalDocuments::default(),
+            documents: crate::trusted::LocalDocuments::default(),
             shared: None,
             live: crate::live::Live::new(live, metrics.poll_seconds.clone()),
             recent: crate::reads::RecentWrites::new(std::time::Duration::ZERO),
@@ -176,108 +169,5 @@ impl Engine {
     /// The database.
     pub fn database(&self) -> &Database {
         &self.db
-    }
-
-    /// Runs a request as `caller` and returns the response body's JSON text;
-    /// `info` learns what it was and where its time went.
-    pub async fn execute(
-        &self,
-        req: &GraphqlRequest,
-        transport: Transport,
-        caller: &Caller,
-        info: &mut crate::RequestInfo,
-    ) -> Result<String, EngineError> {
-        self.admit(caller).await?;
-        self.execute_admitted(req, transport, caller, info).await
-    }
-
-    /// Takes one request from the caller's allowance when its role's rate limit
-    /// counts requests (per root field, [`Engine::execute_admitted`] counts once the
-    /// document says how many). A transport calls it before reading the request's
-    /// body, so a client over its limit costs no buffering or parsing.
-    pub async fn admit(&self, caller: &Caller) -> Result<(), EngineError> {
-        let planner = self.planner_for(caller.role.as_deref(), caller.backend_only)?;
-        match planner.rate.as_ref().filter(|r| !r.per_root_field) {
-            Some(rate) => spend(rate, caller, 1).await,
-            None => Ok(()),
-        }
-    }
-
-    /// [`Engine::execute`] for a request [`Engine::admit`] has already counted.
-    pub async fn execute_admitted(
-        &self,
-        req: &GraphqlRequest,
-        transport: Transport,
-        caller: &Caller,
-        info: &mut crate::RequestInfo,
-    ) -> Result<String, EngineError> {
-        let started = std::time::Instant::now();
-        let planner = self.planner_for(caller.role.as_deref(), caller.backend_only)?;
-        let rate = planner.rate.as_ref();
-        let stored = self.resolve_persisted(req).await?;
-        let req = stored.as_ref().unwrap_or(req);
-        let checked =
-            trace_span!("graphql.parse_validate").in_scope(|| planner.check(req, transport))?;
-        let (operation, name) = checked.operation(req.operation_name.as_deref());
-        info.operation = Some(operation);
-        info.name = name;
-        // Counted per root field once the (cached) document says how many, before
-        // its variables are read or its plan looked up.
-        if let Some(rate) = rate.filter(|r| r.per_root_field) {
-            let n = u32::try_from(checked.shape.root_fields).unwrap_or(u32::MAX);
-            spend(rate, caller, n).await?;
-        }
-        let prepared = trace_span!("graphql.plan")
-            .in_scope(|| planner.prepare_checked(checked, req, &caller.vars))?;
-        if let Action::Plan(plan) = &prepared.action {
-            if matches!(plan.kind, PlanKind::Subscription { .. }) {
-                return Err(EngineError::validation(
-                    "a subscription is answered by subscribing (Engine::subscribe), not once",
-                ));
-            }
-        }
-        // Admitted only now, with the plan's cost known; held until the answer.
-        let _role = match &planner.gate {
-            Some(gate) => Some(gate.enter().await?),
-            None => None,
-        };
-        match &prepared.action {
-            Action::Mutation(mutation) => {
-                let variables = &prepared.variables;
-                self.run_mutation(&planner, mutation, variables, caller, info, started)
-                    .await
-            }
-            Action::Plan(plan) => {
-                self.run_query(&planner, plan, &prepared, caller, info, started)
-                    .await
-            }
-        }
-    }
-}
-
-/// A trace span (target `grafton::trace`: only the OpenTelemetry layer listens),
-/// made only inside a traced request (the server's request span is current);
-/// else `Span::none()`, which costs nothing.
-macro_rules! trace_span {
-    ($name:literal $(, $($field:tt)*)?) => {
-        if tracing::Span::current().is_none() {
-            tracing::Span::none()
-        } else {
-            tracing::info_span!(target: "grafton::trace", $name $(, $($field)*)?)
-        }
-    };
-}
-use trace_span;
-
-/// A response past the role's size limit is that limit's error.
-fn response_limit(e: grafton_execute::ExecuteError, planner: &Planner) -> EngineError {
-    match e {
-        grafton_execute::ExecuteError::TooLarge(bytes) => crate::LimitExceeded {
-            kind: crate::LimitKind::ResponseBytes,
-            limit: planner.limits().max_response_bytes,
-            actual: bytes,
-        }
-        .into(),
-        other => other.into(),
     }
 }

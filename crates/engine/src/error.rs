@@ -35,13 +35,11 @@ pub enum EngineError {
     #[error(transparent)]
     Overloaded(#[from] crate::admission::Overloaded),
     /// The client spent its rate limit's allowance.
-    #[error("rate limit exceeded: {per_minute} requests per minute; retry in {}s", .wait.as_secs_f64().ceil())]
-    RateLimited {
-        /// The allowance.
-        per_minute: u64,
-        /// How long until the request would fit.
-        wait: std::time::Duration,
-    },
+    #[error(transparent)]
+    RateLimited(#[from] crate::request::types::RateLimited),
+    /// The body is not a GraphQL request object (or a batch of them).
+    #[error(transparent)]
+    Shape(#[from] crate::request::types::ShapeError),
     /// A persisted query's hash the server does not know (the client then sends the
     /// document with its hash, as Apollo's protocol says).
     #[error("PersistedQueryNotFound")]

@@ -17,6 +17,7 @@ mod mutate;
 mod options;
 pub mod planner;
 mod reads;
+pub mod request;
 pub mod schemas;
 pub mod shared;
 pub mod trusted;
@@ -27,7 +28,7 @@ pub use error::EngineError;
 pub use limits::{LimitExceeded, LimitKind, RoleLimits, ServerLimits};
 pub use live::{Delivery, LiveOptions, Resume, Sink, Subscription};
 pub use metrics::{Metrics, RequestInfo};
-pub use planner::{
-    Action, Checked, Explained, GraphqlRequest, Plan, PlanKind, Planner, Prepared, Transport,
-};
+pub use planner::{Action, Checked, Explained, Plan, PlanKind, Planner, Prepared};
+pub use request::types::RateLimited;
+pub use request::types::{Answer, GraphqlRequest, ShapeError, Transport};
 pub use schemas::{RoleSchema, Schemas, NO_PERMISSIONS};

@@ -10,6 +10,7 @@ pub use plan::{Action, Plan, PlanKind};
 use crate::error::EngineError;
 use crate::limits::shape::Shape;
 use crate::limits::{LimitKind, RoleLimits};
+pub use crate::request::types::{GraphqlRequest, Transport};
 use apollo_compiler::collections::HashMap;
 use apollo_compiler::executable::OperationType;
 use apollo_compiler::response::JsonMap;
@@ -25,30 +26,6 @@ use grafton_sql::Dialect;
 use quick_cache::sync::Cache;
 use serde_json::{Map, Value};
 use std::sync::Arc;
-
-/// A GraphQL request as received.
-#[derive(Debug, Default)]
-pub struct GraphqlRequest {
-    /// The document text.
-    pub query: String,
-    /// Which operation to run.
-    pub operation_name: Option<String>,
-    /// Variable values.
-    pub variables: Map<String, Value>,
-    /// Apollo's `extensions.persistedQuery.sha256Hash`: the document's hash, sent
-    /// with the document (to register it) or instead of it.
-    pub persisted_hash: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
-    /// HTTP POST.
-    Post,
-    /// HTTP GET: queries only.
-    Get,
-    /// A WebSocket: subscriptions too.
-    WebSocket,
-}
 
 /// A request whose document passed the checks on it as written (see
 /// [`Planner::check`]).

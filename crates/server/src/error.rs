@@ -56,9 +56,9 @@ impl RequestError {
         use EngineError as E;
         match self {
             Self::TooLarge(_) => true,
-            Self::Engine(
-                E::Limit(_) | E::Overloaded(_) | E::RateLimited { .. } | E::NotAllowed,
-            ) => true,
+            Self::Engine(E::Limit(_) | E::Overloaded(_) | E::RateLimited(_) | E::NotAllowed) => {
+                true
+            }
             Self::Engine(E::Execute(e)) => {
                 matches!(e.kind(), DbErrorKind::Busy | DbErrorKind::Timeout)
             }
@@ -86,9 +86,9 @@ impl RequestError {
     pub fn status(&self, graphql_response: bool) -> StatusCode {
         use EngineError as E;
         match self {
-            Self::InvalidJson(_) | Self::BadRequest(_) | Self::Engine(E::ParseFailed(_)) => {
-                StatusCode::BAD_REQUEST
-            }
+            Self::InvalidJson(_)
+            | Self::BadRequest(_)
+            | Self::Engine(E::ParseFailed(_) | E::Shape(_)) => StatusCode::BAD_REQUEST,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Engine(E::MethodNotAllowed(_)) => StatusCode::METHOD_NOT_ALLOWED,
@@ -119,7 +119,7 @@ impl RequestError {
                 StatusCode::SERVICE_UNAVAILABLE
             }
             Self::Engine(E::Overloaded(_)) => StatusCode::SERVICE_UNAVAILABLE,
-            Self::Engine(E::RateLimited { .. }) => StatusCode::TOO_MANY_REQUESTS,
+            Self::Engine(E::RateLimited(_)) => StatusCode::TOO_MANY_REQUESTS,
             Self::Engine(E::Execute(e))
                 if e.kind() == DbErrorKind::TooComplex && graphql_response =>
             {
@@ -132,8 +132,8 @@ impl RequestError {
     /// Seconds a client should wait before retrying (`Retry-After`), when it should.
     pub fn retry_after(&self) -> Option<u64> {
         match self {
-            Self::Engine(EngineError::RateLimited { wait, .. }) => {
-                Some((wait.as_secs_f64().ceil() as u64).max(1))
+            Self::Engine(EngineError::RateLimited(r)) => {
+                Some((r.wait.as_secs_f64().ceil() as u64).max(1))
             }
             _ if self.status(false) == StatusCode::SERVICE_UNAVAILABLE => Some(1),
             _ => None,
@@ -194,7 +194,7 @@ impl RequestError {
 pub(crate) fn engine_code(e: &EngineError) -> &'static str {
     use EngineError as E;
     match e {
-        E::ParseFailed(_) => "parse-failed",
+        E::ParseFailed(_) | E::Shape(_) => "parse-failed",
         E::Validation(_) => "validation-failed",
         E::MethodNotAllowed(_) => "method-not-allowed",
         E::Ir(IrError::Validation(_)) => "validation-failed",
@@ -206,7 +206,7 @@ pub(crate) fn engine_code(e: &EngineError) -> &'static str {
         E::NoPermissions(_) => "access-denied",
         E::Limit(l) => limit_code(l.kind),
         E::Overloaded(_) => "overloaded",
-        E::RateLimited { .. } => "rate-limited",
+        E::RateLimited(_) => "rate-limited",
         // Apollo's clients look for this code to send the document.
         E::PersistedQueryNotFound => "PERSISTED_QUERY_NOT_FOUND",
         E::PersistedQueryMismatch => "parse-failed",

@@ -2,7 +2,7 @@
 //! operational endpoints are in [`crate::ops`].
 
 use crate::caller::{caller, caller_with_request};
-use crate::engine::{Caller, Engine, Transport};
+use crate::engine::{Answer, Engine, GraphqlRequest, Transport};
 use crate::error::RequestError;
 use crate::observe::Observed;
 use axum::body::Bytes;
@@ -20,12 +20,10 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use tracing::Instrument;
 
-pub(crate) mod request;
 pub use crate::options::HttpOptions;
 use crate::respond::wants_graphql_response;
 pub(crate) use crate::state::AppState;
 pub use crate::state::Peer;
-use request::parse_request;
 
 /// The router for an engine.
 pub fn router(
@@ -94,33 +92,27 @@ async fn graphql_post(State(state): State<AppState>, request: Request) -> Respon
         if !media.eq_ignore_ascii_case("application/json") {
             return Err(RequestError::UnsupportedMediaType(content_type.to_owned()));
         }
-        let (caller, value) = match early {
+        let engine = &state.engine;
+        let info = &mut observed.info;
+        let answer = match early {
             Some(caller) => {
-                state.engine.admit(&caller).await?;
-                (caller, read_json(request, &state).await?)
+                let body = read_json(request, &state);
+                engine.request(&caller, Transport::Post, body, info).await?
             }
             None => {
                 let headers = request.headers().clone();
                 let value = read_json(request, &state).await?;
                 let caller = caller_with_request(&state.auth, &headers, peer, Some(&value)).await?;
                 observed.caller(&caller);
-                state.engine.admit(&caller).await?;
-                (caller, value)
+                let body = std::future::ready(Ok::<_, RequestError>(value));
+                let info = &mut observed.info;
+                engine.request(&caller, Transport::Post, body, info).await?
             }
         };
-        match value {
-            Value::Array(items) => {
-                observed.info.operation = Some("batch");
-                batch(&state.engine, &caller, items).await
-            }
-            value => {
-                let request = parse_request(value)?;
-                Ok(state
-                    .engine
-                    .execute_admitted(&request, Transport::Post, &caller, &mut observed.info)
-                    .await?)
-            }
-        }
+        Ok(match answer {
+            Answer::One(body) => body,
+            Answer::Batch(answers) => batch(answers),
+        })
     }
     .instrument(span)
     .await;
@@ -139,62 +131,21 @@ async fn read_json(request: Request, state: &AppState) -> Result<Value, RequestE
     serde_json::from_slice(&body).map_err(|e| RequestError::InvalidJson(e.to_string()))
 }
 
-/// A JSON array body is a batch (Apollo and Hasura clients send them): each
-/// operation runs in turn, as its own request, and the answer is the array of their
-/// answers in the same order. The role's `batch_limit` bounds its length.
-async fn batch(
-    engine: &Engine,
-    caller: &Caller,
-    items: Vec<Value>,
-) -> Result<String, RequestError> {
-    if items.is_empty() {
-        return Err(RequestError::BadRequest("the batch is empty".into()));
-    }
-    let planner = engine.planner_for(caller.role.as_deref(), caller.backend_only)?;
-    let limits = planner.limits();
-    grafton_engine::limits::check(
-        grafton_engine::LimitKind::Batch,
-        limits.batch,
-        items.len() as u64,
-    )
-    .map_err(grafton_engine::EngineError::from)?;
-    // A malformed element refuses the whole batch before any of it runs.
-    let requests = items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| match parse_request(item) {
-            Err(RequestError::BadRequest(m)) => {
-                Err(RequestError::BadRequest(format!("batch element {i}: {m}")))
-            }
-            other => other,
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+/// A batch's answer: the array of its elements' answers, in order; an element
+/// that failed answers its error.
+fn batch(answers: Vec<Result<String, grafton_engine::EngineError>>) -> String {
     let mut out = String::from("[");
-    for (i, request) in requests.iter().enumerate() {
+    for (i, answer) in answers.into_iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        // The HTTP request was counted as the first of them (see `graphql_post`).
-        let mut info = grafton_engine::RequestInfo::default();
-        let answer = match i {
-            0 => {
-                engine
-                    .execute_admitted(request, Transport::Post, caller, &mut info)
-                    .await
-            }
-            _ => {
-                engine
-                    .execute(request, Transport::Post, caller, &mut info)
-                    .await
-            }
-        };
         match answer.map_err(RequestError::from) {
             Ok(body) => out.push_str(&body),
             Err(e) => out.push_str(&e.body().to_string()),
         }
     }
     out.push(']');
-    Ok(out)
+    out
 }
 
 async fn graphql_get(
@@ -227,7 +178,8 @@ async fn graphql_get(
             };
             object.insert(k, value);
         }
-        let request = parse_request(Value::Object(object))?;
+        let request = GraphqlRequest::from_json(Value::Object(object))
+            .map_err(grafton_engine::EngineError::from)?;
         Ok(state
             .engine
             .execute(&request, Transport::Get, &caller, &mut observed.info)

@@ -30,9 +30,12 @@ impl Connection {
             );
             return vec![protocol::error(&id, &e)];
         }
-        let request = match crate::http::request::parse_request(payload) {
+        let request = match GraphqlRequest::from_json(payload) {
             Ok(r) => r,
-            Err(e) => return vec![protocol::error(&id, &e.body()["errors"])],
+            Err(e) => {
+                let e = RequestError::from(grafton_engine::EngineError::from(e));
+                return vec![protocol::error(&id, &e.body()["errors"])];
+            }
         };
         let engine = self.state.engine.clone();
         if engine.is_subscription(&request, &caller).await {

@@ -1,16 +1,16 @@
 //! Automatic persisted queries (Apollo's APQ): a hash stands for a document this
 //! instance, or with Redis any instance, was sent with it.
 
-use super::Engine;
+use super::GraphqlRequest;
+use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::planner::GraphqlRequest;
 use std::sync::Arc;
 
 impl Engine {
-    /// The request's document: its text, or for a persisted query (Apollo's APQ)
-    /// the text stored under its hash (here, else in the shared store), which a
+    /// Step 4, the request's document: its text, or for a persisted query (Apollo's
+    /// APQ) the text stored under its hash (here, else in the shared store), which a
     /// request with both registers.
-    pub(super) async fn resolve_persisted(
+    pub(super) async fn persisted(
         &self,
         req: &GraphqlRequest,
     ) -> Result<Option<GraphqlRequest>, EngineError> {
@@ -22,15 +22,15 @@ impl Engine {
             if crate::trusted::sha256_hex(&req.query) != hash {
                 return Err(EngineError::PersistedQueryMismatch);
             }
-            if self.persisted.get(&hash).is_none() {
+            if self.documents.get(&hash).is_none() {
                 if let Some(shared) = &self.shared {
                     shared.put_document(&hash, &req.query).await;
                 }
-                self.persisted.put(hash, req.query.as_str().into());
+                self.documents.put(hash, req.query.as_str().into());
             }
             return Ok(None);
         }
-        let document = match self.persisted.get(&hash) {
+        let document = match self.documents.get(&hash) {
             Some(document) => document,
             None => {
                 let shared = match &self.shared {
@@ -42,7 +42,7 @@ impl Engine {
                     .filter(|d| crate::trusted::sha256_hex(d) == hash)
                     .ok_or(EngineError::PersistedQueryNotFound)?
                     .into();
-                self.persisted.put(hash, document.clone());
+                self.documents.put(hash, document.clone());
                 document
             }
         };

@@ -1,9 +1,10 @@
 //! Subscriptions enter the engine here: checked, counted and planned as a query
 //! is, then joined to their cohort (see `live.rs`).
 
-use super::{Caller, Engine};
+use super::admit::take;
+use super::{GraphqlRequest, Transport};
+use crate::engine::{Caller, Engine};
 use crate::error::EngineError;
-use crate::planner::{GraphqlRequest, Transport};
 use serde_json::Value;
 
 impl Engine {
@@ -44,8 +45,8 @@ impl Engine {
         key: u64,
         resume: Option<crate::live::Resume>,
     ) -> Result<crate::live::Subscription, EngineError> {
-        let planner = self.planner_for(caller.role.as_deref(), caller.backend_only)?;
-        let stored = self.resolve_persisted(req).await?;
+        let planner = self.role(caller)?;
+        let stored = self.persisted(req).await?;
         let req = stored.as_ref().unwrap_or(req);
         let checked = planner.check(req, Transport::WebSocket)?;
         if let Some(rate) = planner.rate.as_ref().filter(|_| resume.is_none()) {
@@ -53,7 +54,7 @@ impl Engine {
                 true => u32::try_from(checked.shape.root_fields).unwrap_or(u32::MAX),
                 false => 1,
             };
-            spend(rate, caller, n).await?;
+            take(rate, caller, n).await?;
         }
         let prepared = planner.prepare_checked(checked, req, &caller.vars)?;
         let plan = match &prepared.action {
@@ -117,7 +118,7 @@ impl Engine {
             return false;
         };
         // A persisted query is judged by the document its hash stands for.
-        match self.resolve_persisted(req).await {
+        match self.persisted(req).await {
             Ok(Some(stored)) => planner.is_subscription(&stored),
             Ok(None) => planner.is_subscription(req),
             Err(_) => false,
@@ -133,19 +134,4 @@ impl Engine {
     pub fn live_queued_bytes(&self) -> usize {
         self.live.queued_bytes()
     }
-}
-
-/// Takes `n` requests from the caller's allowance.
-pub(super) async fn spend(
-    rate: &crate::limits::rate::RoleRate,
-    caller: &Caller,
-    n: u32,
-) -> Result<(), EngineError> {
-    let key = rate.key(caller.ip, &caller.vars);
-    rate.take(&key, n)
-        .await
-        .map_err(|wait| EngineError::RateLimited {
-            per_minute: rate.per_minute,
-            wait,
-        })
 }

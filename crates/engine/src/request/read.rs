@@ -1,0 +1,77 @@
+//! Step 9 for a query: the heavy lane when its cost says so, its one statement
+//! (on a replica when the caller has not just written), and the answer, with
+//! introspection merged in when the document asks for it.
+
+use crate::engine::{Caller, Engine};
+use crate::error::EngineError;
+use crate::planner::{Plan, PlanKind, Planner, Prepared};
+use std::sync::Arc;
+use tracing::Instrument;
+
+/// Runs a query's `plan` as `caller` and returns the response body's JSON text.
+pub(super) async fn run(
+    engine: &Engine,
+    planner: &Planner,
+    plan: &Arc<Plan>,
+    prepared: &Prepared,
+    caller: &Caller,
+    info: &mut crate::RequestInfo,
+    started: std::time::Instant,
+) -> Result<String, EngineError> {
+    let statement = match &plan.kind {
+        PlanKind::Query(statement) => statement.as_ref(),
+        PlanKind::Subscription { .. } => None,
+    };
+    info.plan = Some(plan.clone());
+    let _lane = match statement {
+        Some(_) if prepared.cost > crate::admission::LIGHT_COST => {
+            Some(engine.heavy.enter().await?)
+        }
+        _ => None,
+    };
+    let db_started = std::time::Instant::now();
+    info.planning = Some(db_started - started);
+    let db_json = match statement {
+        Some(statement) => {
+            let answer = engine
+                .db
+                .query_json(
+                    statement,
+                    &prepared.variables,
+                    planner.budget(),
+                    engine.recent.route(caller),
+                )
+                .instrument(grafton_execute::trace::span(
+                    engine.db.dialect(),
+                    "query",
+                    Some(&statement.sql),
+                ))
+                .await;
+            info.database = Some(db_started.elapsed());
+            Some(answer.map_err(|e| response_limit(e, planner))?)
+        }
+        None => None,
+    };
+    if plan.has_introspection {
+        return planner.merge_introspection(prepared, db_json);
+    }
+    let data = db_json.unwrap_or_else(|| "{}".to_owned());
+    let mut out = String::with_capacity(data.len() + 10);
+    out.push_str("{\"data\":");
+    out.push_str(&data);
+    out.push('}');
+    Ok(out)
+}
+
+/// A response past the role's size limit is that limit's error.
+fn response_limit(e: grafton_execute::ExecuteError, planner: &Planner) -> EngineError {
+    match e {
+        grafton_execute::ExecuteError::TooLarge(bytes) => crate::LimitExceeded {
+            kind: crate::LimitKind::ResponseBytes,
+            limit: planner.limits().max_response_bytes,
+            actual: bytes,
+        }
+        .into(),
+        other => other.into(),
+    }
+}

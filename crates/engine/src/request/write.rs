@@ -1,0 +1,52 @@
+//! Step 9 for a mutation: the session check its rules need, the write in one
+//! transaction, and what it tells the rest of the engine (read-your-writes, live
+//! queries on the tables it wrote).
+
+use crate::engine::{Caller, Engine};
+use crate::error::EngineError;
+use crate::planner::{missing_session, Planner};
+use serde_json::{Map, Value};
+use tracing::Instrument;
+
+/// Runs `mutation` as `caller` and returns the response body's JSON text.
+pub(super) async fn run(
+    engine: &Engine,
+    planner: &Planner,
+    mutation: &grafton_ir::Mutation,
+    variables: &Map<String, Value>,
+    caller: &Caller,
+    info: &mut crate::RequestInfo,
+    started: std::time::Instant,
+) -> Result<String, EngineError> {
+    // A mutation's statements are built as it runs; refuse up front, as queries
+    // are, when the role's rules need a session variable the caller lacks.
+    let rules = planner.rules.as_deref();
+    let needed = rules.into_iter().flat_map(|r| &r.session_vars);
+    if let Some(missing) = needed.into_iter().find(|v| !variables.contains_key(*v)) {
+        return Err(missing_session(missing));
+    }
+    let db_started = std::time::Instant::now();
+    info.planning = Some(db_started - started);
+    let data = crate::mutate::run(
+        planner.model(),
+        planner.rules.as_deref(),
+        &engine.db,
+        mutation,
+        variables,
+        planner.limits().time,
+    )
+    .instrument(grafton_execute::trace::span(
+        engine.db.dialect(),
+        "transaction",
+        None,
+    ))
+    .await;
+    info.database = Some(db_started.elapsed());
+    let data = data?;
+    engine.recent.wrote(caller);
+    let model = planner.model();
+    let written = crate::mutate::tables_written(model, mutation);
+    let names = written.iter().map(|&t| model.table(t).name.clone());
+    engine.live.changed(&engine.db, names.collect());
+    Ok(format!("{{\"data\":{data}}}"))
+}
