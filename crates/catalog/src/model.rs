@@ -327,6 +327,18 @@ impl Column {
             comment: None,
         }
     }
+
+    /// A PostgreSQL column of a type Grafton does not map (tsvector, arrays…),
+    /// exposed as `String`, so read and compared as text. SQLite's declared types
+    /// are free text and its values what they are: none is.
+    pub fn unmapped(&self, backend: Backend) -> bool {
+        backend == Backend::Postgres
+            && self.scalar == ScalarKind::Text
+            && !matches!(
+                self.db_type.as_str(),
+                "text" | "varchar" | "bpchar" | "name" | "citext"
+            )
+    }
 }
 
 impl ForeignKey {

@@ -4,7 +4,7 @@
 
 use crate::error::EngineError;
 use grafton_catalog::Backend;
-use grafton_execute::{Database, ExecuteError, Tx};
+use grafton_execute::{Database, ExecuteError};
 use grafton_ir::permissions::RoleRules;
 use grafton_ir::{Action, Mutation, MutationRoot, Output, ResponseField, Write};
 use grafton_schema::{SchemaModel, TableId};
@@ -15,25 +15,14 @@ use std::pin::Pin;
 
 mod insert;
 mod one_statement;
+mod statements;
 mod written;
 
 pub(crate) use written::tables_written;
 
 use one_statement::{one_statement, run_one};
-
-/// The statement `mutation` runs when it is one plain write (an insert of flat
-/// rows, an update, a delete, returning only columns); `None` when it runs as
-/// several statements in a transaction, built from the rows each one writes.
-pub(crate) fn one_statement_sql(
-    model: &SchemaModel,
-    rules: Option<&RoleRules>,
-    mutation: &Mutation,
-) -> Result<Option<grafton_sql::Statement>, EngineError> {
-    match one_statement(model, rules, mutation) {
-        Some(one) => one_statement::statement(model, rules, &one).map(Some),
-        None => Ok(None),
-    }
-}
+pub(crate) use statements::explain;
+use statements::Statements;
 
 /// Runs `mutation` (under a role's `rules`, if any) and returns the `data` object's
 /// JSON text.
@@ -59,7 +48,7 @@ pub(crate) async fn run(
         model,
         rules,
         variables,
-        tx: &mut tx,
+        tx: Statements::Tx(&mut tx),
         writing: None,
     };
     let result = run.all(mutation).await;
@@ -135,7 +124,7 @@ struct Run<'a> {
     model: &'a SchemaModel,
     rules: Option<&'a RoleRules>,
     variables: &'a Map<String, Value>,
-    tx: &'a mut Tx,
+    tx: Statements<'a>,
     /// The table being written and whether by a delete, for naming constraint errors.
     writing: Option<(TableId, bool)>,
 }
@@ -174,7 +163,7 @@ impl Run<'_> {
                 MutationRoot::Typename(_) => {}
                 MutationRoot::Call(rows) => {
                     let statement = sql::select_call(self.model, self.rules, rows);
-                    fields.push(self.tx.json(&statement, self.variables).await?);
+                    fields.push(self.json(statement).await?);
                 }
                 MutationRoot::Write(w) => fields.push(self.write(w).await?),
                 MutationRoot::Many(writes) => {
@@ -219,7 +208,7 @@ impl Run<'_> {
                             ops,
                             sql::Returned::Identity(&[]),
                         );
-                        self.tx.rows(&statement, self.variables).await?;
+                        self.rows(statement).await?;
                     }
                     ids
                 } else {
@@ -231,7 +220,7 @@ impl Run<'_> {
                         ops,
                         sql::Returned::Identity(&[]),
                     );
-                    self.tx.rows(&statement, self.variables).await?
+                    self.rows(statement).await?
                 };
                 let check = self
                     .rules
@@ -248,7 +237,7 @@ impl Run<'_> {
                         Target::Matching(filter),
                         sql::Returned::Identity(&[]),
                     );
-                    let ids = self.tx.rows(&statement, self.variables).await?;
+                    let ids = self.rows(statement).await?;
                     return self.output(w.table, &w.output, &[], ids.len()).await;
                 }
                 // The response shows the rows as they were: lock them, read them, then
@@ -263,7 +252,7 @@ impl Run<'_> {
                         Target::Exactly(&ids),
                         sql::Returned::Identity(&[]),
                     );
-                    self.tx.rows(&statement, self.variables).await?;
+                    self.rows(statement).await?;
                 }
                 Ok(out)
             }
@@ -279,7 +268,7 @@ impl Run<'_> {
         kind: WriteKind,
     ) -> Result<Vec<ReturnedRow>, EngineError> {
         let statement = sql::lock(self.model, self.rules, table, filter, kind);
-        Ok(self.tx.rows(&statement, self.variables).await?)
+        Ok(self.rows(statement).await?)
     }
 
     /// Fails the mutation if any written row breaks a permission check.
@@ -297,7 +286,7 @@ impl Run<'_> {
             return Ok(());
         }
         let statement = sql::count_failing(self.model, table, check, ids);
-        let rows = self.tx.rows(&statement, self.variables).await?;
+        let rows = self.rows(statement).await?;
         let failing = rows
             .first()
             .and_then(|r| r.first())
@@ -327,7 +316,7 @@ impl Run<'_> {
             Output::Single(fields) => {
                 let first = &ids[..ids.len().min(1)];
                 match sql::select_written(self.model, self.rules, table, fields, first, true) {
-                    Some(statement) => Ok(self.tx.json(&statement, self.variables).await?),
+                    Some(statement) => Ok(self.json(statement).await?),
                     None => Ok("null".into()),
                 }
             }
@@ -346,9 +335,7 @@ impl Run<'_> {
                             match sql::select_written(
                                 self.model, self.rules, table, fields, ids, false,
                             ) {
-                                Some(statement) => {
-                                    out.push_str(&self.tx.json(&statement, self.variables).await?)
-                                }
+                                Some(statement) => out.push_str(&self.json(statement).await?),
                                 None => out.push_str("[]"),
                             }
                         }

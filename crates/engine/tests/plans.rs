@@ -3,7 +3,8 @@
 //! `request.graphql` is a case: its `variables.json` (optional) and `session.json`
 //! (optional: `{"role": "user", "vars": {…}, "backends": ["postgres"]}`; admin,
 //! user id 5 and org id 7, both backends by default) are planned over the shared fixture schema
-//! (`schema.sql`, plus `postgres.sql` on PostgreSQL; `config.yaml`), and the
+//! (`schema.sql`, plus `postgres.sql` on PostgreSQL and `sqlite.sql` on SQLite;
+//! `config.yaml`), and the
 //! pretty-printed SQL, its parameters and the cost are compared with the case's
 //! `expected.txt`. `UPDATE_GOLDEN=1 cargo test -p grafton-engine --test plans`
 //! writes them instead: review the diff as carefully as code.
@@ -15,7 +16,7 @@
 use grafton_catalog::{Backend, Catalog};
 use grafton_engine::{EngineError, EngineOptions, GraphqlRequest, Schemas};
 use grafton_schema::{Config, Convention};
-use grafton_sql::{ParamValue, SqlType, Statement};
+use grafton_sql::{ParamValue, Statement};
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -59,6 +60,8 @@ fn sqlite_catalog() -> Catalog {
     let conn = rusqlite::Connection::open_in_memory().expect("sqlite");
     conn.execute_batch(&read(&fixtures().join("schema.sql")))
         .expect("schema.sql on SQLite");
+    conn.execute_batch(&read(&fixtures().join("sqlite.sql")))
+        .expect("sqlite.sql on SQLite");
     grafton_catalog::introspect_sqlite(&conn)
         .expect("introspect")
         .catalog
@@ -155,10 +158,7 @@ fn describe(statement: &Statement, out: &mut String) {
     out.push_str(&pretty(&statement.sql));
     out.push('\n');
     for (i, p) in statement.params.iter().enumerate() {
-        let ty = match &p.ty {
-            SqlType::Builtin(name) => (*name).to_owned(),
-            SqlType::Named { schema, name } => format!("{schema}.{name}"),
-        };
+        let ty = p.ty.to_string();
         let list = if p.list { "[]" } else { "" };
         let value = match &p.value {
             ParamValue::Variable(name) => format!("${name}"),
@@ -221,8 +221,15 @@ fn plan_text(case: &Path, postgres: &Schemas, sqlite: &Schemas) -> String {
         match explained {
             Ok(explained) => {
                 let _ = writeln!(out, "-- {}, cost {}", explained.operation, explained.cost);
-                if explained.operation == "mutation" && explained.statements.is_empty() {
-                    out.push_str("-- runs as several statements in one transaction\n");
+                if explained
+                    .statements
+                    .iter()
+                    .any(|(w, _)| *w == "transaction")
+                {
+                    out.push_str(
+                        "-- one transaction; each statement is built from the rows the one \
+                         before wrote (here a dry run's row of zeros)\n",
+                    );
                 }
                 for (what, statement) in &explained.statements {
                     let _ = writeln!(out, "-- {what}:");

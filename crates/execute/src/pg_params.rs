@@ -15,9 +15,10 @@ use tokio_postgres::types::{to_sql_checked, Format, IsNull, ToSql, Type};
 
 /// The type `param` is declared with when its statement is prepared.
 pub(crate) fn declared_type(param: &Param) -> Type {
+    // Rendering binds a stored value as its type (`Stored` does not reach here).
     let name = match &param.ty {
         SqlType::Builtin(name) => *name,
-        SqlType::Named { .. } => "text",
+        SqlType::Named { .. } | SqlType::Stored(_) => "text",
     };
     let (scalar, array) = match name {
         "int4" => (Type::INT4, Type::INT4_ARRAY),

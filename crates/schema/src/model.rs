@@ -336,6 +336,14 @@ pub struct ArgNames {
 }
 
 impl SchemaModel {
+    /// The SQL dialect of the model's database.
+    pub fn dialect(&self) -> grafton_sql::Dialect {
+        match self.backend {
+            grafton_catalog::Backend::Postgres => grafton_sql::Dialect::Postgres,
+            grafton_catalog::Backend::Sqlite => grafton_sql::Dialect::Sqlite,
+        }
+    }
+
     /// The catalog table behind an exposed table.
     pub fn table(&self, id: TableId) -> &grafton_catalog::Table {
         &self.catalog.tables[self.tables[id].catalog_index]

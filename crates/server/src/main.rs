@@ -144,7 +144,7 @@ fn statement_json(
     dialect: grafton_sql::Dialect,
     statement: Option<&grafton_sql::Statement>,
 ) -> serde_json::Value {
-    use grafton_sql::{ParamValue, SqlType};
+    use grafton_sql::ParamValue;
     let Some(st) = statement else {
         return serde_json::json!({ "dialect": format!("{dialect:?}").to_lowercase(), "sql": null, "params": [] });
     };
@@ -152,10 +152,7 @@ fn statement_json(
         .params
         .iter()
         .map(|p| {
-            let ty = match &p.ty {
-                SqlType::Builtin(name) => (*name).to_owned(),
-                SqlType::Named { schema, name } => format!("{schema}.{name}"),
-            };
+            let ty = p.ty.to_string();
             let mut v = match &p.value {
                 ParamValue::Variable(name) => serde_json::json!({ "variable": name }),
                 ParamValue::Literal(value) => serde_json::json!({ "value": value }),

@@ -2,6 +2,9 @@
 
 use serde::Serialize;
 
+mod write;
+pub use write::*;
+
 /// A `SELECT` statement or subquery.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Select {
@@ -30,6 +33,9 @@ pub enum SelectItem {
     Expr(Expr, String),
     /// `"alias".*`.
     AllFrom(String),
+    /// The physical identity of the row aliased so, as a write returns it
+    /// ([`Returning::Identity`]), each value under its own name.
+    Identity(String),
 }
 
 /// A `FROM` source.
@@ -45,17 +51,12 @@ pub enum From {
         alias: String,
     },
     /// A table joined to a list of row identities, in list order: the rows a write
-    /// just returned. Postgres identities are `(ctid, tableoid)` pairs (two list
-    /// parameters); SQLite's are rowids (one list parameter).
+    /// just returned (see [`Identities`]).
     RowIds {
         /// The table and its alias.
         table: TableRef,
-        /// The identity lists.
-        ids: Vec<Param>,
-        /// Key columns identifying the rows instead (views, which have no `ctid` or
-        /// `rowid`): Postgres takes one list parameter per column, SQLite one JSON
-        /// array of key arrays.
-        key: Vec<String>,
+        /// The rows' identities.
+        ids: Identities,
     },
     /// `"schema"."function"(a, "name" => b) AS "alias"`: a function's rows, its
     /// arguments by position, then (`Some(name)`) by name.
@@ -88,97 +89,6 @@ impl From {
             Self::RowIds { table, .. } => &table.alias,
         }
     }
-}
-
-/// A table as the target of a write.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TableRef {
-    /// Schema, or `None` for SQLite's main database.
-    pub schema: Option<String>,
-    /// Table name.
-    pub name: String,
-    /// Alias used by column references in filters and `SET` values.
-    pub alias: String,
-}
-
-/// A write statement. Each returns the rows it wrote through `returning`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub enum Write {
-    /// `INSERT … SELECT` from a JSON array of rows.
-    Insert(Insert),
-    /// `UPDATE … SET … WHERE …`.
-    Update(Update),
-    /// `DELETE … WHERE …`.
-    Delete(Delete),
-}
-
-/// `INSERT INTO table (columns) SELECT … FROM <rows param> [ON CONFLICT …] RETURNING …`.
-///
-/// The rows travel as one JSON array parameter, so a batch is one statement with one
-/// parameter whatever its size. Postgres expects objects keyed by column name
-/// (`json_populate_recordset` converts each to the column's type); SQLite expects
-/// arrays in `columns` order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Insert {
-    /// Target table.
-    pub table: TableRef,
-    /// Columns written; empty inserts one row of defaults (`DEFAULT VALUES`).
-    pub columns: Vec<InsertColumn>,
-    /// The JSON array of rows.
-    pub rows: Param,
-    /// Upsert behaviour.
-    pub on_conflict: Option<Conflict>,
-    /// `RETURNING` expressions (unqualified column references).
-    pub returning: Vec<Expr>,
-}
-
-/// A column written by an insert.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct InsertColumn {
-    /// Column name.
-    pub name: String,
-    /// The value is JSON to store as JSON text (SQLite reads it with `->`, not `->>`).
-    pub json: bool,
-}
-
-/// `ON CONFLICT (columns) DO UPDATE SET … WHERE …` or `DO NOTHING`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Conflict {
-    /// The unique key's columns (works for constraints and unique indexes alike).
-    pub columns: Vec<String>,
-    /// Columns set from the proposed row; empty means `DO NOTHING`.
-    pub update: Vec<String>,
-    /// Further assignments of the update branch (a role's update presets).
-    pub set: Vec<(String, Expr)>,
-    /// Only update existing rows matching this.
-    pub filter: Option<Expr>,
-}
-
-/// `UPDATE table AS alias SET … WHERE … RETURNING …`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Update {
-    /// Target table.
-    pub table: TableRef,
-    /// `column = value` assignments.
-    pub set: Vec<(String, Expr)>,
-    /// Postgres: a JSON object of typed values, joined as `"_r"` through
-    /// `json_populate_record` so each converts to its column's type.
-    pub source: Option<Param>,
-    /// Rows to update.
-    pub filter: Option<Expr>,
-    /// `RETURNING` expressions.
-    pub returning: Vec<Expr>,
-}
-
-/// `DELETE FROM table AS alias WHERE … RETURNING …`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Delete {
-    /// Target table.
-    pub table: TableRef,
-    /// Rows to delete.
-    pub filter: Option<Expr>,
-    /// `RETURNING` expressions.
-    pub returning: Vec<Expr>,
 }
 
 /// An `ORDER BY` item.
@@ -231,6 +141,35 @@ pub enum SqlType {
         /// Type name.
         name: String,
     },
+    /// A value stored into a column of this type: PostgreSQL binds it as the
+    /// type; SQLite as text (JSON for `json`/`jsonb`), which the column's affinity
+    /// converts. Rendering replaces it with the type bound.
+    Stored(Box<SqlType>),
+}
+
+/// One step of a JSON path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum JsonStep {
+    /// An object's key.
+    Key(String),
+    /// An array's element; negative counts from the end.
+    Index(i64),
+}
+
+// Filters recurse as deep as a document nests, holding `Expr`s in every frame: a
+// larger `Expr` cost a deeply nested `_and` its place under a 2 MiB worker stack
+// (debug build). Box a new variant's payload rather than grow it.
+const _: () = assert!(std::mem::size_of::<Expr>() <= 144);
+
+impl std::fmt::Display for SqlType {
+    /// The type's name: `int4`, `schema.name`; a stored value's type is its column's.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Builtin(name) => f.write_str(name),
+            Self::Named { schema, name } => write!(f, "{schema}.{name}"),
+            Self::Stored(inner) => inner.fmt(f),
+        }
+    }
 }
 
 /// A bind parameter: its value source, its type, and whether it is a list (for `_in`).
@@ -400,8 +339,9 @@ pub enum Expr {
     JsonAt {
         /// The json/jsonb value.
         expr: Box<Expr>,
-        /// The path, as the dialect wants it.
-        path: Param,
+        /// The path: bound as a text array for PostgreSQL's `#>`, a JSON path
+        /// (`$."a"[0]`, `[#-1]` from the end) for SQLite's `->`.
+        path: Vec<JsonStep>,
     },
     /// `expr IS [NOT] NULL`.
     IsNull {
@@ -446,8 +386,6 @@ pub enum Expr {
     },
     /// An aggregate over one expression.
     Agg(AggFunc, Box<Expr>),
-    /// An unqualified column (`RETURNING`, where SQLite allows no alias).
-    Bare(String),
     /// `"alias"."column" + param`, or another arithmetic/JSON update of a column.
     ColumnUpdate {
         /// The column's current value.
@@ -469,10 +407,23 @@ pub enum Expr {
     RowIdIn {
         /// Table alias.
         alias: String,
-        /// The identity lists.
-        ids: Vec<Param>,
-        /// Key columns instead of the physical identity (see [`From::RowIds`]).
-        key: Vec<String>,
+        /// The rows' identities.
+        ids: Identities,
+    },
+    /// A value as the executor reads it from a write's rows: PostgreSQL sends it as
+    /// text (every such value is read as text), SQLite as it is.
+    ReadText(Box<Expr>),
+    /// A value written to `column` of an `UPDATE`'s table, converted to the column's
+    /// type as an insert converts it: PostgreSQL reads it from the statement's one
+    /// JSON record (`"_r"."column"`, see [`Update`]); SQLite binds it as
+    /// [`SqlType::Stored`].
+    Written {
+        /// The column written.
+        column: String,
+        /// The value (boxed: `Expr` stays small, and deep filters recurse over it).
+        value: Box<serde_json::Value>,
+        /// The column's type.
+        ty: SqlType,
     },
     /// `expr::type` (Postgres) / `CAST(expr AS TEXT)` (SQLite).
     Cast(Box<Expr>, SqlType),

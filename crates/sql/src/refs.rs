@@ -41,7 +41,6 @@ impl Refs<'_> {
             | Expr::Bool(_)
             | Expr::Null
             | Expr::CountStar => {}
-            Expr::Bare(_) => self.whole_row = true,
             Expr::RowIdOrder(a) | Expr::RowIdIn { alias: a, .. } | Expr::RowJson(a) => {
                 if a == self.alias {
                     self.whole_row = true;
@@ -71,6 +70,8 @@ impl Refs<'_> {
                 self.expr(column);
                 self.expr(operand);
             }
+            Expr::ReadText(inner) => self.expr(inner),
+            Expr::Written { .. } => {}
             Expr::InList { expr, .. }
             | Expr::JsonTest { expr, .. }
             | Expr::JsonAt { expr, .. }
@@ -102,7 +103,7 @@ impl Refs<'_> {
         for item in &s.items {
             match item {
                 SelectItem::Expr(e, _) => self.expr(e),
-                SelectItem::AllFrom(a) => {
+                SelectItem::AllFrom(a) | SelectItem::Identity(a) => {
                     if a == self.alias {
                         self.whole_row = true;
                     }
@@ -153,6 +154,6 @@ mod tests {
         };
         assert_eq!(columns_of("e", &[Expr::Subquery(Box::new(all))]), None);
         assert_eq!(columns_of("e", &[Expr::RowIdOrder("e".into())]), None);
-        assert_eq!(columns_of("e", &[Expr::Bare("id".into())]), None);
+        assert_eq!(columns_of("e", &[Expr::RowJson("e".into())]), None);
     }
 }

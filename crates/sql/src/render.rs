@@ -5,6 +5,7 @@ use serde::Serialize;
 use std::fmt::Write as _;
 
 mod expr;
+mod identities;
 mod json_ops;
 mod key_ids;
 mod multiplex;
@@ -23,6 +24,23 @@ pub enum Dialect {
     Postgres,
     /// SQLite: `?n` parameters, `json_object`, window-function `DISTINCT ON`.
     Sqlite,
+}
+
+impl Dialect {
+    /// Whether a query may select and pass a row whole (PostgreSQL: a computed
+    /// field's argument, `to_json(row)`); SQLite has no row values.
+    pub fn row_values(self) -> bool {
+        self == Dialect::Postgres
+    }
+
+    /// The columns of a row's physical identity, as a write returns them
+    /// ([`Returning::Identity`]).
+    pub fn identity_columns(self) -> &'static [&'static str] {
+        match self {
+            Dialect::Postgres => &["ctid", "tableoid"],
+            Dialect::Sqlite => &["rowid"],
+        }
+    }
 }
 
 /// Rendered SQL text and its parameters; parameter `i` is `$i+1` / `?i+1` in the text.
@@ -50,6 +68,7 @@ pub fn render(select: &Select, dialect: Dialect) -> Statement {
         bare_params: false,
         read: None,
         multiplexed: false,
+        renamed: None,
     };
     r.select(select);
     Statement {
@@ -67,6 +86,7 @@ pub fn render_write(write: &Write, dialect: Dialect) -> Statement {
         bare_params: false,
         read: None,
         multiplexed: false,
+        renamed: None,
     };
     match write {
         Write::Insert(i) => r.insert(i),
@@ -89,6 +109,10 @@ struct Renderer {
     read: Option<std::collections::BTreeSet<(Option<String>, String)>>,
     /// Parameters are read from each subscriber's values ([`render_multiplexed`]).
     multiplexed: bool,
+    /// References to this alias are rendered as the other name, or bare (`None`):
+    /// SQLite's `RETURNING` takes no qualifier, and a SQLite view is not aliased in
+    /// `UPDATE` and `DELETE`.
+    renamed: Option<(String, Option<String>)>,
 }
 
 impl Renderer {
@@ -120,6 +144,14 @@ impl Renderer {
 
     /// Same param (same variable or literal, same type) reuses its placeholder.
     fn param(&mut self, p: &Param) {
+        let bound;
+        let p = match self.bound_type(&p.ty) {
+            Some(ty) => {
+                bound = Param { ty, ..p.clone() };
+                &bound
+            }
+            None => p,
+        };
         let index = match self.params.iter().position(|q| q == p) {
             Some(i) => i + 1,
             None => {
@@ -152,6 +184,21 @@ impl Renderer {
         }
     }
 
+    /// The type a parameter of type `ty` is bound as, where it is not `ty` itself:
+    /// a [`SqlType::Stored`] value's (SQLite stores text, or JSON, and lets the
+    /// column's affinity convert it), and SQLite's `text` for PostgreSQL's `citext`.
+    fn bound_type(&self, ty: &SqlType) -> Option<SqlType> {
+        match (self.dialect, ty) {
+            (Dialect::Postgres, SqlType::Stored(inner)) => Some((**inner).clone()),
+            (Dialect::Sqlite, SqlType::Stored(inner)) => Some(SqlType::Builtin(match **inner {
+                SqlType::Builtin("json" | "jsonb") => "json",
+                _ => "text",
+            })),
+            (Dialect::Sqlite, SqlType::Builtin("citext")) => Some(SqlType::Builtin("text")),
+            _ => None,
+        }
+    }
+
     fn sql_type(&mut self, ty: &SqlType) {
         match ty {
             SqlType::Builtin(name) => self.ident(name),
@@ -160,6 +207,7 @@ impl Renderer {
                 self.push(".");
                 self.ident(name);
             }
+            SqlType::Stored(inner) => self.sql_type(inner),
         }
     }
 

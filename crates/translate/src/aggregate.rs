@@ -14,7 +14,7 @@ impl Ctx<'_> {
         alias: &str,
         values: &[(String, AggregateValue)],
     ) -> Vec<(String, Expr)> {
-        let (backend, t) = (self.model.backend, self.model.table(table));
+        let t = self.model.table(table);
         values
             .iter()
             .map(|(key, v)| {
@@ -49,7 +49,7 @@ impl Ctx<'_> {
                                         Expr::ToJson(
                                             Box::new(Expr::Agg(
                                                 *func,
-                                                Box::new(column_value(backend, col, alias)),
+                                                Box::new(column_value(self.model, col, alias)),
                                             )),
                                             kind,
                                         )

@@ -4,11 +4,10 @@
 //! translating module depends on this one and on no sibling, so the order of
 //! reading is one way.
 
-use grafton_catalog::{Backend, ScalarKind};
+use grafton_catalog::ScalarKind;
 use grafton_ir::permissions::RoleRules;
-use grafton_ir::PathStep;
 use grafton_schema::SchemaModel;
-use grafton_sql::{Expr, JsonKind, Param, ParamValue, SqlType};
+use grafton_sql::{Expr, JsonKind, SqlType};
 
 /// Translation state: the model and a counter for unique table aliases.
 pub(crate) struct Ctx<'a> {
@@ -34,9 +33,8 @@ pub(crate) const ROW_KEY: &str = "__grafton_row";
 /// Prefix of the names under which an inner query projects its sort keys.
 pub(crate) const ORDER_KEY: &str = "__grafton_o";
 
-/// The written rows `ids` as [`grafton_sql::From::RowIds`] takes them: the identity
-/// list parameters, and the key column names when a key identifies them.
-pub(crate) type Identities = (Vec<Param>, Vec<String>);
+/// The written rows to read again, as [`grafton_sql::From::RowIds`] takes them.
+pub(crate) use grafton_sql::Identities;
 
 /// How a column's value becomes JSON.
 pub(crate) fn json_kind(kind: &ScalarKind) -> JsonKind {
@@ -86,43 +84,5 @@ pub(crate) fn sql_type(ctx: &Ctx, kind: &ScalarKind) -> SqlType {
             None => SqlType::Builtin("text"),
         },
         (None, _) => SqlType::Builtin("text"),
-    }
-}
-
-/// A JSON path as each dialect's operator takes it: a text array for PostgreSQL's
-/// `#>`, a JSON path (`$."a"[0]`, `[#-1]` from the end) for SQLite's `->`.
-pub(crate) fn json_path_param(backend: Backend, path: &[PathStep]) -> Param {
-    let literal = |value: serde_json::Value, list: bool| Param {
-        value: ParamValue::Literal(value),
-        ty: SqlType::Builtin("text"),
-        list,
-    };
-    match backend {
-        Backend::Postgres => literal(
-            serde_json::Value::Array(
-                path.iter()
-                    .map(|s| match s {
-                        PathStep::Key(k) => serde_json::Value::String(k.clone()),
-                        PathStep::Index(i) => serde_json::Value::String(i.to_string()),
-                    })
-                    .collect(),
-            ),
-            true,
-        ),
-        Backend::Sqlite => {
-            let mut text = String::from("$");
-            for s in path {
-                match s {
-                    PathStep::Key(k) => {
-                        text.push_str(".\"");
-                        text.push_str(&k.replace('"', "\\\""));
-                        text.push('"');
-                    }
-                    PathStep::Index(i) if *i < 0 => text.push_str(&format!("[#{i}]")),
-                    PathStep::Index(i) => text.push_str(&format!("[{i}]")),
-                }
-            }
-            literal(serde_json::Value::String(text), false)
-        }
     }
 }

@@ -2,27 +2,16 @@
 
 use crate::ctx::sql_type;
 use crate::ctx::Ctx;
-use grafton_catalog::{Backend, Column, ScalarKind};
+use grafton_catalog::{Column, ScalarKind};
 use grafton_ir::{BoolExp, Value};
-use grafton_schema::{CompareOp, RelId, TableId};
+use grafton_schema::{CompareOp, RelId, SchemaModel, TableId};
 use grafton_sql::{BinOp, Expr, From, JsonOp, Param, ParamValue, PatternOp, Select, SqlType};
 
-/// A column as GraphQL sees it. On Postgres a column of a type Grafton does not map
-/// (tsvector, arrays…) is exposed as `String`, so it is read and compared as text.
-/// An empty `alias` leaves the column unqualified (a `RETURNING` clause).
-pub(crate) fn column_value(backend: Backend, col: &Column, alias: &str) -> Expr {
-    let expr = if alias.is_empty() {
-        Expr::Bare(col.name.clone())
-    } else {
-        Expr::column(alias, &col.name)
-    };
-    let unmapped = backend == Backend::Postgres
-        && col.scalar == ScalarKind::Text
-        && !matches!(
-            col.db_type.as_str(),
-            "text" | "varchar" | "bpchar" | "name" | "citext"
-        );
-    if unmapped {
+/// A column as GraphQL sees it: one of a type Grafton does not map
+/// ([`Column::unmapped`]) is read and compared as text.
+pub(crate) fn column_value(model: &SchemaModel, col: &Column, alias: &str) -> Expr {
+    let expr = Expr::column(alias, &col.name);
+    if col.unmapped(model.backend) {
         Expr::Cast(Box::new(expr), SqlType::Builtin("text"))
     } else {
         expr
@@ -32,11 +21,7 @@ pub(crate) fn column_value(backend: Backend, col: &Column, alias: &str) -> Expr 
 impl Ctx<'_> {
     /// A column as GraphQL sees it (see [`column_value`]).
     pub(crate) fn column_value(&self, table: TableId, alias: &str, column: usize) -> Expr {
-        column_value(
-            self.model.backend,
-            &self.model.table(table).columns[column],
-            alias,
-        )
+        column_value(self.model, &self.model.table(table).columns[column], alias)
     }
 
     /// `child.col = parent.col AND …` for a relationship from `parent_alias` to `child_alias`.
@@ -225,7 +210,7 @@ impl Ctx<'_> {
         let subject = self.column_value(table, alias, column);
         // citext compares case-insensitively only against citext: a text parameter
         // would turn `=` into text equality.
-        let ty = if col.db_type == "citext" && self.model.backend == Backend::Postgres {
+        let ty = if col.db_type == "citext" {
             SqlType::Builtin("citext")
         } else {
             sql_type(self, &col.scalar)

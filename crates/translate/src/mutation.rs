@@ -11,27 +11,20 @@ use crate::ctx::Ctx;
 
 mod identity;
 
-use grafton_catalog::{Backend, ScalarKind, TableKind};
+use grafton_catalog::{ScalarKind, TableKind};
 use grafton_ir::permissions::{Preset, RoleRules};
 use grafton_ir::{BoolExp, ColumnOp, Field, OnConflict, UpdateOperator};
 use grafton_schema::{SchemaModel, TableId};
 use grafton_sql::{
-    render_write, Conflict, Delete, Dialect, Expr, Insert, InsertColumn, Param, ParamValue,
-    SqlType, Statement, TableRef, Update, UpdateOp, Write,
+    Conflict, Delete, Expr, Insert, InsertColumn, Param, ParamValue, SqlType, TableRef, Update,
+    UpdateOp, Write,
 };
 pub use identity::{conflicting, count_failing, identity_width, lock, select_call, select_written};
-use identity::{id_params, returning};
-use serde_json::{Map, Value as Json};
+use identity::{identities, returning};
+use serde_json::Value as Json;
 
 /// A row a write returned: its identity, then the extra columns asked for.
 pub type ReturnedRow = Vec<Json>;
-
-fn dialect(model: &SchemaModel) -> Dialect {
-    match model.backend {
-        Backend::Postgres => Dialect::Postgres,
-        Backend::Sqlite => Dialect::Sqlite,
-    }
-}
 
 fn literal(value: Json, ty: SqlType, list: bool) -> Param {
     Param {
@@ -88,14 +81,10 @@ impl Ctx<'_> {
     /// The condition selecting `target` on `alias`.
     fn target(&mut self, table: TableId, alias: &str, target: Target<'_>, kind: WriteKind) -> Expr {
         match target {
-            Target::Exactly(ids) => {
-                let (ids, key) = id_params(self.model, table, ids);
-                Expr::RowIdIn {
-                    alias: alias.to_owned(),
-                    ids,
-                    key,
-                }
-            }
+            Target::Exactly(ids) => Expr::RowIdIn {
+                alias: alias.to_owned(),
+                ids: identities(self.model, table, ids),
+            },
             Target::Matching(filter) => {
                 let rule = self
                     .table_rules(table)
@@ -109,19 +98,15 @@ impl Ctx<'_> {
         }
     }
 
-    /// The written table, aliased. SQLite resolves no alias of a view in UPDATE and
-    /// DELETE, so a SQLite view is its own alias (rendered without `AS`).
+    /// The written table, aliased.
     fn table_ref(&mut self, table: TableId) -> TableRef {
+        let alias = self.alias("_t");
         let t = self.model.table(table);
-        let alias = if self.model.backend == Backend::Sqlite && t.kind == TableKind::View {
-            t.name.clone()
-        } else {
-            self.alias("_t")
-        };
         TableRef {
             schema: self.schema_of(t),
             name: t.name.clone(),
             alias,
+            view: t.kind == TableKind::View,
         }
     }
 }
@@ -142,24 +127,10 @@ pub fn insert(
     rows: &[Vec<Json>],
     on_conflict: Option<&OnConflict>,
     returned: Returned<'_>,
-) -> Statement {
+) -> Write {
     let mut cx = Ctx::new(model, rules);
     let t = model.table(table);
     let table_ref = cx.table_ref(table);
-    let encoded: Vec<Json> = rows
-        .iter()
-        .map(|values| match model.backend {
-            // json_populate_recordset matches keys to column names.
-            Backend::Postgres => Json::Object(
-                columns
-                    .iter()
-                    .zip(values)
-                    .map(|(&c, v)| (t.columns[c].name.clone(), v.clone()))
-                    .collect::<Map<String, Json>>(),
-            ),
-            Backend::Sqlite => Json::Array(values.clone()),
-        })
-        .collect();
     let presets: &[(usize, Preset)] = match on_conflict {
         Some(oc) if !oc.update_columns.is_empty() => cx
             .table_rules(table)
@@ -184,10 +155,7 @@ pub fn insert(
             .iter()
             .map(|(c, preset)| {
                 let col = &t.columns[*c];
-                let ty = match model.backend {
-                    Backend::Postgres => sql_type(&cx, &col.scalar),
-                    Backend::Sqlite => sqlite_type(&col.scalar),
-                };
+                let ty = SqlType::Stored(Box::new(sql_type(&cx, &col.scalar)));
                 let value = match preset {
                     Preset::Value(v) => ParamValue::Literal(v.clone()),
                     Preset::Session(name) => ParamValue::Variable(name.clone()),
@@ -217,7 +185,7 @@ pub fn insert(
         },
     });
     let returning = returning(model, &table_ref, table, returned);
-    let write = Write::Insert(Insert {
+    Write::Insert(Insert {
         returning,
         columns: columns
             .iter()
@@ -227,10 +195,9 @@ pub fn insert(
             })
             .collect(),
         table: table_ref,
-        rows: literal(Json::Array(encoded), SqlType::Builtin("json"), false),
+        rows: rows.to_vec(),
         on_conflict: conflict,
-    });
-    render_write(&write, dialect(model))
+    })
 }
 
 /// `UPDATE` of the rows matching `filter`.
@@ -241,38 +208,27 @@ pub fn update(
     target: Target<'_>,
     ops: &[ColumnOp],
     returned: Returned<'_>,
-) -> Statement {
+) -> Write {
     let mut cx = Ctx::new(model, rules);
     let t = model.table(table);
     let table_ref = cx.table_ref(table);
     let alias = table_ref.alias.clone();
-    // Postgres: values that take the column's own type travel in one JSON record that
-    // json_populate_record converts exactly as an insert would (enums, arrays, jsonb…).
-    let mut record = Map::new();
     let mut set = Vec::new();
     for op in ops {
         let col = &t.columns[op.column];
         let current = Expr::column(&alias, &col.name);
-        let typed_operand = |record: &mut Map<String, Json>| match model.backend {
-            Backend::Postgres => {
-                record.insert(col.name.clone(), op.value.clone());
-                Expr::column("_r", &col.name)
-            }
-            Backend::Sqlite => {
-                Expr::Param(literal(op.value.clone(), sqlite_type(&col.scalar), false))
-            }
+        // Converted to the column's own type as an insert converts it (enums,
+        // arrays, jsonb…).
+        let typed_operand = || Expr::Written {
+            column: col.name.clone(),
+            value: Box::new(op.value.clone()),
+            ty: sql_type(&cx, &col.scalar),
         };
         let value = match op.op {
-            UpdateOperator::Set => typed_operand(&mut record),
-            UpdateOperator::Inc => {
-                column_update(current, UpdateOp::Inc, typed_operand(&mut record))
-            }
-            UpdateOperator::Append => {
-                column_update(current, UpdateOp::Append, typed_operand(&mut record))
-            }
-            UpdateOperator::Prepend => {
-                column_update(current, UpdateOp::Prepend, typed_operand(&mut record))
-            }
+            UpdateOperator::Set => typed_operand(),
+            UpdateOperator::Inc => column_update(current, UpdateOp::Inc, typed_operand()),
+            UpdateOperator::Append => column_update(current, UpdateOp::Append, typed_operand()),
+            UpdateOperator::Prepend => column_update(current, UpdateOp::Prepend, typed_operand()),
             UpdateOperator::DeleteKey => column_update(
                 current,
                 UpdateOp::DeleteKey,
@@ -291,26 +247,14 @@ pub fn update(
         };
         set.push((col.name.clone(), value));
     }
-    let source = (!record.is_empty())
-        .then(|| literal(Json::Object(record), SqlType::Builtin("json"), false));
     let filter = cx.target(table, &alias, target, WriteKind::Update);
     let returning = returning(model, &table_ref, table, returned);
-    let write = Write::Update(Update {
+    Write::Update(Update {
         returning,
         table: table_ref,
         set,
-        source,
         filter: Some(filter),
-    });
-    render_write(&write, dialect(model))
-}
-
-/// SQLite binds natively; JSON columns must receive JSON text.
-fn sqlite_type(kind: &ScalarKind) -> SqlType {
-    match kind {
-        ScalarKind::Json | ScalarKind::Jsonb => SqlType::Builtin("json"),
-        _ => SqlType::Builtin("text"),
-    }
+    })
 }
 
 fn column_update(current: Expr, op: UpdateOp, operand: Expr) -> Expr {
@@ -328,16 +272,15 @@ pub fn delete(
     table: TableId,
     target: Target<'_>,
     returned: Returned<'_>,
-) -> Statement {
+) -> Write {
     let mut cx = Ctx::new(model, rules);
     let table_ref = cx.table_ref(table);
     let alias = table_ref.alias.clone();
     let condition = Some(cx.target(table, &alias, target, WriteKind::Delete));
     let returning = returning(model, &table_ref, table, returned);
-    let write = Write::Delete(Delete {
+    Write::Delete(Delete {
         returning,
         table: table_ref,
         filter: condition,
-    });
-    render_write(&write, dialect(model))
+    })
 }

@@ -3,11 +3,11 @@
 use crate::ctx::{json_kind, Ctx};
 use crate::read_columns::{project_order_keys, select_read_columns};
 use crate::record::record_row;
-use grafton_catalog::{Backend, Table};
+use grafton_catalog::Table;
 use grafton_ir::permissions::{RoleRules, TableRules};
-use grafton_ir::{Args, BoolExp, Field, Query, Root, Rows};
+use grafton_ir::{Args, BoolExp, Field, PathStep, Query, Root, Rows};
 use grafton_schema::{RelId, SchemaModel, TableId};
-use grafton_sql::{Expr, From, JsonKind, OrderItem, Select, SelectItem};
+use grafton_sql::{Expr, From, JsonKind, JsonStep, OrderItem, Select, SelectItem};
 
 /// Translates a query to one `SELECT` whose single value is the JSON `data` object,
 /// with the role's row rules (if any) on every table it reads.
@@ -187,7 +187,13 @@ impl<'a> Ctx<'a> {
                 Field::JsonPath(c, path) => {
                     let at = Expr::JsonAt {
                         expr: Box::new(self.column_value(table, alias, *c)),
-                        path: crate::ctx::json_path_param(self.model.backend, path),
+                        path: path
+                            .iter()
+                            .map(|s| match s {
+                                PathStep::Key(k) => JsonStep::Key(k.clone()),
+                                PathStep::Index(i) => JsonStep::Index(*i),
+                            })
+                            .collect(),
                     };
                     Expr::ToJson(Box::new(at), JsonKind::Json)
                 }
@@ -245,7 +251,7 @@ impl<'a> Ctx<'a> {
         let outer_alias = self.alias("_e");
         self.wrapped.insert(outer_alias.clone());
         let object = self.row_object(rows.table, &outer_alias, &rows.fields);
-        let record = (self.model.backend == Backend::Postgres && inner.items.is_empty())
+        let record = (self.model.dialect().row_values() && inner.items.is_empty())
             .then(|| record_row(&object, &alias, &outer_alias, &order))
             .flatten();
         let (element, agg_order) = match record {

@@ -82,9 +82,9 @@ impl Ctx<'_> {
         if let Some(position) = in_order {
             items.push(SelectItem::Expr(position, ID_ORDER.into()));
         }
-        // The stored row, for computed fields (PostgreSQL only: SQLite has no row
-        // values, and no computed fields).
-        if model.backend == grafton_catalog::Backend::Postgres {
+        // The stored row, for computed fields (SQLite has no row values, and no
+        // computed fields).
+        if model.dialect().row_values() {
             items.push(SelectItem::Expr(
                 Expr::RowRef(stored.clone()),
                 ROW_KEY.into(),
@@ -128,14 +128,14 @@ impl Ctx<'_> {
                 name,
                 alias: alias.to_owned(),
             },
-            Some((ids, key)) => From::RowIds {
+            Some(ids) => From::RowIds {
                 table: TableRef {
                     schema,
                     name,
                     alias: alias.to_owned(),
+                    view: t.kind == grafton_catalog::TableKind::View,
                 },
                 ids,
-                key,
             },
         }
     }

@@ -179,7 +179,7 @@ impl Run<'_> {
                         ids = None;
                         break;
                     };
-                    let rows = self.tx.rows(&statement, self.variables).await?;
+                    let rows = self.rows(statement).await?;
                     if let Some(ids) = ids.as_mut() {
                         ids.extend(rows.into_iter().filter_map(|r| r.into_iter().next()));
                     }
@@ -203,7 +203,7 @@ impl Run<'_> {
             returned,
         );
         self.writing = Some((table, false));
-        let mut written = self.tx.rows(&statement, self.variables).await?;
+        let mut written = self.rows(statement).await?;
         if !split {
             self.check(table, insert_check, &written, "insert").await?;
             return Ok(written);

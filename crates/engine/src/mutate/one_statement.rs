@@ -109,7 +109,7 @@ pub(super) fn statement(
         &one.selections
     };
     let returned = sql::Returned::Objects(selections);
-    Ok(match (&w.action, &one.insert) {
+    let write = match (&w.action, &one.insert) {
         (Action::Insert { on_conflict, .. }, Some((columns, values))) => sql::insert(
             model,
             rules,
@@ -133,7 +133,8 @@ pub(super) fn statement(
         (Action::Insert { .. }, None) => {
             return Err(EngineError::validation("insert without rows".to_owned()))
         }
-    })
+    };
+    Ok(grafton_sql::render_write(&write, model.dialect()))
 }
 
 pub(super) async fn run_one(

@@ -13,7 +13,8 @@ use serde_json::{Map, Value};
 pub struct Explained {
     /// The operation: `query`, `subscription` or `mutation`.
     pub operation: &'static str,
-    /// Each statement with what it is for (`query`, `subscription`).
+    /// Each statement with what it is for (`query`, `subscription`, `mutation`,
+    /// `transaction`).
     pub statements: Vec<(&'static str, Statement)>,
     /// The cost estimate for these variables.
     pub cost: u64,
@@ -22,9 +23,10 @@ pub struct Explained {
 impl Planner {
     /// Plans `req` as a WebSocket would (subscriptions too), with the caller's
     /// `session` variables, and returns what would run. A mutation that is one plain
-    /// write explains as its statement; one that runs as several (nested inserts,
-    /// checks, writes returning relationships) as none, since each is built from
-    /// the rows the one before it wrote.
+    /// write explains as its statement (`mutation`); one that runs as several
+    /// (nested inserts, checks, writes returning relationships) as each of them
+    /// (`transaction`), built from a dry run's made-up rows where the real run
+    /// builds each from the rows the one before it wrote.
     pub fn explain(
         &self,
         req: &GraphqlRequest,
@@ -33,12 +35,11 @@ impl Planner {
         let prepared = self.prepare_as(req, Transport::WebSocket, session)?;
         let (operation, statements) = match &prepared.action {
             Action::Mutation(mutation) => {
-                let one =
-                    crate::mutate::one_statement_sql(&self.model, self.rules.as_deref(), mutation)?;
-                (
-                    "mutation",
-                    one.map(|s| ("mutation", s)).into_iter().collect(),
-                )
+                let rules = self.rules.as_deref();
+                let variables = &prepared.variables;
+                let (one, list) = crate::mutate::explain(&self.model, rules, mutation, variables)?;
+                let what = if one { "mutation" } else { "transaction" };
+                ("mutation", list.into_iter().map(|s| (what, s)).collect())
             }
             Action::Plan(plan) => match &plan.kind {
                 PlanKind::Query(statement) => (

@@ -38,3 +38,7 @@ CREATE TABLE comments (
 );
 CREATE VIEW published_articles AS
   SELECT id, title, author_id, rating FROM articles WHERE published;
+-- A writable view (PostgreSQL: simple, so updatable; SQLite: by the triggers in
+-- sqlite.sql): its key finds the rows it wrote.
+CREATE VIEW draft_articles AS
+  SELECT id, title, author_id FROM articles WHERE NOT published;

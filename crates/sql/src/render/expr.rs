@@ -4,15 +4,14 @@
 use super::*;
 
 impl Renderer {
+    // Each arm with locals of its own calls a function: `expr` recurses as deep as
+    // the query nests, so its stack frame stays small.
     pub(super) fn expr(&mut self, e: &Expr) {
         match e {
-            Expr::Column { table, column } => {
-                self.ident(table);
-                self.push(".");
-                self.ident(column);
-            }
+            Expr::Column { table, column } => self.column(table, column),
             Expr::Param(p) => self.param(p),
-            Expr::Bare(name) => self.ident(name),
+            Expr::ReadText(inner) => self.read_text(inner),
+            Expr::Written { column, value, ty } => self.written(column, value, ty),
             Expr::ColumnUpdate {
                 column,
                 op,
@@ -30,8 +29,7 @@ impl Renderer {
                 self.ident(alias);
                 self.push(")");
             }
-            Expr::RowIdIn { alias, ids, key } if !key.is_empty() => self.key_in(alias, ids, key),
-            Expr::RowIdIn { alias, ids, .. } => self.row_id_in(alias, ids),
+            Expr::RowIdIn { alias, ids } => self.identity_in(alias, ids),
             Expr::Least(value, cap) => match self.dialect {
                 // LEAST skips NULLs; SQLite's min() would return NULL.
                 Dialect::Postgres => {
@@ -301,6 +299,49 @@ impl Renderer {
         match e {
             Expr::RowJson(alias) => self.ident(alias),
             other => self.expr(other),
+        }
+    }
+
+    /// `"alias"."column"`, or as [`Renderer::renamed`] says.
+    fn column(&mut self, table: &str, column: &str) {
+        match &self.renamed {
+            Some((alias, None)) if alias == table => {}
+            Some((alias, Some(name))) if alias == table => {
+                let name = name.clone();
+                self.ident(&name);
+                self.push(".");
+            }
+            _ => {
+                self.ident(table);
+                self.push(".");
+            }
+        }
+        self.ident(column);
+    }
+
+    fn read_text(&mut self, inner: &Expr) {
+        match self.dialect {
+            Dialect::Postgres => {
+                self.push("(");
+                self.expr(inner);
+                self.push(")::");
+                self.sql_type(&SqlType::Builtin("text"));
+            }
+            Dialect::Sqlite => self.expr(inner),
+        }
+    }
+
+    fn written(&mut self, column: &str, value: &serde_json::Value, ty: &SqlType) {
+        match self.dialect {
+            Dialect::Postgres => {
+                self.push("\"_r\".");
+                self.ident(column);
+            }
+            Dialect::Sqlite => self.param(&Param {
+                value: ParamValue::Literal(value.clone()),
+                ty: SqlType::Stored(Box::new(ty.clone())),
+                list: false,
+            }),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! and its `->` operator.
 
 use super::{Dialect, Renderer};
-use crate::ast::{Expr, JsonOp, Param};
+use crate::ast::{Expr, JsonOp, JsonStep, Param, ParamValue, SqlType};
 
 impl Renderer {
     pub(super) fn json_test(&mut self, expr: &Expr, op: JsonOp, operand: &Param) {
@@ -47,15 +47,55 @@ impl Renderer {
 }
 
 impl Renderer {
-    pub(super) fn json_at(&mut self, expr: &Expr, path: &Param) {
+    pub(super) fn json_at(&mut self, expr: &Expr, path: &[JsonStep]) {
         self.push("(");
         self.expr(expr);
         self.push(match self.dialect {
             Dialect::Postgres => " #> ",
             Dialect::Sqlite => " -> ",
         });
-        self.param(path);
+        let path = self.json_path(path);
+        self.param(&path);
         self.push(")");
+    }
+
+    /// A JSON path as the dialect's operator takes it: a text array for
+    /// PostgreSQL's `#>`, a JSON path (`$."a"[0]`, `[#-1]` from the end) for
+    /// SQLite's `->`.
+    fn json_path(&self, path: &[JsonStep]) -> Param {
+        let literal = |value: serde_json::Value, list: bool| Param {
+            value: ParamValue::Literal(value),
+            ty: SqlType::Builtin("text"),
+            list,
+        };
+        match self.dialect {
+            Dialect::Postgres => literal(
+                serde_json::Value::Array(
+                    path.iter()
+                        .map(|s| match s {
+                            JsonStep::Key(k) => serde_json::Value::String(k.clone()),
+                            JsonStep::Index(i) => serde_json::Value::String(i.to_string()),
+                        })
+                        .collect(),
+                ),
+                true,
+            ),
+            Dialect::Sqlite => {
+                let mut text = String::from("$");
+                for s in path {
+                    match s {
+                        JsonStep::Key(k) => {
+                            text.push_str(".\"");
+                            text.push_str(&k.replace('"', "\\\""));
+                            text.push('"');
+                        }
+                        JsonStep::Index(i) if *i < 0 => text.push_str(&format!("[#{i}]")),
+                        JsonStep::Index(i) => text.push_str(&format!("[{i}]")),
+                    }
+                }
+                literal(serde_json::Value::String(text), false)
+            }
+        }
     }
 }
 

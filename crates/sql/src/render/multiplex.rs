@@ -27,6 +27,7 @@ pub fn render_multiplexed(select: &Select, dialect: Dialect) -> Multiplexed {
         bare_params: false,
         read: Some(Default::default()),
         multiplexed: dialect == Dialect::Postgres,
+        renamed: None,
     };
     if dialect == Dialect::Postgres {
         r.push("SELECT \"_subs\".\"i\" - 1 AS \"i\", (");

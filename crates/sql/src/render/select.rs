@@ -35,7 +35,7 @@ impl Renderer {
     /// A table's name, qualified by its schema on PostgreSQL. SQLite names a table
     /// alone: a file is one database (`main`), and an attached one would be named
     /// by its own alias, not the catalog's schema.
-    fn table_name(&mut self, schema: Option<&String>, name: &str) {
+    pub(super) fn table_name(&mut self, schema: Option<&String>, name: &str) {
         if let (Some(schema), Dialect::Postgres) = (schema, self.dialect) {
             self.ident(schema);
             self.push(".");
@@ -45,32 +45,47 @@ impl Renderer {
 
     pub(super) fn table_ref(&mut self, t: &TableRef) {
         self.table_name(t.schema.as_ref(), &t.name);
-        // A table that is its own alias (a SQLite view, which takes no alias in
-        // UPDATE and DELETE) is named once.
-        if t.alias != t.name {
-            self.push(" AS ");
-            self.ident(&t.alias);
-        }
+        self.push(" AS ");
+        self.ident(&t.alias);
     }
 
     pub(super) fn select_items(&mut self, items: &[SelectItem]) {
         if items.is_empty() {
             self.push("1");
         }
-        self.comma_list(items, |r, item| match item {
+        self.comma_list(items, |r, item| r.select_item(item));
+    }
+
+    fn select_item(&mut self, item: &SelectItem) {
+        match item {
             SelectItem::Expr(e, alias) => {
-                r.expr(e);
+                self.expr(e);
+                let shown = match e {
+                    Expr::ReadText(inner) if self.dialect == Dialect::Sqlite => inner,
+                    e => e,
+                };
                 // A column keeps its own name without `AS`.
-                if !matches!(e, Expr::Column { column, .. } if column == alias) {
-                    r.push(" AS ");
-                    r.ident(alias);
+                if !matches!(shown, Expr::Column { column, .. } if column == alias) {
+                    self.push(" AS ");
+                    self.ident(alias);
                 }
             }
             SelectItem::AllFrom(alias) => {
-                r.ident(alias);
-                r.push(".*");
+                self.ident(alias);
+                self.push(".*");
             }
-        });
+            SelectItem::Identity(alias) => {
+                let items: Vec<SelectItem> = self
+                    .identity_columns()
+                    .iter()
+                    .map(|&name| {
+                        let column = Expr::column(alias, name);
+                        SelectItem::Expr(Expr::ReadText(Box::new(column)), name.to_owned())
+                    })
+                    .collect();
+                self.comma_list(&items, |r, item| r.select_item(item));
+            }
+        }
     }
 
     pub(super) fn select_tail(&mut self, filter: Option<&Expr>, s: &Select) {
@@ -116,13 +131,13 @@ impl Renderer {
         let whole_row = s
             .items
             .iter()
-            .any(|i| matches!(i, SelectItem::AllFrom(a) if a == alias));
+            .any(|i| matches!(i, SelectItem::AllFrom(a) | SelectItem::Identity(a) if a == alias));
         let read = s
             .items
             .iter()
             .filter_map(|i| match i {
                 SelectItem::Expr(e, _) => Some(e),
-                SelectItem::AllFrom(_) => None,
+                SelectItem::AllFrom(_) | SelectItem::Identity(_) => None,
             })
             .chain(s.order_by.iter().map(|o| &o.expr));
         match crate::refs::columns_of(alias, read).filter(|_| !whole_row) {
@@ -181,10 +196,7 @@ impl Renderer {
                 self.push(" AS ");
                 self.ident(alias);
             }
-            From::RowIds { table, ids, key } if !key.is_empty() => {
-                self.key_ids_from(table, ids, key)
-            }
-            From::RowIds { table, ids, .. } => self.row_ids_from(table, ids),
+            From::RowIds { table, ids } => self.identities_from(table, ids),
             From::Call {
                 schema,
                 name,

@@ -1,12 +1,52 @@
 //! `INSERT`, `UPDATE` and `DELETE`, with `RETURNING` and SQLite's row-id lists.
 
 use super::*;
+use serde_json::Value;
 
 impl Renderer {
-    pub(super) fn returning(&mut self, items: &[Expr]) {
-        if !items.is_empty() {
-            self.push(" RETURNING ");
-            self.comma_list(items, |r, e| r.expr(e));
+    /// ` RETURNING …` of the written rows (aliased `alias`), each value read as
+    /// text on PostgreSQL; SQLite's takes no qualifier.
+    fn returning(&mut self, alias: &str, items: &[Returning]) {
+        if items.is_empty() {
+            return;
+        }
+        let column = |name: &str| Expr::ReadText(Box::new(Expr::column(alias, name)));
+        let mut exprs = Vec::with_capacity(items.len() + 1);
+        for item in items {
+            match item {
+                Returning::Column(name) => exprs.push(column(name)),
+                Returning::Expr(e) => exprs.push(Expr::ReadText(Box::new(e.clone()))),
+                Returning::Identity => {
+                    exprs.extend(self.identity_columns().iter().map(|name| column(name)))
+                }
+                Returning::Inserted => {
+                    if self.dialect == Dialect::Postgres {
+                        exprs.push(Expr::ReadText(Box::new(Expr::Compare {
+                            left: Box::new(Expr::column(alias, "xmax")),
+                            op: BinOp::Eq,
+                            right: Box::new(Expr::Int(0)),
+                        })));
+                    }
+                }
+            }
+        }
+        let outer = self.renamed.take();
+        if self.dialect == Dialect::Sqlite {
+            self.renamed = Some((alias.to_owned(), None));
+        }
+        self.push(" RETURNING ");
+        self.comma_list(&exprs, |r, e| r.expr(e));
+        self.renamed = outer;
+    }
+
+    /// The table an `UPDATE` or `DELETE` writes. A SQLite view takes no alias
+    /// there: it is named by itself, and so are its alias's references.
+    fn write_target(&mut self, t: &TableRef) {
+        if self.dialect == Dialect::Sqlite && t.view {
+            self.table_name(t.schema.as_ref(), &t.name);
+            self.renamed = Some((t.alias.clone(), Some(t.name.clone())));
+        } else {
+            self.table_ref(t);
         }
     }
 
@@ -19,6 +59,21 @@ impl Renderer {
             self.push(" (");
             self.comma_list(&i.columns, |r, c| r.ident(&c.name));
             self.push(") SELECT ");
+            // One JSON array parameter: PostgreSQL's rows are objects keyed by column
+            // name, SQLite's arrays in column order.
+            let rows = i.rows.iter().map(|values| match self.dialect {
+                Dialect::Postgres => Value::Object(
+                    (i.columns.iter().zip(values))
+                        .map(|(c, v)| (c.name.clone(), v.clone()))
+                        .collect(),
+                ),
+                Dialect::Sqlite => Value::Array(values.clone()),
+            });
+            let rows = Param {
+                value: ParamValue::Literal(Value::Array(rows.collect())),
+                ty: SqlType::Builtin("json"),
+                list: false,
+            };
             match self.dialect {
                 Dialect::Postgres => {
                     self.comma_list(&i.columns, |r, c| {
@@ -32,7 +87,7 @@ impl Renderer {
                     }
                     self.ident(&i.table.name);
                     self.push(", ");
-                    self.param(&i.rows);
+                    self.param(&rows);
                     self.push(") AS \"_r\"");
                 }
                 Dialect::Sqlite => {
@@ -49,7 +104,7 @@ impl Renderer {
                         }
                     }
                     self.push(" FROM json_each(");
-                    self.param(&i.rows);
+                    self.param(&rows);
                     // `WHERE true` resolves SQLite's INSERT … SELECT … ON CONFLICT ambiguity.
                     self.push(") AS \"_r\" WHERE true");
                 }
@@ -80,19 +135,31 @@ impl Renderer {
                 }
             }
         }
-        self.returning(&i.returning);
+        self.returning(&i.table.alias, &i.returning);
     }
 
     pub(super) fn update(&mut self, u: &Update) {
         self.push("UPDATE ");
-        self.table_ref(&u.table);
+        self.write_target(&u.table);
         self.push(" SET ");
         self.comma_list(&u.set, |r, (col, e)| {
             r.ident(col);
             r.push(" = ");
             r.expr(e);
         });
-        if let Some(source) = &u.source {
+        // PostgreSQL: the written values in one JSON record (see `Update`).
+        let mut record = serde_json::Map::new();
+        if self.dialect == Dialect::Postgres {
+            for (_, e) in &u.set {
+                written(e, &mut record);
+            }
+        }
+        if !record.is_empty() {
+            let source = Param {
+                value: ParamValue::Literal(Value::Object(record)),
+                ty: SqlType::Builtin("json"),
+                list: false,
+            };
             self.push(" FROM json_populate_record(NULL::");
             if let Some(schema) = &u.table.schema {
                 self.ident(schema);
@@ -100,24 +167,26 @@ impl Renderer {
             }
             self.ident(&u.table.name);
             self.push(", ");
-            self.param(source);
+            self.param(&source);
             self.push(") AS \"_r\"");
         }
         if let Some(f) = &u.filter {
             self.push(" WHERE ");
             self.expr(f);
         }
-        self.returning(&u.returning);
+        self.returning(&u.table.alias, &u.returning);
+        self.renamed = None;
     }
 
     pub(super) fn delete(&mut self, d: &Delete) {
         self.push("DELETE FROM ");
-        self.table_ref(&d.table);
+        self.write_target(&d.table);
         if let Some(f) = &d.filter {
             self.push(" WHERE ");
             self.expr(f);
         }
-        self.returning(&d.returning);
+        self.returning(&d.table.alias, &d.returning);
+        self.renamed = None;
     }
 
     pub(super) fn row_ids_from(&mut self, t: &TableRef, ids: &[Param]) {
@@ -226,5 +295,21 @@ impl Renderer {
         });
         self.expr(second);
         self.push(")");
+    }
+}
+
+/// The [`Expr::Written`] values of an assignment, into PostgreSQL's record.
+fn written(e: &Expr, record: &mut serde_json::Map<String, Value>) {
+    match e {
+        Expr::Written { column, value, .. } => {
+            record.insert(column.clone(), (**value).clone());
+        }
+        Expr::ColumnUpdate {
+            column, operand, ..
+        } => {
+            written(column, record);
+            written(operand, record);
+        }
+        _ => {}
     }
 }

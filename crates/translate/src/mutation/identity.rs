@@ -3,22 +3,21 @@
 //! statements (`returning`, permission checks, deletes that show their rows) select
 //! by it.
 
-use super::{dialect, literal, sqlite_type, Returned, ReturnedRow, Target, WriteKind};
+use super::{literal, Returned, ReturnedRow, Target, WriteKind};
 use crate::ctx::sql_type;
 use crate::ctx::Ctx;
-use grafton_catalog::{Backend, TableKind};
+use grafton_catalog::TableKind;
 use grafton_ir::permissions::RoleRules;
 use grafton_ir::{BoolExp, Field, Rows};
 use grafton_schema::{SchemaModel, TableId};
-use grafton_sql::{render, Expr, Select, SelectItem, SqlType, Statement, TableRef};
+use grafton_sql::{Expr, Identities, Returning, Select, SelectItem, SqlType, TableRef};
 use serde_json::Value as Json;
 
 /// How many leading values of a [`ReturnedRow`] are the row's identity.
 pub fn identity_width(model: &SchemaModel, table: TableId) -> usize {
-    match (key_identity(model, table), model.backend) {
-        (Some(key), _) => key.len(),
-        (None, Backend::Postgres) => 2,
-        (None, Backend::Sqlite) => 1,
+    match key_identity(model, table) {
+        Some(key) => key.len(),
+        None => model.dialect().identity_columns().len(),
     }
 }
 
@@ -29,109 +28,55 @@ fn key_identity(model: &SchemaModel, table: TableId) -> Option<&[usize]> {
     (t.kind == TableKind::View).then(|| model.tables[table].primary_key.as_slice())
 }
 
-pub(crate) use crate::ctx::Identities;
-
-/// `RETURNING` items (as text on Postgres, where every returned value is read as text).
-/// Postgres qualifies them with the table's alias (an update's `FROM` has the same
-/// column names); SQLite allows no qualifier there.
+/// What a write returns of each row: its identity (or a view's key), then the
+/// `extra` columns; or one JSON object per selection.
 pub(super) fn returning(
     model: &SchemaModel,
     table: &TableRef,
     id: TableId,
     returned: Returned<'_>,
-) -> Vec<Expr> {
-    let postgres = model.backend == Backend::Postgres;
-    let text = |e: Expr| {
-        if postgres {
-            Expr::Cast(Box::new(e), SqlType::Builtin("text"))
-        } else {
-            e
-        }
-    };
-    let alias = if postgres { table.alias.as_str() } else { "" };
-    let column = |name: &str| {
-        if alias.is_empty() {
-            Expr::Bare(name.to_owned())
-        } else {
-            Expr::column(alias, name)
-        }
-    };
-    let (extra, flag) = match returned {
+) -> Vec<Returning> {
+    let (extra, inserted) = match returned {
         Returned::Identity(extra) => (extra, false),
-        Returned::Upsert(extra) => (extra, postgres),
+        Returned::Upsert(extra) => (extra, true),
         Returned::Objects(selections) => {
             let mut cx = Ctx::new(model, None);
             return selections
                 .iter()
-                .map(|fields| text(cx.row_object(id, alias, fields)))
+                .map(|fields| Returning::Expr(cx.row_object(id, &table.alias, fields)))
                 .collect();
         }
     };
     let t = model.table(id);
-    let mut items = match (key_identity(model, id), postgres) {
-        (Some(key), _) => key
-            .iter()
-            .map(|&c| text(column(&t.columns[c].name)))
-            .collect(),
-        (None, true) => vec![text(column("ctid")), text(column("tableoid"))],
-        (None, false) => vec![column("rowid")],
+    let column = |c: &usize| Returning::Column(t.columns[*c].name.clone());
+    let mut items = match key_identity(model, id) {
+        Some(key) => key.iter().map(column).collect(),
+        None => vec![Returning::Identity],
     };
-    items.extend(extra.iter().map(|&c| text(column(&t.columns[c].name))));
-    if flag {
-        items.push(text(Expr::Compare {
-            left: Box::new(column("xmax")),
-            op: grafton_sql::BinOp::Eq,
-            right: Box::new(Expr::Int(0)),
-        }));
+    items.extend(extra.iter().map(column));
+    if inserted {
+        items.push(Returning::Inserted);
     }
     items
 }
 
-/// The identities of `rows` (see [`Identities`]).
-pub(super) fn id_params(model: &SchemaModel, table: TableId, rows: &[ReturnedRow]) -> Identities {
-    let column = |i: usize| {
-        Json::Array(
-            rows.iter()
-                .map(|r| r.get(i).cloned().unwrap_or(Json::Null))
-                .collect(),
-        )
-    };
+/// The identities of `rows`, to find them again.
+pub(super) fn identities(model: &SchemaModel, table: TableId, rows: &[ReturnedRow]) -> Identities {
     let t = model.table(table);
-    match (key_identity(model, table), model.backend) {
-        (Some(key), Backend::Postgres) => {
-            let cx = Ctx::new(model, None);
-            let params = key
-                .iter()
-                .enumerate()
-                .map(|(i, &c)| literal(column(i), sql_type(&cx, &t.columns[c].scalar), true))
-                .collect();
-            (params, key_names(t, key))
-        }
-        (Some(key), Backend::Sqlite) => {
-            // One JSON array of key arrays: json_each walks the rows in order.
-            let keys = rows
-                .iter()
-                .map(|r| Json::Array(r.iter().take(key.len()).cloned().collect()))
-                .collect();
-            let param = literal(Json::Array(keys), SqlType::Builtin("json"), true);
-            (vec![param], key_names(t, key))
-        }
-        (None, Backend::Postgres) => (
-            vec![
-                literal(column(0), SqlType::Builtin("tid"), true),
-                literal(column(1), SqlType::Builtin("oid"), true),
-            ],
-            Vec::new(),
-        ),
-        (None, Backend::Sqlite) => (
-            vec![literal(column(0), SqlType::Builtin("int8"), true)],
-            Vec::new(),
-        ),
+    let cx = Ctx::new(model, None);
+    let key = key_identity(model, table).unwrap_or_default();
+    Identities {
+        rows: rows.to_vec(),
+        key: key
+            .iter()
+            .map(|&c| {
+                (
+                    t.columns[c].name.clone(),
+                    sql_type(&cx, &t.columns[c].scalar),
+                )
+            })
+            .collect(),
     }
-}
-
-fn key_names(t: &grafton_catalog::Table, key: &[usize]) -> Vec<String> {
-    key.iter().map(|&c| t.columns[c].name.clone()).collect()
 }
 
 /// The identities of the rows matching `filter`, locked until the transaction ends
@@ -142,44 +87,29 @@ pub fn lock(
     table: TableId,
     filter: &BoolExp,
     kind: WriteKind,
-) -> Statement {
+) -> Select {
     let mut cx = Ctx::new(model, rules);
     let (from, alias) = cx.raw_table_from(table);
     let filter = cx.target(table, &alias, Target::Matching(filter), kind);
     let qualified = |name: &str| Expr::column(&alias, name);
     let t = model.table(table);
-    let items = match (key_identity(model, table), model.backend) {
-        (Some(key), backend) => key
+    let items = match key_identity(model, table) {
+        Some(key) => key
             .iter()
             .map(|&c| {
-                let e = qualified(&t.columns[c].name);
-                let e = match backend {
-                    Backend::Postgres => Expr::Cast(Box::new(e), SqlType::Builtin("text")),
-                    Backend::Sqlite => e,
-                };
+                let e = Expr::ReadText(Box::new(qualified(&t.columns[c].name)));
                 SelectItem::Expr(e, format!("k{c}"))
             })
             .collect(),
-        (None, Backend::Postgres) => vec![
-            SelectItem::Expr(
-                Expr::Cast(Box::new(qualified("ctid")), SqlType::Builtin("text")),
-                "ctid".into(),
-            ),
-            SelectItem::Expr(
-                Expr::Cast(Box::new(qualified("tableoid")), SqlType::Builtin("text")),
-                "tableoid".into(),
-            ),
-        ],
-        (None, Backend::Sqlite) => vec![SelectItem::Expr(qualified("rowid"), "rowid".into())],
+        None => vec![SelectItem::Identity(alias.clone())],
     };
-    let select = Select {
+    Select {
         items,
         from: Some(from),
         filter: Some(filter),
         lock: true,
         ..Select::default()
-    };
-    render(&select, dialect(model))
+    }
 }
 
 /// The JSON of the written rows `ids` (in their order) with `fields`: an array, or
@@ -192,7 +122,7 @@ pub fn select_written(
     fields: &[(String, Field)],
     ids: &[ReturnedRow],
     single: bool,
-) -> Option<Statement> {
+) -> Option<Select> {
     if ids.is_empty() {
         return None;
     }
@@ -203,24 +133,22 @@ pub fn select_written(
         fields: fields.to_vec(),
         single,
     };
-    let expr = cx.rows_from(&rows, None, Some(id_params(model, table, ids)));
-    let select = Select {
+    let expr = cx.rows_from(&rows, None, Some(identities(model, table, ids)));
+    Some(Select {
         items: vec![SelectItem::Expr(expr, "data".into())],
         ..Select::default()
-    };
-    Some(render(&select, dialect(model)))
+    })
 }
 
 /// The JSON of a mutation function's rows (a tracked `VOLATILE` function, called in
 /// the mutation's transaction), under the role's read rule on what it returns.
-pub fn select_call(model: &SchemaModel, rules: Option<&RoleRules>, rows: &Rows) -> Statement {
+pub fn select_call(model: &SchemaModel, rules: Option<&RoleRules>, rows: &Rows) -> Select {
     let mut cx = Ctx::new(model, rules);
     let expr = cx.rows(rows, None);
-    let select = Select {
+    Select {
         items: vec![SelectItem::Expr(expr, "data".into())],
         ..Select::default()
-    };
-    render(&select, dialect(model))
+    }
 }
 
 /// How many of the written rows `ids` fail `check` (an insert or update permission
@@ -230,43 +158,38 @@ pub fn count_failing(
     table: TableId,
     check: &BoolExp,
     ids: &[ReturnedRow],
-) -> Statement {
+) -> Select {
     let mut cx = Ctx::new(model, None);
     let table_ref = cx.table_ref(table);
     let alias = table_ref.alias.clone();
     // NULL fails a check, as in Postgres's WITH CHECK.
     let failing = Expr::NotTrue(Box::new(cx.trusted_filter(table, &alias, check)));
-    let count = match model.backend {
-        Backend::Postgres => Expr::Cast(Box::new(Expr::CountStar), SqlType::Builtin("text")),
-        Backend::Sqlite => Expr::CountStar,
-    };
-    let select = Select {
-        items: vec![SelectItem::Expr(count, "failing".into())],
-        from: Some({
-            let (ids, key) = id_params(model, table, ids);
-            grafton_sql::From::RowIds {
-                table: table_ref,
-                ids,
-                key,
-            }
+    Select {
+        items: vec![SelectItem::Expr(
+            Expr::ReadText(Box::new(Expr::CountStar)),
+            "failing".into(),
+        )],
+        from: Some(grafton_sql::From::RowIds {
+            table: table_ref,
+            ids: identities(model, table, ids),
         }),
         filter: Some(failing),
         ..Select::default()
-    };
-    render(&select, dialect(model))
+    }
 }
 
-/// SQLite: the rowids of existing rows an upsert of `rows` (values in `columns` order)
+/// The identities of existing rows an upsert of `rows` (values in `columns` order)
 /// would conflict with on `key`, read before it runs in the same write transaction,
-/// so its returned rows can be told apart (inserted or updated). `None` when a key
-/// column is not among the written ones: its value is a default the rows do not show.
+/// so its returned rows can be told apart (inserted or updated) where the database
+/// does not mark them (SQLite). `None` when a key column is not among the written
+/// ones: its value is a default the rows do not show.
 pub fn conflicting(
     model: &SchemaModel,
     table: TableId,
     key: &[usize],
     columns: &[usize],
     rows: &[Vec<Json>],
-) -> Option<Statement> {
+) -> Option<Select> {
     let positions: Vec<usize> = key
         .iter()
         .map(|k| columns.iter().position(|c| c == k))
@@ -285,7 +208,7 @@ pub fn conflicting(
                         op: grafton_sql::BinOp::Eq,
                         right: Box::new(Expr::Param(literal(
                             values.get(p).cloned().unwrap_or(Json::Null),
-                            sqlite_type(&t.columns[k].scalar),
+                            SqlType::Stored(Box::new(sql_type(&cx, &t.columns[k].scalar))),
                             false,
                         ))),
                     })
@@ -293,14 +216,10 @@ pub fn conflicting(
             )
         })
         .collect();
-    let select = Select {
-        items: vec![SelectItem::Expr(
-            Expr::column(&alias, "rowid"),
-            "rowid".into(),
-        )],
+    Some(Select {
+        items: vec![SelectItem::Identity(alias)],
         from: Some(from),
         filter: Some(Expr::Or(matches)),
         ..Select::default()
-    };
-    Some(render(&select, dialect(model)))
+    })
 }
