@@ -2,7 +2,11 @@
 
 use serde::Serialize;
 
+mod ops;
+mod param;
 mod write;
+pub use ops::*;
+pub use param::*;
 pub use write::*;
 
 /// A `SELECT` statement or subquery.
@@ -120,160 +124,10 @@ pub enum Nulls {
     Last,
 }
 
-/// A bind parameter's origin: a request variable or a literal from the document.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub enum ParamValue {
-    /// The value of a GraphQL variable, looked up at execution time.
-    Variable(String),
-    /// A value written in the document (or inlined from a variable).
-    Literal(serde_json::Value),
-}
-
-/// The SQL type a parameter is bound as (a cast on PostgreSQL; affinity hints on SQLite).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-pub enum SqlType {
-    /// A built-in type name such as `int4`, `text`, `timestamptz`.
-    Builtin(&'static str),
-    /// A user-defined type (Postgres enum), schema-qualified.
-    Named {
-        /// Type schema.
-        schema: String,
-        /// Type name.
-        name: String,
-    },
-    /// A value stored into a column of this type: PostgreSQL binds it as the
-    /// type; SQLite as text (JSON for `json`/`jsonb`), which the column's affinity
-    /// converts. Rendering replaces it with the type bound.
-    Stored(Box<SqlType>),
-}
-
-/// One step of a JSON path.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub enum JsonStep {
-    /// An object's key.
-    Key(String),
-    /// An array's element; negative counts from the end.
-    Index(i64),
-}
-
 // Filters recurse as deep as a document nests, holding `Expr`s in every frame: a
 // larger `Expr` cost a deeply nested `_and` its place under a 2 MiB worker stack
 // (debug build). Box a new variant's payload rather than grow it.
 const _: () = assert!(std::mem::size_of::<Expr>() <= 144);
-
-impl std::fmt::Display for SqlType {
-    /// The type's name: `int4`, `schema.name`; a stored value's type is its column's.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Builtin(name) => f.write_str(name),
-            Self::Named { schema, name } => write!(f, "{schema}.{name}"),
-            Self::Stored(inner) => inner.fmt(f),
-        }
-    }
-}
-
-/// A bind parameter: its value source, its type, and whether it is a list (for `_in`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Param {
-    /// Where the value comes from.
-    pub value: ParamValue,
-    /// The type to bind it as.
-    pub ty: SqlType,
-    /// True for a list of values (`= ANY($n)` / `IN (SELECT value FROM json_each(?n))`).
-    pub list: bool,
-}
-
-/// Binary comparison operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum BinOp {
-    /// `=`
-    Eq,
-    /// `<>`
-    Neq,
-    /// `>`
-    Gt,
-    /// `>=`
-    Gte,
-    /// `<`
-    Lt,
-    /// `<=`
-    Lte,
-}
-
-/// Pattern-matching operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum PatternOp {
-    /// `LIKE` (case-sensitive)
-    Like,
-    /// `ILIKE` (case-insensitive LIKE)
-    ILike,
-    /// `SIMILAR TO` (Postgres only)
-    Similar,
-    /// `~` (Postgres only)
-    Regex,
-    /// `~*` (Postgres only)
-    IRegex,
-}
-
-/// jsonb containment and key tests (`_contains`, `_has_key`, …).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum JsonOp {
-    /// `@>`: the value contains the operand.
-    Contains,
-    /// `<@`: the operand contains the value.
-    ContainedIn,
-    /// `?`: a top-level key (or string element) exists.
-    HasKey,
-    /// `?|`: any of these keys exists (a list operand).
-    HasKeysAny,
-    /// `?&`: all of these keys exist (a list operand).
-    HasKeysAll,
-}
-
-/// Aggregate functions over one column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub enum AggFunc {
-    /// `sum`
-    Sum,
-    /// `avg` (always a float)
-    Avg,
-    /// `min`
-    Min,
-    /// `max`
-    Max,
-    /// `stddev` (sample)
-    Stddev,
-    /// `stddev_pop`
-    StddevPop,
-    /// `stddev_samp`
-    StddevSamp,
-    /// `var_pop`
-    VarPop,
-    /// `var_samp`
-    VarSamp,
-    /// `variance` (sample)
-    Variance,
-}
-
-impl AggFunc {
-    /// True for the functions whose result is always a float.
-    pub fn is_statistical(self) -> bool {
-        !matches!(self, Self::Sum | Self::Min | Self::Max)
-    }
-}
-
-/// How a value is turned into JSON where backends disagree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum JsonKind {
-    /// Plain value (numbers, strings).
-    Plain,
-    /// A boolean column: SQLite stores 0/1, JSON wants true/false.
-    Boolean,
-    /// A float: SQLite prints `2.0` where Postgres prints `2`; normalised to match.
-    Float,
-    /// A json/jsonb column: embedded as JSON, not as a string.
-    Json,
-}
 
 /// Expressions.
 #[derive(Debug, Clone, PartialEq, Serialize)]
