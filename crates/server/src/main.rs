@@ -376,6 +376,9 @@ fn main() -> ExitCode {
     } else {
         let mut b = tokio::runtime::Builder::new_multi_thread();
         b.worker_threads(threads);
+        // The main thread's 8 MiB, which one worker runs on: a document nested as
+        // deep as the parser allows is planned on either the same way, with room.
+        b.thread_stack_size(grafton_server::WORKER_STACK_BYTES);
         b
     };
     builder.max_blocking_threads(blocking_threads(&cli));

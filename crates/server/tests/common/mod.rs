@@ -182,6 +182,7 @@ pub fn runtime() -> &'static Runtime {
     RT.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
+            .thread_stack_size(grafton_server::WORKER_STACK_BYTES)
             .thread_name("grafton-it-server")
             .enable_all()
             .build()

@@ -400,9 +400,17 @@ fn nested_and(depth: usize) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deeply_nested_and() {
-    let query = format!("{{ venues(where: {}) {{ id }} }}", nested_and(200));
+    // As deep as the parser allows is planned and answered (each worker thread
+    // has the main thread's stack: WORKER_STACK_BYTES)…
+    let query = format!("{{ venues(where: {}) {{ id }} }}", nested_and(248));
     let d = data(&query, Value::Null).await;
     assert_eq!(d, json!({"venues": [{"id": 1}]}));
+    // …and deeper is the parser's clear refusal.
+    let query = format!("{{ venues(where: {}) {{ id }} }}", nested_and(249));
+    let (status, v, _) = post(Server::Sqlite, &query, Value::Null).await;
+    assert_eq!(status, 400, "{v}");
+    assert_eq!(error_code(&v), "parse-failed", "{v}");
+    assert!(v.to_string().contains("recursion limit"), "{v}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
