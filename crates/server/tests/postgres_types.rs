@@ -14,17 +14,7 @@ use grafton_server::{start, ServeOptions};
 const ADMIN_SECRET: &str = "unused";
 use serde_json::{json, Value};
 
-const FIXTURE: &str = r#"
-CREATE TYPE mood AS ENUM ('happy', 'sad', 'meh');
-CREATE TABLE things (
-  id bigint PRIMARY KEY, m mood, u uuid, ts timestamptz, d date, j jsonb, js json,
-  n numeric, b boolean, iv interval, tv tsvector, arr text[]
-);
-INSERT INTO things VALUES
- (1, 'happy', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '2024-01-02 03:04:05+00', '2024-01-02',
-  '{"a": [1, 2]}', '{"x": 1}', 12.50, true, '1 day 2 hours', 'fat cat', '{a,b}'),
- (2, 'sad', NULL, NULL, NULL, NULL, NULL, 0.25, false, NULL, NULL, NULL);
-"#;
+const FIXTURE: &str = include_str!("fixtures/sql/postgres_types.postgres.sql");
 
 async fn post(url: &str, query: &str, variables: Value) -> Value {
     reqwest::Client::new()

@@ -29,15 +29,7 @@ use serde_json::{json, Value};
 pub const ADMIN_SECRET: &str = "hardening-secret";
 
 /// `documents`: rows 1–2 owned by `a`, 3–4 by `b`.
-pub const DOCUMENTS: &str = "
-CREATE TABLE documents (
-  id INTEGER NOT NULL PRIMARY KEY,
-  owner TEXT NOT NULL,
-  title TEXT NOT NULL,
-  secret TEXT NOT NULL
-);
-INSERT INTO documents VALUES (1, 'a', 'one', 's1'), (2, 'a', 'two', 's2'), (3, 'b', 'three', 's3'), (4, 'b', 'four', 's4');
-";
+pub const DOCUMENTS: &str = include_str!("../fixtures/sql/hardening.sql");
 
 /// A SQLite file and a PostgreSQL database (in that order) holding `sql`.
 pub fn databases(name: &'static str, sql: &str) -> [String; 2] {

@@ -8,35 +8,7 @@ use crate::{metadata, post};
 use grafton_server::ServeOptions;
 use serde_json::json;
 
-const FIXTURE: &str = "
-CREATE TABLE authors (id INTEGER NOT NULL PRIMARY KEY, first_name TEXT NOT NULL,
-                      last_name TEXT NOT NULL, team TEXT NOT NULL);
-CREATE TABLE posts (
-  id INTEGER NOT NULL PRIMARY KEY,
-  author_id INTEGER NOT NULL REFERENCES authors (id),
-  title TEXT NOT NULL,
-  published BOOLEAN NOT NULL
-);
-INSERT INTO authors VALUES (1, 'Ada', 'Lovelace', 'eng'), (2, 'Grace', 'Hopper', 'ops');
-INSERT INTO posts VALUES (1, 1, 'Engines', true), (2, 1, 'Notes', false),
-  (3, 1, 'Letters', true), (4, 2, 'Compilers', true);
-CREATE FUNCTION author_full_name(a authors) RETURNS text STABLE LANGUAGE sql
-  AS $$ SELECT a.first_name || ' ' || a.last_name $$;
-CREATE FUNCTION author_post_count(a authors) RETURNS bigint STABLE LANGUAGE sql
-  AS $$ SELECT count(*) FROM posts p WHERE p.author_id = a.id $$;
-CREATE FUNCTION author_greeting(a authors, greeting text DEFAULT 'Hello') RETURNS text
-  STABLE LANGUAGE sql AS $$ SELECT greeting || ', ' || a.first_name $$;
-CREATE FUNCTION author_posts_like(a authors, search text) RETURNS SETOF posts
-  STABLE LANGUAGE sql
-  AS $$ SELECT * FROM posts WHERE author_id = a.id AND title ILIKE '%' || search || '%' $$;
-CREATE FUNCTION author_posts(a authors) RETURNS SETOF posts STABLE LANGUAGE sql
-  AS $$ SELECT * FROM posts WHERE author_id = a.id $$;
-CREATE FUNCTION author_is_me(a authors, hasura_session json) RETURNS boolean
-  STABLE LANGUAGE sql AS $$ SELECT a.id = (hasura_session ->> 'x-hasura-user-id')::int $$;
-CREATE FUNCTION author_touch(a authors) RETURNS text VOLATILE LANGUAGE sql
-  AS $$ SELECT a.first_name $$;
-CREATE FUNCTION post_title(p posts) RETURNS text STABLE LANGUAGE sql AS $$ SELECT p.title $$;
-";
+const FIXTURE: &str = include_str!("../fixtures/sql/computed_fields.postgres.sql");
 
 const COMPUTED: &str = r#"computed_fields:
   - name: full_name

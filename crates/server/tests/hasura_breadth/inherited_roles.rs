@@ -7,18 +7,7 @@
 use crate::{databases_with, metadata, post, serve};
 use serde_json::json;
 
-const FIXTURE: &str = "
-CREATE TABLE employees (
-  id INTEGER NOT NULL PRIMARY KEY,
-  name TEXT NOT NULL,
-  dept TEXT NOT NULL,
-  owner_id INTEGER NOT NULL,
-  salary INTEGER NOT NULL
-);
-INSERT INTO employees VALUES
-  (1, 'Ada', 'eng', 1, 100), (2, 'Grace', 'eng', 2, 200),
-  (3, 'Linus', 'ops', 1, 300), (4, 'Ken', 'ops', 2, 400);
-";
+const FIXTURE: &str = include_str!("../fixtures/sql/inherited_roles.sql");
 
 /// `own` reads the caller's rows with salaries; `team` reads the engineers with
 /// their department. Both may update names, with different filters, and only `own`

@@ -19,16 +19,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 /// Authors and their posts, the same on both backends.
-pub const FIXTURE: &str = "
-CREATE TABLE authors (id INTEGER NOT NULL PRIMARY KEY, full_name TEXT NOT NULL);
-CREATE TABLE posts (
-  id INTEGER NOT NULL PRIMARY KEY,
-  author_id INTEGER NOT NULL REFERENCES authors (id),
-  title TEXT NOT NULL
-);
-INSERT INTO authors VALUES (1, 'Ada'), (2, 'Grace');
-INSERT INTO posts VALUES (1, 1, 'Engines'), (2, 1, 'Notes'), (3, 2, 'Compilers');
-";
+pub const FIXTURE: &str = include_str!("../fixtures/sql/hasura_breadth.sql");
 
 /// A SQLite file and a PostgreSQL database holding [`FIXTURE`].
 pub fn databases(name: &'static str) -> [String; 2] {

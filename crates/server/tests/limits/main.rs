@@ -26,26 +26,8 @@ pub const ADMIN_SECRET: &str = "limits-secret";
 /// Rows in `nodes`: node `i` has parent `i - 1`.
 pub const NODES: usize = 50;
 
+/// `tests/fixtures/sql/limits*.sql`, with the rows of `nodes` and `blobs`.
 fn ddl(postgres: bool) -> String {
-    let (int, text) = if postgres {
-        ("integer", "text")
-    } else {
-        ("INTEGER", "TEXT")
-    };
-    // A view that takes minutes: PostgreSQL sleeps (visible in pg_stat_activity),
-    // SQLite counts to 300 million.
-    let slow = if postgres {
-        // `sleepy`: every insert sleeps (on SQLite, counts), for the mutations a
-        // hung-up client abandons or a time limit stops.
-        "CREATE VIEW slow AS SELECT 1 AS id, pg_sleep(300)::text AS z;
-         CREATE TABLE sleepy (id integer PRIMARY KEY);
-         CREATE FUNCTION sleepy_slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(300); RETURN NEW; END $$;
-         CREATE TRIGGER sleepy_slow BEFORE INSERT ON sleepy FOR EACH ROW EXECUTE FUNCTION sleepy_slow();"
-    } else {
-        "CREATE VIEW slow AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000000) SELECT max(x) AS id, '' AS z FROM c;
-         CREATE TABLE sleepy (id INTEGER PRIMARY KEY);
-         CREATE TRIGGER sleepy_slow BEFORE INSERT ON sleepy BEGIN SELECT id FROM slow; END;"
-    };
     let nodes: Vec<String> = (1..=NODES)
         .map(|i| {
             let parent = if i == 1 {
@@ -61,11 +43,10 @@ fn ddl(postgres: bool) -> String {
         .map(|i| format!("({i}, '{}')", "x".repeat(1000)))
         .collect();
     format!(
-        "CREATE TABLE nodes (id {int} NOT NULL PRIMARY KEY, parent_id {int} REFERENCES nodes (id), label {text} NOT NULL);
-         CREATE TABLE blobs (id {int} NOT NULL PRIMARY KEY, body {text} NOT NULL);
-         {slow}
+        "{}
          INSERT INTO nodes (id, parent_id, label) VALUES {};
          INSERT INTO blobs (id, body) VALUES {};",
+        common::fixture_sql("limits", postgres),
         nodes.join(", "),
         blobs.join(", ")
     )

@@ -22,13 +22,8 @@ pub const ADMIN_SECRET: &str = "operations-secret";
 
 /// `items` in a database of the test's own (tests here change schemas).
 pub fn own_database(name: &'static str, db: Db) -> String {
-    let ddl = |int: &str| {
-        format!(
-            "CREATE TABLE items (id {int} NOT NULL PRIMARY KEY, label TEXT NOT NULL);
-             INSERT INTO items VALUES (1, 'one'), (2, 'two');"
-        )
-    };
-    let (sqlite, postgres) = common::own_databases(name, ddl("INTEGER"), ddl("integer"));
+    let ddl = |postgres| common::fixture_sql("operations", postgres);
+    let (sqlite, postgres) = common::own_databases(name, ddl(false), ddl(true));
     match db {
         Db::Sqlite => sqlite.display().to_string(),
         Db::Postgres => postgres,

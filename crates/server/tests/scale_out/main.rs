@@ -11,11 +11,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 
 /// A table, and a view that says whether the server answering is a standby.
-pub const FIXTURE: &str = "
-CREATE TABLE notes (id int PRIMARY KEY, body text NOT NULL);
-INSERT INTO notes SELECT g, 'note ' || g FROM generate_series(1, 20) g;
-CREATE VIEW whereami AS SELECT 1 AS id, pg_is_in_recovery() AS standby;
-";
+pub const FIXTURE: &str = include_str!("../fixtures/sql/scale_out.sql");
 
 /// A server on `url` with `options` changed by `change`.
 pub async fn serve(url: &str, change: impl FnOnce(&mut ServeOptions)) -> Running {

@@ -23,15 +23,6 @@ use std::time::Duration;
 
 pub const ADMIN_SECRET: &str = "subscriptions-secret";
 
-/// `items`: rows 1–4 owned by `a`, 5–6 by `b`; `secret` is hidden from `user`.
-fn ddl(postgres: bool) -> String {
-    let int = if postgres { "integer" } else { "INTEGER" };
-    format!(
-        "CREATE TABLE items (id {int} NOT NULL PRIMARY KEY, owner TEXT NOT NULL, label TEXT NOT NULL, secret TEXT NOT NULL DEFAULT 's');
-         INSERT INTO items (id, owner, label) VALUES (1, 'a', 'one'), (2, 'a', 'two'), (3, 'a', 'three'), (4, 'a', 'four'), (5, 'b', 'five'), (6, 'b', 'six');"
-    )
-}
-
 /// `user` reads and writes its own rows (`x-hasura-user-id`), without `secret`.
 const CONFIG: &str = r#"
 tables:
@@ -50,7 +41,11 @@ struct Setup {
 fn setup() -> &'static Setup {
     static SETUP: OnceLock<Setup> = OnceLock::new();
     SETUP.get_or_init(|| {
-        let (sqlite, postgres) = common::own_databases("subscriptions", ddl(false), ddl(true));
+        let (sqlite, postgres) = common::own_databases(
+            "subscriptions",
+            common::fixture_sql("subscriptions", false),
+            common::fixture_sql("subscriptions", true),
+        );
         Setup { sqlite, postgres }
     })
 }
