@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 /// Authors and their posts, the same on both backends.
-pub const FIXTURE: &str = include_str!("../fixtures/sql/hasura_breadth.sql");
+pub const FIXTURE: &str = include_str!("../fixtures/sql/moving_from_hasura.sql");
 
 /// A SQLite file and a PostgreSQL database holding [`FIXTURE`].
 pub fn databases(name: &'static str) -> [String; 2] {

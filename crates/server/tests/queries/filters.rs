@@ -1,5 +1,5 @@
-//! `where`: every comparison operator, boolean nesting and relationship filters,
-//! checked against the demo generator on both backends.
+//! `where`: every comparison operator, `_and`/`_or`/`_not`, relationship filters,
+//! regex operators.
 
 use crate::common::*;
 use serde_json::{json, Value};
@@ -297,6 +297,42 @@ async fn booleans_and_floats_in_filters() {
                 {"id": 3, "note": "sharp; don't \"touch\""},
                 {"id": 5, "note": "wooden"}
             ]
+        })
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regex_operators_on_postgres() {
+    let all = venues();
+    let (_, v, raw) = post(
+        Server::Postgres,
+        r#"{
+          regex: venues(where: {name: {_regex: "^Sakura (Hall|Hub) 1[0-9]$"}}) { id }
+          iregex: venues_aggregate(where: {name: {_iregex: "^sakura"}}) { aggregate { count } }
+          nregex: venues_aggregate(where: {name: {_nregex: "^Sakura"}}) { aggregate { count } }
+          similar: venues_aggregate(where: {name: {_similar: "Sakura%"}}) { aggregate { count } }
+        }"#,
+        Value::Null,
+    )
+    .await;
+    assert!(v.get("errors").is_none(), "{raw}");
+    let expected: Vec<i64> = all
+        .iter()
+        .filter(|v| {
+            (10..20).contains(&v.id)
+                && (v.name == format!("Sakura Hall {}", v.id)
+                    || v.name == format!("Sakura Hub {}", v.id))
+        })
+        .map(|v| v.id)
+        .collect();
+    let sakura = all.iter().filter(|v| v.name.starts_with("Sakura")).count();
+    assert_eq!(
+        v["data"],
+        json!({
+            "regex": ids_json(expected),
+            "iregex": {"aggregate": {"count": sakura}},
+            "nregex": {"aggregate": {"count": all.len() - sakura}},
+            "similar": {"aggregate": {"count": sakura}}
         })
     );
 }
