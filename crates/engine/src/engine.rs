@@ -2,7 +2,6 @@
 //! element, a WebSocket message) enters here the same way, so permissions and limits
 //! hold on every transport.
 
-use crate::error::EngineError;
 use crate::planner::Planner;
 use crate::schemas::{RoleSchema, Schemas};
 use grafton_execute::Database;
@@ -157,7 +156,7 @@ impl Engine {
         &self,
         role: Option<&str>,
         backend_only: bool,
-    ) -> Result<Arc<Planner>, EngineError> {
+    ) -> Result<Arc<Planner>, crate::request::types::NoPermissions> {
         self.schemas.load().planner_for(role, backend_only).cloned()
     }
 

@@ -40,19 +40,15 @@ pub enum EngineError {
     /// The body is not a GraphQL request object (or a batch of them).
     #[error(transparent)]
     Shape(#[from] crate::request::types::ShapeError),
-    /// A persisted query's hash the server does not know (the client then sends the
-    /// document with its hash, as Apollo's protocol says).
-    #[error("PersistedQueryNotFound")]
-    PersistedQueryNotFound,
-    /// The document does not have the hash sent with it.
-    #[error("provided sha does not match query")]
-    PersistedQueryMismatch,
+    /// A persisted query that cannot be run.
+    #[error(transparent)]
+    Persisted(#[from] crate::request::types::PersistedError),
     /// The document is not in the role's allow list.
     #[error("query is not allowed: it is not in the allow list")]
     NotAllowed,
     /// The role has no schema (only when no empty one was built for it).
-    #[error("role \"{0}\" has no permissions")]
-    NoPermissions(String),
+    #[error(transparent)]
+    NoPermissions(#[from] crate::request::types::NoPermissions),
 }
 
 impl EngineError {

@@ -2,20 +2,33 @@
 //! authenticates the caller (credentials come in headers, cookies or a WebSocket's
 //! `connection_init`) and then calls [`Engine::request`] once, which reads as the
 //! list of the remaining steps; each is a function below, with its own span in a
-//! traced request.
+//! traced request, and its refusal (each step's error type; all of them become an
+//! [`EngineError`], which the server maps to a code and a status).
 //!
-//! 1. [`role`](Engine::role): the caller's role gives its planner;
-//! 2. [`admit`]: the role's rate limit takes one request, before the body is read;
-//! 3. [`read`]: the transport's body, as request objects (an array is a batch);
-//! 4. [`persisted`](Engine::persisted): a persisted query's hash becomes its document;
-//! 5. [`check`]: parse and validate (cached), the document's limits, the allow
-//!    list, what the transport may run;
-//! 6. [`spend`]: a per-root-field rate limit, once the document says how many;
-//! 7. [`prepare`]: coerce the variables, bind the session, then the plan (IR,
-//!    translate, render; cached) and its cost;
-//! 8. [`queue`]: the role's `max_concurrent` gate (a heavy query's lane is in `run`);
-//! 9. run and respond: a query's one statement ([`read`](read)) or a mutation's one
-//!    transaction ([`write`](write)), giving the response body's JSON text.
+//! 1. `role`: the caller's role gives its planner ([`NoPermissions`]);
+//! 2. `admit`: the role's rate limit takes one request, before the body is read
+//!    ([`RateLimited`]);
+//! 3. `read`: the transport's body, as request objects (an array is a batch)
+//!    ([`ShapeError`]);
+//! 4. `persisted`: a persisted query's hash becomes its document
+//!    ([`types::PersistedError`]);
+//! 5. `check`: parse and validate (cached), the document's limits, the allow
+//!    list, what the transport may run (the planner's errors: parse, validation,
+//!    limit, allow list, method);
+//! 6. `spend`: a per-root-field rate limit, once the document says how many
+//!    ([`RateLimited`]);
+//! 7. `prepare`: coerce the variables, bind the session, then the plan (IR,
+//!    translate, render; cached) and its cost (the planner's errors: variables, IR,
+//!    cost);
+//! 8. `queue`: the role's `max_concurrent` gate (a heavy query's lane is in `run`)
+//!    ([`crate::admission::Overloaded`]);
+//! 9. run and respond: a query's one statement (`read::run`) or a mutation's one
+//!    transaction (`write::run`), giving the response body's JSON text (the
+//!    database's errors, a write's failed check, the response size).
+//!
+//! Steps 5, 7 and 9 answer [`EngineError`] itself: the planner and the executor
+//! serve subscriptions, `explain` and live-query polls too, where the same
+//! variants reach the same mapping.
 
 mod admit;
 mod persisted;
@@ -34,7 +47,7 @@ use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 pub use types::RateLimited;
-use types::{Answer, GraphqlRequest, ShapeError, Transport};
+use types::{Answer, GraphqlRequest, NoPermissions, ShapeError, Transport};
 
 impl Engine {
     /// Serves one body as `caller`: the steps above, in order. `body` is read only
@@ -47,7 +60,7 @@ impl Engine {
         body: impl Future<Output = Result<Value, E>>,
         info: &mut RequestInfo,
     ) -> Result<Answer, E> {
-        let planner = self.role(caller)?;
+        let planner = self.role(caller).map_err(EngineError::from)?;
         admit(&planner, caller).await.map_err(EngineError::from)?;
         match read(&planner, body.await?)? {
             Read::One(req) => {
@@ -121,7 +134,7 @@ impl Engine {
 
     /// Step 1: the planner of the caller's role (a role with no permissions
     /// anywhere has none, and is refused).
-    pub(crate) fn role(&self, caller: &Caller) -> Result<Arc<Planner>, EngineError> {
+    pub(crate) fn role(&self, caller: &Caller) -> Result<Arc<Planner>, NoPermissions> {
         self.planner_for(caller.role.as_deref(), caller.backend_only)
     }
 }

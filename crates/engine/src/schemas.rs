@@ -2,8 +2,8 @@
 //! a new set and swaps it in whole; requests already running keep the set they
 //! started with.
 
-use crate::error::EngineError;
 use crate::planner::Planner;
+use crate::request::types::NoPermissions;
 use crate::RoleLimits;
 use grafton_schema::SchemaModel;
 use grafton_sql::Dialect;
@@ -170,7 +170,7 @@ impl Schemas {
         &self,
         role: Option<&str>,
         backend_only: bool,
-    ) -> Result<&Arc<Planner>, EngineError> {
+    ) -> Result<&Arc<Planner>, NoPermissions> {
         let Some(r) = role else {
             return Ok(&self.admin);
         };
@@ -178,7 +178,7 @@ impl Schemas {
         backend
             .or_else(|| self.roles.get(r))
             .or_else(|| self.roles.get(NO_PERMISSIONS))
-            .ok_or_else(|| EngineError::NoPermissions(r.to_owned()))
+            .ok_or_else(|| NoPermissions(r.to_owned()))
     }
 
     /// The names of the enum tables these schemas read their enums from.

@@ -216,6 +216,7 @@ fn plan_text(case: &Path, postgres: &Schemas, sqlite: &Schemas) -> String {
         let _ = writeln!(out, "==== {name}, role {}", role.unwrap_or("admin"));
         let explained = schemas
             .planner_for(role, false)
+            .map_err(EngineError::from)
             .and_then(|p| p.explain(&request, &vars))
             .map_err(refusal);
         match explained {

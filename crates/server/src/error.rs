@@ -2,6 +2,7 @@
 //! This is the only place where layer errors become `extensions.code` values.
 
 use axum::http::StatusCode;
+use grafton_engine::request::types::PersistedError;
 use grafton_engine::{EngineError, LimitKind};
 use grafton_execute::{DbErrorKind, ExecuteError};
 use grafton_ir::IrError;
@@ -99,12 +100,12 @@ impl RequestError {
             }
             Self::Engine(E::NoPermissions(_)) => StatusCode::FORBIDDEN,
             Self::Engine(E::Limit(l)) if l.kind == LimitKind::ResponseBytes => StatusCode::OK,
-            Self::Engine(E::PersistedQueryMismatch) => StatusCode::BAD_REQUEST,
+            Self::Engine(E::Persisted(PersistedError::Mismatch)) => StatusCode::BAD_REQUEST,
             Self::Engine(
                 E::Validation(_)
                 | E::Ir(_)
                 | E::Limit(_)
-                | E::PersistedQueryNotFound
+                | E::Persisted(PersistedError::NotFound)
                 | E::NotAllowed,
             ) => {
                 if graphql_response {
@@ -208,8 +209,8 @@ pub(crate) fn engine_code(e: &EngineError) -> &'static str {
         E::Overloaded(_) => "overloaded",
         E::RateLimited(_) => "rate-limited",
         // Apollo's clients look for this code to send the document.
-        E::PersistedQueryNotFound => "PERSISTED_QUERY_NOT_FOUND",
-        E::PersistedQueryMismatch => "parse-failed",
+        E::Persisted(PersistedError::NotFound) => "PERSISTED_QUERY_NOT_FOUND",
+        E::Persisted(PersistedError::Mismatch) => "parse-failed",
         E::NotAllowed => "validation-failed",
         E::Execute(e) => match e.kind() {
             DbErrorKind::DataException => "data-exception",

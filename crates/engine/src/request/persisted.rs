@@ -1,9 +1,9 @@
 //! Automatic persisted queries (Apollo's APQ): a hash stands for a document this
 //! instance, or with Redis any instance, was sent with it.
 
+use super::types::PersistedError;
 use super::GraphqlRequest;
 use crate::engine::Engine;
-use crate::error::EngineError;
 use std::sync::Arc;
 
 impl Engine {
@@ -13,14 +13,14 @@ impl Engine {
     pub(super) async fn persisted(
         &self,
         req: &GraphqlRequest,
-    ) -> Result<Option<GraphqlRequest>, EngineError> {
+    ) -> Result<Option<GraphqlRequest>, PersistedError> {
         let Some(hash) = &req.persisted_hash else {
             return Ok(None);
         };
         let hash = hash.to_ascii_lowercase();
         if !req.query.is_empty() {
             if crate::trusted::sha256_hex(&req.query) != hash {
-                return Err(EngineError::PersistedQueryMismatch);
+                return Err(PersistedError::Mismatch);
             }
             if self.documents.get(&hash).is_none() {
                 if let Some(shared) = &self.shared {
@@ -40,7 +40,7 @@ impl Engine {
                 // Whoever can write to Redis must not choose what a hash runs.
                 let document: Arc<str> = shared
                     .filter(|d| crate::trusted::sha256_hex(d) == hash)
-                    .ok_or(EngineError::PersistedQueryNotFound)?
+                    .ok_or(PersistedError::NotFound)?
                     .into();
                 self.documents.put(hash, document.clone());
                 document

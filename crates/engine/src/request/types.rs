@@ -44,6 +44,24 @@ pub struct RateLimited {
     pub wait: std::time::Duration,
 }
 
+/// The caller's role has no schema: no permissions anywhere, and no empty schema
+/// built for such roles (step 1's refusal).
+#[derive(Debug, thiserror::Error)]
+#[error("role \"{0}\" has no permissions")]
+pub struct NoPermissions(pub String);
+
+/// A persisted query that cannot be run (step 4's refusals).
+#[derive(Debug, thiserror::Error)]
+pub enum PersistedError {
+    /// A hash the server does not know (the client then sends the document with
+    /// its hash, as Apollo's protocol says).
+    #[error("PersistedQueryNotFound")]
+    NotFound,
+    /// The document does not have the hash sent with it.
+    #[error("provided sha does not match query")]
+    Mismatch,
+}
+
 /// The answer to a body: one response, or a batch's, in order (each element's
 /// error is its own; the transport renders it).
 #[derive(Debug)]
