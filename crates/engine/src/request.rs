@@ -62,13 +62,17 @@ impl Engine {
     ) -> Result<Answer, E> {
         let planner = self.role(caller).map_err(EngineError::from)?;
         admit(&planner, caller).await.map_err(EngineError::from)?;
-        match read(&planner, body.await?)? {
+        let body = body.await?;
+        if body.is_array() {
+            // Labelled so before its checks: a refused batch is counted as one.
+            info.operation = Some("batch");
+        }
+        match read(&planner, body)? {
             Read::One(req) => {
                 let steps = Box::pin(self.steps(&planner, &req, transport, caller, info));
                 Ok(Answer::One(steps.await?))
             }
             Read::Batch(requests) => {
-                info.operation = Some("batch");
                 let mut answers = Vec::with_capacity(requests.len());
                 for (i, req) in requests.iter().enumerate() {
                     let mut info = RequestInfo::default();

@@ -33,9 +33,10 @@ use std::time::Instant;
 pub use grafton_engine as engine;
 pub use grafton_engine::{Engine, GraphqlRequest, RoleSchema, Transport};
 
-/// The stack of each async worker thread: a main thread's 8 MiB. Planning
-/// recurses as deep as a document nests (up to the parser's limit), and one
-/// worker runs on the main thread: with several, each gets as much room.
+/// The stack of each runtime thread (the async workers, and the blocking pool's
+/// threads with them): a main thread's 8 MiB. Planning recurses as deep as a
+/// document nests (up to the parser's limit), and one worker runs on the main
+/// thread: with several, each gets as much room.
 pub const WORKER_STACK_BYTES: usize = 8 * 1024 * 1024;
 
 /// Why the server could not start. Each is one clear line for the terminal.

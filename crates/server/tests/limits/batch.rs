@@ -31,6 +31,22 @@ async fn a_batch_answers_each_operation_in_order_up_to_its_limit() {
                 (200, "batch-limit-exceeded"),
                 "{db:?} {body}"
             );
+            // Counted as a batch, though refused before any of it ran.
+            let metrics = reqwest::Client::new()
+                .get(url.replace("/v1/graphql", "/metrics"))
+                .header("x-hasura-admin-secret", ADMIN_SECRET)
+                .send()
+                .await
+                .expect("metrics")
+                .text()
+                .await
+                .expect("metrics text");
+            assert!(
+                metrics.contains(
+                    r#"grafton_requests_total{code="batch-limit-exceeded",name="",operation="batch","#
+                ),
+                "{db:?} {metrics}"
+            );
             let (_, body) = post_batch(url, "user", json!([])).await;
             assert_eq!(code(&body), "parse-failed", "{body}");
         }

@@ -30,6 +30,9 @@ impl Renderer {
                 }
             }
         }
+        if exprs.is_empty() {
+            return;
+        }
         let outer = self.renamed.take();
         if self.dialect == Dialect::Sqlite {
             self.renamed = Some((alias.to_owned(), None));
@@ -39,8 +42,9 @@ impl Renderer {
         self.renamed = outer;
     }
 
-    /// The table an `UPDATE` or `DELETE` writes. A SQLite view takes no alias
-    /// there: it is named by itself, and so are its alias's references.
+    /// The table a write writes. A SQLite view takes no alias in `UPDATE` and
+    /// `DELETE` (nor, as before, in `INSERT`): it is named by itself, and so are its
+    /// alias's references.
     fn write_target(&mut self, t: &TableRef) {
         if self.dialect == Dialect::Sqlite && t.view {
             self.table_name(t.schema.as_ref(), &t.name);
@@ -52,7 +56,7 @@ impl Renderer {
 
     pub(super) fn insert(&mut self, i: &Insert) {
         self.push("INSERT INTO ");
-        self.table_ref(&i.table);
+        self.write_target(&i.table);
         if i.columns.is_empty() {
             self.push(" DEFAULT VALUES");
         } else {
@@ -136,6 +140,7 @@ impl Renderer {
             }
         }
         self.returning(&i.table.alias, &i.returning);
+        self.renamed = None;
     }
 
     pub(super) fn update(&mut self, u: &Update) {
