@@ -8,6 +8,7 @@ pub mod error;
 pub mod file_limit;
 pub mod http;
 mod listen;
+mod metadata;
 pub mod observe;
 pub mod ops;
 mod options;

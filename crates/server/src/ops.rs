@@ -1,11 +1,10 @@
 //! Operational endpoints: `/healthz` (the process answers), `/readyz` (schema
-//! loaded and database reachable), `GET /v1/version`, and Hasura's metadata API
-//! for `reload_metadata` and `get_inconsistent_metadata` (admin only).
+//! loaded and database reachable), `GET /v1/version`, `/metrics`, and the route of
+//! Hasura's metadata API (`crate::metadata`).
 
 pub use crate::options::Apis;
 pub use crate::state::Ops;
 use crate::state::{AppState, Peer};
-use axum::extract::rejection::JsonRejection;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -24,7 +23,7 @@ pub(crate) fn routes(router: Router<AppState>, metrics: bool, apis: Apis) -> Rou
         .route("/readyz", get(readyz))
         .route("/v1/version", get(version));
     match apis.metadata {
-        true => router.route("/v1/metadata", post(metadata)),
+        true => router.route("/v1/metadata", post(crate::metadata::handle)),
         false => router,
     }
 }
@@ -103,91 +102,4 @@ pub(crate) async fn metrics_listener(
 
 async fn version() -> Json<Value> {
     Json(json!({ "version": env!("CARGO_PKG_VERSION") }))
-}
-
-/// A metadata API error in Hasura's shape.
-fn refuse(status: StatusCode, code: &str, error: impl Into<String>, path: &str) -> Response {
-    let body = json!({ "code": code, "error": error.into(), "path": path });
-    (status, Json(body)).into_response()
-}
-
-/// `POST /v1/metadata`: `{"type": "reload_metadata", "args": {}}` re-reads the
-/// config, re-introspects the database and swaps the schema;
-/// `get_inconsistent_metadata` lists what was left out. Admin only.
-async fn metadata(
-    State(state): State<AppState>,
-    peer: Option<Extension<Peer>>,
-    headers: HeaderMap,
-    body: Result<Json<Value>, JsonRejection>,
-) -> Response {
-    let peer = peer.map(|Extension(p)| p);
-    let caller = match crate::caller::caller(&state.auth, &headers, peer).await {
-        Ok(caller) => caller,
-        Err(e) => {
-            let status = e.status(false);
-            return refuse(status, e.code(), e.to_string(), "$");
-        }
-    };
-    if caller.role.is_some() {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            "access-denied",
-            "restricted access: admin only",
-            "$",
-        );
-    }
-    let body = match body {
-        Ok(Json(body)) => body,
-        Err(e) => return refuse(StatusCode::BAD_REQUEST, "invalid-json", e.body_text(), "$"),
-    };
-    match body.get("type").and_then(Value::as_str) {
-        Some("reload_metadata") => {}
-        Some("get_inconsistent_metadata") => {
-            let schemas = state.engine.schemas();
-            return Json(consistency(schemas.left_out())).into_response();
-        }
-        Some(other) => {
-            return refuse(
-                StatusCode::BAD_REQUEST,
-                "not-supported",
-                format!("Grafton's metadata API serves 'reload_metadata' and 'get_inconsistent_metadata' only, not '{other}'; the rest of the metadata lives in the config file"),
-                "$.type",
-            )
-        }
-        None => {
-            return refuse(
-                StatusCode::BAD_REQUEST,
-                "parse-failed",
-                "the body needs a 'type' string",
-                "$",
-            )
-        }
-    }
-    match state.ops.reloader.reload("reload_metadata").await {
-        Ok(_) => {
-            let mut answer = consistency(state.engine.schemas().left_out());
-            answer["message"] = json!("success");
-            if answer["is_consistent"] == json!(true) {
-                answer
-                    .as_object_mut()
-                    .map(|o| o.remove("inconsistent_objects"));
-            }
-            Json(answer).into_response()
-        }
-        Err(e) => refuse(
-            StatusCode::BAD_REQUEST,
-            "reload-failed",
-            format!("{e}; the previous schema is still served"),
-            "$",
-        ),
-    }
-}
-
-/// Hasura's answer to `get_inconsistent_metadata`: whether everything is served,
-/// and each object left out.
-fn consistency(left_out: &[grafton_schema::inconsistent::Inconsistency]) -> Value {
-    json!({
-        "is_consistent": left_out.is_empty(),
-        "inconsistent_objects": left_out.iter().map(|i| i.to_json()).collect::<Vec<_>>(),
-    })
 }

@@ -190,11 +190,16 @@ async fn the_metadata_api_is_for_admin_only() {
         .await
         .expect("server starts");
     let base = format!("http://{}", server.addr);
-    // No credentials: the unauthorized role, which is not admin.
+    // No credentials: the unauthorized role, which is not admin (Hasura: 400).
     let (status, body) = reload(&base, None).await;
     assert_eq!(
-        (status, &body["code"]),
-        (403, &json!("access-denied")),
+        (status, &body["code"], &body["error"], &body["path"]),
+        (
+            400,
+            &json!("access-denied"),
+            &json!("restricted access : admin only"),
+            &json!("$.args")
+        ),
         "{body}"
     );
     let (status, body) = reload(&base, Some("wrong")).await;
@@ -213,6 +218,49 @@ async fn the_metadata_api_is_for_admin_only() {
     assert_eq!(response.status(), 400);
     let body: Value = response.json().await.expect("JSON");
     assert_eq!(body["code"], "not-supported", "{body}");
+    assert_eq!(body["path"], "$.type", "{body}");
+    // A command Hasura does not know either is a parse error, as Hasura answers it.
+    let (status, body) = metadata(&base, json!({"type": "frobnicate", "args": {}})).await;
+    assert_eq!(
+        (status, &body["code"], &body["error"]),
+        (
+            400,
+            &json!("parse-failed"),
+            &json!("unknown metadata command \"frobnicate\"")
+        ),
+        "{body}"
+    );
+    // bulk: each answer in order; the first error is the answer, its path inside.
+    let consistent = json!({"type": "get_inconsistent_metadata", "args": {}});
+    let unserved = json!({"type": "export_metadata", "args": {}});
+    let (status, body) = metadata(
+        &base,
+        json!({"type": "bulk", "args": [consistent, {"type": "reload_metadata", "args": {}}]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body[0]["is_consistent"], true, "{body}");
+    assert_eq!(body[1]["message"], "success", "{body}");
+    let (status, body) = metadata(
+        &base,
+        json!({"type": "bulk", "args": [consistent, unserved, consistent]}),
+    )
+    .await;
+    assert_eq!(
+        (status, &body["code"], &body["path"]),
+        (400, &json!("not-supported"), &json!("$.args[1].type")),
+        "{body}"
+    );
+    // bulk_keep_going: every command answered, an error in its own slot.
+    let (status, body) = metadata(
+        &base,
+        json!({"type": "bulk_keep_going", "args": [unserved, consistent]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body[0]["code"], "not-supported", "{body}");
+    assert_eq!(body[0]["path"], "$.args[0].type", "{body}");
+    assert_eq!(body[1]["is_consistent"], true, "{body}");
     server.stop().await;
 }
 
