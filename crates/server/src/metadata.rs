@@ -161,14 +161,7 @@ pub(crate) async fn handle(
     let peer = peer.map(|Extension(p)| p);
     let caller = match crate::caller::caller(&state.auth, &headers, peer).await {
         Ok(caller) => caller,
-        Err(e) => {
-            let status = e.status(false);
-            return (
-                status,
-                Json(json!({ "code": e.code(), "error": e.to_string(), "path": "$" })),
-            )
-                .into_response();
-        }
+        Err(e) => return Refusal::new(e.status(false), e.code(), e.to_string(), "$").response(),
     };
     let body = match body {
         Ok(Json(body)) => body,
