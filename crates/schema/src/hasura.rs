@@ -4,15 +4,18 @@
 //! so a Hasura project moves over without rewriting its rules.
 
 use crate::config::{Columns, Config, CustomRootField};
-use convert::convert;
 use serde::Deserialize;
 use serde_json::Value;
 
 mod convert;
+mod directory;
+mod document;
 mod functions;
 mod include;
 mod merge;
 mod project;
+pub use directory::read as read_document;
+pub use document::to_config;
 pub use merge::merge;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -75,11 +78,11 @@ struct Entry {
     computed_fields: Vec<ComputedField>,
     /// Not served yet: said loudly at load (see [`unserved`]).
     #[serde(default, deserialize_with = "null_default")]
-    event_triggers: Vec<serde_norway::Value>,
+    event_triggers: Vec<Value>,
     #[serde(default, deserialize_with = "null_default")]
-    remote_relationships: Vec<serde_norway::Value>,
+    remote_relationships: Vec<Value>,
     #[serde(default)]
-    apollo_federation_config: Option<serde_norway::Value>,
+    apollo_federation_config: Option<Value>,
 }
 
 /// A table's computed field.
@@ -198,129 +201,7 @@ struct Body {
 
 /// Reads Hasura metadata from a `tables.yaml` file or a metadata directory.
 pub fn load(path: &Path) -> Result<Config, String> {
-    let mut entries: Vec<Entry> = Vec::new();
-    let mut project = Config::default();
-    wrong_path(path)?;
-    if path.is_dir() {
-        project::load(path, &mut project)?;
-        let mut files = Vec::new();
-        let databases = path.join("databases");
-        let roots: Vec<std::path::PathBuf> = match std::fs::read_dir(&databases) {
-            Ok(dbs) => dbs.flatten().map(|d| d.path().join("tables")).collect(),
-            Err(_) => vec![path.join("tables"), path.to_path_buf()],
-        };
-        for dir in roots {
-            // A v3 tables.yaml names the files to read; others are not the project's.
-            if let Some(listed) = include::included(&dir.join("tables.yaml"))? {
-                let stale = include::left_out(&dir, &listed, "tables.yaml");
-                if !stale.is_empty() {
-                    tracing::warn!(
-                        "{}: {} file(s) not included by tables.yaml, ignored as Hasura ignores them: {}",
-                        dir.display(),
-                        stale.len(),
-                        stale.join(", ")
-                    );
-                }
-                files.extend(listed);
-                continue;
-            }
-            let Ok(listing) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for f in listing.flatten() {
-                let p = f.path();
-                let yaml = p.extension().is_some_and(|e| e == "yaml" || e == "yml");
-                // tables.yaml only lists `!include`s of the per-table files; the
-                // project-wide files are read by `project`.
-                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                if yaml && name != "tables.yaml" && !project::FILES.contains(&name) {
-                    files.push(p);
-                }
-            }
-        }
-        files.sort();
-        let v2 = path.join("tables.yaml");
-        if files.is_empty() && v2.is_file() {
-            // A v2 project: its tables.yaml holds the entries themselves.
-            entries = parse_list(&v2)?;
-        } else if files.is_empty() {
-            return Err(format!("no table metadata files under {}", path.display()));
-        }
-        for f in files {
-            entries.push(parse(&f)?);
-        }
-    } else if let Some(files) = include::included(path)? {
-        // A v3 tables.yaml: the files it includes.
-        for f in files {
-            entries.push(parse(&f)?);
-        }
-    } else {
-        entries = parse_list(path)?;
-        // A v2 project's other files sit beside its tables.yaml.
-        if let Some(dir) = path.parent().filter(|_| is_v2_tables(path)) {
-            project::load(dir, &mut project)?;
-        }
-    }
-    let mut config = convert(entries)?;
-    config.api_limits = project.api_limits;
-    config.left_out.extend(project.left_out);
-    config.naming = project.naming;
-    config.root_fields = project.root_fields;
-    config.allow_list = project.allow_list;
-    config.graphql_schema_introspection = project.graphql_schema_introspection;
-    config.inherited_roles = project.inherited_roles;
-    // Hasura serves what its metadata tracks, and nothing else.
-    config.auto_track = Some(false);
-    match path.parent() {
-        _ if path.is_dir() => functions::load(path, &mut config)?,
-        Some(dir) if is_v2_tables(path) => functions::load(dir, &mut config)?,
-        _ => {}
-    }
-    Ok(config)
-}
-
-/// Refuses, saying what to pass instead, the paths people try that are not a
-/// metadata directory or a tables.yaml: a Hasura project's root and DDN metadata.
-fn wrong_path(path: &Path) -> Result<(), String> {
-    if !path.is_dir() {
-        return Ok(());
-    }
-    if path.join("config.yaml").is_file() && path.join("metadata").is_dir() {
-        return Err(format!(
-            "{} is a Hasura project's root: pass its metadata directory \
-             (--hasura-metadata {})",
-            path.display(),
-            path.join("metadata").display()
-        ));
-    }
-    let ddn = path.join("supergraph.yaml").is_file()
-        || std::fs::read_dir(path).is_ok_and(|l| {
-            l.flatten()
-                .any(|f| f.path().extension().is_some_and(|e| e == "hml"))
-        });
-    if ddn {
-        return Err(format!(
-            "{}: Hasura DDN metadata (supergraph, .hml files) is not supported; Grafton \
-             reads Hasura v2 and v3 metadata (a directory with databases/ or tables.yaml)",
-            path.display()
-        ));
-    }
-    Ok(())
-}
-
-/// A file named `tables.yaml`: a v2 project's, whose other files sit beside it.
-fn is_v2_tables(path: &Path) -> bool {
-    path.is_file() && path.file_name().is_some_and(|n| n == "tables.yaml")
-}
-
-fn parse_list(path: &Path) -> Result<Vec<Entry>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_norway::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-fn parse(path: &Path) -> Result<Entry, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_norway::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    to_config(&directory::read(path)?)
 }
 
 #[cfg(test)]

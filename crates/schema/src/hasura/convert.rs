@@ -119,10 +119,10 @@ fn unserved(key: &str, e: &Entry) -> Vec<Inconsistency> {
     };
     let mut out = Vec::new();
     for t in &e.event_triggers {
-        out.push(not_yet(ObjectKind::EventTrigger, &yaml_name(t)));
+        out.push(not_yet(ObjectKind::EventTrigger, &json_name(t)));
     }
     for r in &e.remote_relationships {
-        out.push(not_yet(ObjectKind::RemoteRelationship, &yaml_name(r)));
+        out.push(not_yet(ObjectKind::RemoteRelationship, &json_name(r)));
     }
     if e.apollo_federation_config.is_some() {
         let why = "Apollo Federation is not served by Grafton yet".to_owned();
@@ -136,8 +136,8 @@ fn unserved(key: &str, e: &Entry) -> Vec<Inconsistency> {
     out
 }
 
-/// The `name` of a metadata object read as plain YAML (`?` when it has none).
-pub(super) fn yaml_name(v: &serde_norway::Value) -> String {
+/// The `name` of a metadata object (`?` when it has none).
+pub(super) fn json_name(v: &serde_json::Value) -> String {
     v.get("name")
         .and_then(|n| n.as_str())
         .unwrap_or("?")

@@ -1,32 +1,39 @@
-//! The project-wide files of a Hasura metadata directory: `api_limits.yaml`,
-//! `query_collections.yaml` with `allow_list.yaml`, `inherited_roles.yaml` and
-//! `graphql_schema_introspection.yaml`. Absent or empty (`{}`, `[]`) files say
+//! The project-wide parts of Hasura metadata: `api_limits`, `query_collections`
+//! with the `allowlist`, `inherited_roles` and `graphql_schema_introspection` are
+//! served; actions, cron triggers, remote schemas, REST endpoints and the sources'
+//! unread parts are reported. Absent or empty (`{}`, `[]`, `null`) parts say
 //! nothing.
 
+use crate::api_limits::ApiLimits;
 use crate::config::Config;
 use crate::inconsistent::{Inconsistency, ObjectKind};
 use crate::trusted::AllowedCollection;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use std::path::Path;
+use serde_json::{Map, Value};
 
-/// Hasura's project-wide metadata files, which are never table entries.
-pub(super) const FILES: &[&str] = &[
-    "actions.yaml",
-    "allow_list.yaml",
-    "api_limits.yaml",
-    "backend_configs.yaml",
-    "cron_triggers.yaml",
-    "functions.yaml",
-    "graphql_schema_introspection.yaml",
-    "inherited_roles.yaml",
-    "metrics_config.yaml",
-    "network.yaml",
-    "opentelemetry.yaml",
-    "query_collections.yaml",
-    "remote_schemas.yaml",
-    "rest_endpoints.yaml",
-    "version.yaml",
+/// Hasura's project-wide metadata files, which are never table entries, and the
+/// key of the metadata document each is (`actions.yaml` holds `actions` and
+/// `custom_types`; `version.yaml` is the document's `version`).
+pub(super) const FILES: &[(&str, &str)] = &[
+    ("actions.yaml", "actions"),
+    ("allow_list.yaml", "allowlist"),
+    ("api_limits.yaml", "api_limits"),
+    ("backend_configs.yaml", "backend_configs"),
+    ("cron_triggers.yaml", "cron_triggers"),
+    ("functions.yaml", ""),
+    (
+        "graphql_schema_introspection.yaml",
+        "graphql_schema_introspection",
+    ),
+    ("inherited_roles.yaml", "inherited_roles"),
+    ("metrics_config.yaml", "metrics_config"),
+    ("network.yaml", "network"),
+    ("opentelemetry.yaml", "opentelemetry"),
+    ("query_collections.yaml", "query_collections"),
+    ("remote_schemas.yaml", "remote_schemas"),
+    ("rest_endpoints.yaml", "rest_endpoints"),
+    ("version.yaml", ""),
 ];
 
 /// One entry of `inherited_roles.yaml`.
@@ -78,92 +85,94 @@ struct Scope {
     roles: Vec<String>,
 }
 
-/// Reads `file` under `dir` when it exists and says something.
-fn read<T: DeserializeOwned>(dir: &Path, file: &str) -> Result<Option<T>, String> {
-    let path = dir.join(file);
-    if !path.exists() {
-        return Ok(None);
+/// Parses a project file's text as what it holds, for an error with its line; files
+/// whose content is not read (actions, cron triggers, …) need only be YAML.
+pub(super) fn check(file: &str, text: &str) -> Result<(), serde_norway::Error> {
+    fn parse<T: DeserializeOwned>(text: &str) -> Result<(), serde_norway::Error> {
+        serde_norway::from_str::<Option<T>>(text).map(|_| ())
     }
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    match file {
+        "api_limits.yaml" if !is_empty_text(text) => parse::<ApiLimits>(text),
+        "graphql_schema_introspection.yaml" if !is_empty_text(text) => {
+            parse::<crate::trusted::Introspection>(text)
+        }
+        "inherited_roles.yaml" => parse::<Vec<InheritedRole>>(text),
+        "query_collections.yaml" => parse::<Vec<Collection>>(text),
+        "allow_list.yaml" => parse::<Vec<AllowListEntry>>(text),
+        _ => parse::<serde_norway::Value>(text),
+    }
+}
+
+/// `{}`, `[]` or nothing: a file that says nothing.
+fn is_empty_text(text: &str) -> bool {
     let trimmed = text.trim();
-    if trimmed.is_empty() || trimmed == "{}" || trimmed == "[]" {
-        return Ok(None);
+    trimmed.is_empty() || trimmed == "{}" || trimmed == "[]"
+}
+
+/// The document's `key`, read as a `T`, when it says something.
+fn read<T: DeserializeOwned>(doc: &Map<String, Value>, key: &str) -> Result<Option<T>, String> {
+    match doc.get(key) {
+        Some(v) if !super::document::is_empty(v) => super::document::typed(v, key).map(Some),
+        _ => Ok(None),
     }
-    serde_norway::from_str(&text)
-        .map(Some)
-        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The `name` of each object of a list.
+fn names(v: Option<&Value>) -> Vec<String> {
+    let list = v.and_then(Value::as_array).cloned().unwrap_or_default();
+    list.iter().map(super::convert::json_name).collect()
 }
 
 /// The project-wide objects Grafton does not serve yet (actions, cron triggers,
-/// remote schemas, REST endpoints), each by name, and the parts of
-/// `databases/databases.yaml` it does not read (a source's customization, a second
-/// source): reported as inconsistent metadata, never dropped in silence.
+/// remote schemas, REST endpoints), each by name, and the parts of the sources it
+/// does not read (a source's customization, a second source): reported as
+/// inconsistent metadata, never dropped in silence.
 fn unserved(
-    dir: &Path,
+    doc: &Map<String, Value>,
     naming: &mut Option<crate::naming::Convention>,
     affixes: &mut crate::config::RootFieldAffixes,
-) -> Result<Vec<Inconsistency>, String> {
-    // A file that is there but does not parse is refused, never skipped.
-    let yaml = |file: &str| -> Result<Option<serde_norway::Value>, String> {
-        let path = dir.join(file);
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            return Ok(None);
-        };
-        serde_norway::from_str(&text)
-            .map(Some)
-            .map_err(|e| format!("{}: {e}", path.display()))
-    };
+) -> Vec<Inconsistency> {
     let not_yet = |kind: ObjectKind, name: String| {
         let why = format!("{} are not served by Grafton yet", kind.plural());
         Inconsistency::new(kind, &name, why)
     };
-    let names = |v: Option<&serde_norway::Value>| -> Vec<String> {
-        let list = v.and_then(|v| v.as_sequence()).cloned().unwrap_or_default();
-        list.iter().map(super::convert::yaml_name).collect()
-    };
     let mut out = Vec::new();
-    if let Some(actions) = yaml("actions.yaml")? {
-        for name in names(actions.get("actions")) {
-            out.push(not_yet(ObjectKind::Action, name));
-        }
-        let types = actions.get("custom_types").and_then(|t| t.as_mapping());
-        let any = types.is_some_and(|t| {
-            t.values()
-                .any(|v| v.as_sequence().is_some_and(|l| !l.is_empty()))
-        });
-        if any {
-            let why = "actions' custom types are not served by Grafton yet".to_owned();
-            out.push(Inconsistency::new(
-                ObjectKind::CustomTypes,
-                "custom_types",
-                why,
-            ));
-        }
+    for name in names(doc.get("actions")) {
+        out.push(not_yet(ObjectKind::Action, name));
     }
-    for (file, kind) in [
-        ("cron_triggers.yaml", ObjectKind::CronTrigger),
-        ("remote_schemas.yaml", ObjectKind::RemoteSchema),
-        ("rest_endpoints.yaml", ObjectKind::Endpoint),
+    let types = doc.get("custom_types").and_then(Value::as_object);
+    let any = types.is_some_and(|t| t.values().any(|v| !super::document::is_empty(v)));
+    if any {
+        let why = "actions' custom types are not served by Grafton yet".to_owned();
+        out.push(Inconsistency::new(
+            ObjectKind::CustomTypes,
+            "custom_types",
+            why,
+        ));
+    }
+    for (key, kind) in [
+        ("cron_triggers", ObjectKind::CronTrigger),
+        ("remote_schemas", ObjectKind::RemoteSchema),
+        ("rest_endpoints", ObjectKind::Endpoint),
     ] {
-        for name in names(yaml(file)?.as_ref()) {
+        for name in names(doc.get(key)) {
             out.push(not_yet(kind, name));
         }
     }
-    let sources = yaml("databases/databases.yaml")?;
-    let sources = sources.as_ref().and_then(|s| s.as_sequence());
+    let sources = doc.get("sources").and_then(Value::as_array);
     for (i, source) in sources.into_iter().flatten().enumerate() {
-        let name = super::convert::yaml_name(source);
+        let name = super::convert::json_name(source);
         out.extend(unread_source_keys(source, &name));
         if i > 0 {
             let why = "Grafton serves one database (--database-url); a second source is not served"
                 .to_owned();
             out.push(Inconsistency::new(ObjectKind::Source, &name, why));
         }
-        let queries = source.get("native_queries").and_then(|q| q.as_sequence());
+        let queries = source.get("native_queries").and_then(Value::as_array);
         for q in queries.into_iter().flatten() {
             let name = q
                 .get("root_field_name")
-                .and_then(|n| n.as_str())
+                .and_then(Value::as_str)
                 .unwrap_or("?");
             out.push(not_yet(ObjectKind::NativeQuery, name.to_owned()));
         }
@@ -175,7 +184,7 @@ fn unserved(
         let Some(custom) = source.get("customization").filter(|_| i == 0) else {
             continue;
         };
-        if let Some(n) = custom.get("naming_convention").and_then(|n| n.as_str()) {
+        if let Some(n) = custom.get("naming_convention").and_then(Value::as_str) {
             match n.replace('_', "-").parse() {
                 Ok(convention) => *naming = Some(convention),
                 Err(_) => {
@@ -184,9 +193,9 @@ fn unserved(
                 }
             }
         }
-        let text = |v: Option<&serde_norway::Value>, key: &str| {
+        let text = |v: Option<&Value>, key: &str| {
             v.and_then(|v| v.get(key))
-                .and_then(|s| s.as_str())
+                .and_then(Value::as_str)
                 .map(str::to_owned)
         };
         let roots = custom.get("root_fields");
@@ -220,13 +229,13 @@ fn unserved(
             out.push(Inconsistency::new(ObjectKind::Source, &name, why));
         }
     }
-    Ok(out)
+    out
 }
 
 /// A source's keys Grafton does not read: any it does not know is reported (the
 /// object is not served as written), and its connection settings, which Grafton's
 /// own flags set, are named in a warning.
-fn unread_source_keys(source: &serde_norway::Value, name: &str) -> Vec<Inconsistency> {
+fn unread_source_keys(source: &Value, name: &str) -> Vec<Inconsistency> {
     const READ: &[&str] = &[
         "name",
         "kind",
@@ -238,16 +247,12 @@ fn unread_source_keys(source: &serde_norway::Value, name: &str) -> Vec<Inconsist
         "logical_models",
     ];
     let mut out = Vec::new();
-    let keys = source
-        .as_mapping()
-        .into_iter()
-        .flatten()
-        .filter_map(|(k, _)| k.as_str());
-    for key in keys.filter(|k| !READ.contains(k)) {
+    let keys = source.as_object().into_iter().flatten().map(|(k, _)| k);
+    for key in keys.filter(|k| !READ.contains(&k.as_str())) {
         let why = format!("its '{key}' is not read by Grafton");
         out.push(Inconsistency::new(ObjectKind::Source, name, why));
     }
-    match source.get("kind").and_then(|k| k.as_str()) {
+    match source.get("kind").and_then(Value::as_str) {
         None | Some("postgres") | Some("pg") => {}
         Some(kind) => {
             let why =
@@ -257,22 +262,19 @@ fn unread_source_keys(source: &serde_norway::Value, name: &str) -> Vec<Inconsist
     }
     let configuration = source.get("configuration");
     let connection = configuration.and_then(|c| c.get("connection_info"));
-    let mut settings: Vec<String> = (connection
-        .and_then(|c| c.as_mapping())
-        .into_iter()
-        .flatten())
-    .filter_map(|(k, _)| k.as_str())
-    .filter(|k| *k != "database_url")
-    .map(|k| format!("connection_info.{k}"))
-    .collect();
+    let mut settings: Vec<String> = (connection.and_then(Value::as_object).into_iter().flatten())
+        .map(|(k, _)| k)
+        .filter(|k| *k != "database_url")
+        .map(|k| format!("connection_info.{k}"))
+        .collect();
     settings.extend(
         (configuration
-            .and_then(|c| c.as_mapping())
+            .and_then(Value::as_object)
             .into_iter()
             .flatten())
-        .filter_map(|(k, _)| k.as_str())
+        .map(|(k, _)| k)
         .filter(|k| *k != "connection_info")
-        .map(str::to_owned),
+        .cloned(),
     );
     if !settings.is_empty() {
         tracing::warn!(
@@ -284,49 +286,42 @@ fn unread_source_keys(source: &serde_norway::Value, name: &str) -> Vec<Inconsist
     out
 }
 
-/// Warns of the project files that set up the server, which Grafton's flags do
-/// instead; an empty one says nothing.
-fn unread_settings(dir: &Path) {
-    for (file, instead) in [
-        ("network.yaml", "TLS allow lists are not read"),
-        ("opentelemetry.yaml", "use --otlp-endpoint"),
-        (
-            "metrics_config.yaml",
-            "Grafton's /metrics has its own settings",
-        ),
-        ("backend_configs.yaml", "data connectors are not served"),
+/// Warns of the settings that set up the server, which Grafton's flags do instead;
+/// an empty one says nothing.
+fn unread_settings(doc: &Map<String, Value>) {
+    for (key, instead) in [
+        ("network", "TLS allow lists are not read"),
+        ("opentelemetry", "use --otlp-endpoint"),
+        ("metrics_config", "Grafton's /metrics has its own settings"),
+        ("backend_configs", "data connectors are not served"),
     ] {
-        let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
-            continue;
-        };
-        let trimmed = text.trim();
-        if !(trimmed.is_empty() || trimmed == "{}" || trimmed == "[]") {
-            tracing::warn!("{file}: not read by Grafton ({instead})");
+        if doc.get(key).is_some_and(|v| !super::document::is_empty(v)) {
+            tracing::warn!("{key}: not read by Grafton ({instead})");
         }
     }
 }
 
-/// Fills `config` from the project-wide files of the metadata directory `dir`.
-pub(super) fn load(dir: &Path, config: &mut Config) -> Result<(), String> {
-    let left_out = unserved(dir, &mut config.naming, &mut config.root_fields)?;
-    unread_settings(dir);
+/// Fills `config` from the project-wide parts of the metadata document `doc`.
+pub(super) fn apply(doc: &Map<String, Value>, config: &mut Config) -> Result<(), String> {
+    let left_out = unserved(doc, &mut config.naming, &mut config.root_fields);
+    unread_settings(doc);
     config.left_out.extend(left_out);
-    if let Some(limits) = read(dir, "api_limits.yaml")? {
+    if let Some(limits) = read(doc, "api_limits")? {
         config.api_limits = limits;
     }
-    if let Some(introspection) = read(dir, "graphql_schema_introspection.yaml")? {
+    if let Some(introspection) = read(doc, "graphql_schema_introspection")? {
         config.graphql_schema_introspection = introspection;
     }
-    let inherited: Vec<InheritedRole> = read(dir, "inherited_roles.yaml")?.unwrap_or_default();
+    let inherited: Vec<InheritedRole> = read(doc, "inherited_roles")?.unwrap_or_default();
     for r in inherited {
         config.inherited_roles.insert(r.role_name, r.role_set);
     }
-    let collections: Vec<Collection> = read(dir, "query_collections.yaml")?.unwrap_or_default();
-    let allowed: Vec<AllowListEntry> = read(dir, "allow_list.yaml")?.unwrap_or_default();
+    let collections: Vec<Collection> = read(doc, "query_collections")?.unwrap_or_default();
+    let allowed: Vec<AllowListEntry> = read(doc, "allowlist")?.unwrap_or_default();
     for entry in allowed {
         let Some(collection) = collections.iter().find(|c| c.name == entry.collection) else {
             return Err(format!(
-                "allow_list.yaml: collection '{}' is not in query_collections.yaml",
+                "allowlist: collection '{}' is not in query_collections",
                 entry.collection
             ));
         };

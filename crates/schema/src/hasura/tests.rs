@@ -1,5 +1,6 @@
 //! The Hasura metadata import, on YAML written as Hasura writes it.
 
+use super::convert::convert;
 use super::*;
 
 #[test]
