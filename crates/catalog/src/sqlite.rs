@@ -23,8 +23,8 @@ struct RawForeignKey {
 
 /// Reads the catalog of the `main` database of a SQLite connection.
 ///
-/// Tables and views come from `sqlite_schema` (internal `sqlite_*` tables are
-/// skipped), columns from `pragma_table_xinfo`, unique constraints and indexes
+/// Tables and views come from `sqlite_schema` (internal `sqlite_*` tables and
+/// Grafton's own `grafton_catalog_*`, the metadata store, are skipped), columns from `pragma_table_xinfo`, unique constraints and indexes
 /// from `pragma_index_list`/`pragma_index_info`, and foreign keys from
 /// `pragma_foreign_key_list`. SQLite does not name primary keys, unique
 /// constraints and foreign keys, so they get Postgres-style names:
@@ -38,6 +38,7 @@ pub fn introspect_sqlite(conn: &Connection) -> Result<Introspected, CatalogError
         let mut stmt = conn.prepare(
             "SELECT name, type FROM main.sqlite_schema \
              WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' \
+             AND name NOT LIKE 'grafton\\_catalog\\_%' ESCAPE '\\' \
              ORDER BY name",
         )?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;

@@ -49,7 +49,7 @@ impl Engine {
     pub async fn reload(&self, options: &EngineOptions) -> Result<Reloaded, BuildError> {
         let _one = self.reloading.lock().await;
         let started = std::time::Instant::now();
-        let schemas = schemas(self.database(), options, self.shared()).await?;
+        let schemas = self.build_schemas(options).await?;
         let reloaded = Reloaded {
             tables: schemas.admin.model().tables.len(),
             roles: schemas.role_count(),
@@ -57,6 +57,13 @@ impl Engine {
         };
         self.replace_schemas(schemas);
         Ok(reloaded)
+    }
+
+    /// Introspects the database and builds every schema `options` asks for, without
+    /// serving them: how a metadata change is tried before it is kept. Serve the
+    /// result with [`Engine::replace_schemas`].
+    pub async fn build_schemas(&self, options: &EngineOptions) -> Result<Schemas, BuildError> {
+        schemas(self.database(), options, self.shared()).await
     }
 }
 

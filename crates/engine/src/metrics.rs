@@ -79,6 +79,8 @@ pub struct Metrics {
     live: IntGaugeVec,
     live_bytes: IntGauge,
     redis_bypassed: IntGauge,
+    /// The `resource_version` of the metadata served (0: none from the store).
+    pub metadata_version: IntGauge,
     replicas: replicas::ReplicaMetrics,
     /// Client connections under the cap.
     pub connections: ConnectionMetrics,
@@ -210,6 +212,14 @@ impl Metrics {
                 IntGauge::new(
                     "grafton_redis_breaker_open",
                     "1 while Redis is not asked (it failed three calls in a row and has not answered a probe since): the instance counts and remembers on its own.",
+                )
+                .unwrap_or_else(|e| panic!("metric: {e}")),
+            ),
+            metadata_version: register(
+                &r,
+                IntGauge::new(
+                    "grafton_metadata_resource_version",
+                    "The resource_version of the metadata this instance serves (0 when it serves files or an empty store).",
                 )
                 .unwrap_or_else(|e| panic!("metric: {e}")),
             ),

@@ -188,6 +188,11 @@ impl Schemas {
             .collect()
     }
 
+    /// Admin's schema model: every table, relationship and function served.
+    pub fn admin_model(&self) -> &grafton_schema::SchemaModel {
+        self.admin.model()
+    }
+
     /// The number of role schemas (admin's not counted).
     pub fn role_count(&self) -> usize {
         self.roles.len() + self.backend_roles.len()

@@ -56,15 +56,31 @@ impl crate::Database {
             ))
         })?;
         drop(client);
-        Ok(DdlWatch(tokio::spawn(run(config, changed))))
+        Ok(DdlWatch(tokio::spawn(run(config, CHANNEL, changed))))
+    }
+
+    /// Listens on `channel` (PostgreSQL only): `changed` is notified for each
+    /// notification, and after each reconnection (one may have been missed).
+    pub async fn watch_channel(
+        &self,
+        channel: &'static str,
+        changed: Arc<Notify>,
+    ) -> Result<DdlWatch, ExecuteError> {
+        let crate::Database::Postgres(db) = self else {
+            return Err(ExecuteError::Config(format!(
+                "{channel}: notifications need PostgreSQL"
+            )));
+        };
+        let config = db.primary.config().clone();
+        Ok(DdlWatch(tokio::spawn(run(config, channel, changed))))
     }
 }
 
-async fn run(config: tokio_postgres::Config, changed: Arc<Notify>) {
+async fn run(config: tokio_postgres::Config, channel: &'static str, changed: Arc<Notify>) {
     let mut pause = Duration::from_secs(1);
     let mut first = true;
     loop {
-        match listening(&config, CHANNEL).await {
+        match listening(&config, channel).await {
             Ok((_client, mut incoming, _driver)) => {
                 if !first {
                     changed.notify_one();
@@ -74,11 +90,15 @@ async fn run(config: tokio_postgres::Config, changed: Arc<Notify>) {
                 while incoming.recv().await.is_some() {
                     changed.notify_one();
                 }
-                tracing::warn!("schema watch: the connection closed; reconnecting");
+                tracing::warn!(channel, "listening: the connection closed; reconnecting");
                 tokio::time::sleep(pause).await;
             }
             Err(e) => {
-                tracing::warn!("schema watch: {e}; reconnecting in {}s", pause.as_secs());
+                tracing::warn!(
+                    channel,
+                    "listening: {e}; reconnecting in {}s",
+                    pause.as_secs()
+                );
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_secs(30));
             }

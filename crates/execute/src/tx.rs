@@ -182,6 +182,25 @@ impl Tx {
         }
     }
 
+    /// Runs SQL text with no parameters and no result (one or more statements: DDL,
+    /// `NOTIFY`), under the transaction's statement timeout.
+    pub async fn batch(&mut self, sql: &str) -> Result<(), ExecuteError> {
+        let (open, timeout) = (self.open, self.timeout);
+        match self.conn.as_mut().ok_or_else(gone)? {
+            Conn::Postgres(client) => {
+                let run = async { client.batch_execute(sql).await.map_err(Into::into) };
+                let (done, settled) = bounded(client, open, timeout, run).await;
+                self.discard_unless(settled);
+                done
+            }
+            Conn::Sqlite { conn, .. } => {
+                let sql = sql.to_owned();
+                let work = crate::sqlite::interact(conn, move |c| c.execute_batch(&sql));
+                crate::sqlite::within(conn, self.timeout, work).await
+            }
+        }
+    }
+
     /// The SQL dialect of the connection (for spans).
     fn dialect(&self) -> grafton_sql::Dialect {
         match self.conn {

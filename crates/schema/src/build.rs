@@ -89,7 +89,9 @@ pub fn build_for_role(
     let catalog = table_names::with_comments(catalog, config, default_schema);
     let mut warnings = Vec::new();
     let mut tables = name_tables(&catalog, config, naming, default_schema, &mut warnings)?;
-    if tables.is_empty() {
+    // Metadata that tracks nothing is served as Hasura serves it (a placeholder
+    // query field); a database with nothing to serve is a mistake worth saying.
+    if tables.is_empty() && config.auto_track.unwrap_or(true) {
         let schemas: BTreeSet<&str> = catalog.tables.iter().map(|t| t.schema.as_str()).collect();
         let listed = if schemas.is_empty() {
             default_schema.to_owned()

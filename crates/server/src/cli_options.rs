@@ -15,8 +15,18 @@ pub(crate) struct SchemaOptions {
     pub(crate) config: Option<PathBuf>,
     /// Hasura metadata to import (relationships and permissions): a tables.yaml file
     /// or a metadata directory. The config file wins where both say something.
-    #[arg(long, env = "GRAFTON_HASURA_METADATA")]
+    #[arg(
+        long,
+        env = "GRAFTON_HASURA_METADATA",
+        conflicts_with = "metadata_from"
+    )]
     pub(crate) hasura_metadata: Option<PathBuf>,
+    /// Hasura metadata (a metadata directory or a tables.yaml) an empty metadata
+    /// store starts from; once the store holds metadata, it is served instead and
+    /// changed through /v1/metadata. Without it or --hasura-metadata, the store
+    /// starts empty (every table served, as without metadata).
+    #[arg(long, env = "GRAFTON_METADATA_FROM")]
+    pub(crate) metadata_from: Option<PathBuf>,
     /// Naming convention of the generated schema [default: the Hasura source's
     /// naming_convention, else hasura-default].
     #[arg(long, env = "GRAFTON_NAMING",
@@ -270,6 +280,9 @@ pub(crate) fn options(
     o.config = sources.load()?;
     o.sources = Some(sources);
     if let Some((l, console)) = listen {
+        // A server keeps its metadata in the database unless it serves files.
+        o.metadata_store = schema.hasura_metadata.is_none();
+        o.metadata_from.clone_from(&schema.metadata_from);
         o.http.console = l.enable_console.unwrap_or(console);
         o.host = l.host.clone();
         o.port = l.port;

@@ -18,10 +18,10 @@ mod state;
 pub mod telemetry;
 pub mod ws;
 
+pub use grafton_metadata::Metadata;
 pub use listen::ConnectionLimits;
 pub use options::ConfigSources;
 pub use options::ServeOptions;
-pub use reload::Reloader;
 
 use grafton_execute::ExecuteError;
 use grafton_schema::{Config, SchemaError};
@@ -129,14 +129,73 @@ pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> 
         .with_live(options.live))
 }
 
+/// Where the metadata of a server started with `options` comes from, and the
+/// document an empty store starts from (`--metadata-from`).
+fn metadata_for(
+    engine: Arc<Engine>,
+    options: &ServeOptions,
+) -> Result<(Metadata, Option<serde_json::Value>), StartError> {
+    let serve = options.clone();
+    let engine_options: grafton_metadata::Options =
+        Arc::new(move |config| options::engine_options(&serve, config));
+    let (sources, fixed) = (options.sources.clone(), options.config.clone());
+    let settings: grafton_metadata::Settings = Arc::new(move || match &sources {
+        Some(sources) => sources.load().map_err(|e| e.to_string()),
+        None => Ok(fixed.clone()),
+    });
+    let hasura = (options.sources.as_ref()).and_then(|s| s.hasura_metadata.clone());
+    if !options.metadata_store {
+        let described = match (
+            &hasura,
+            options.sources.as_ref().and_then(|s| s.config.as_ref()),
+        ) {
+            (Some(path), _) => format!(
+                "the Hasura metadata at {} (--hasura-metadata)",
+                path.display()
+            ),
+            (None, Some(path)) => format!("the config file {}", path.display()),
+            (None, None) => "the config Grafton was started with".to_owned(),
+        };
+        let source = grafton_metadata::Source::Files { hasura, described };
+        return Ok((
+            Metadata::new(engine, source, settings, engine_options),
+            None,
+        ));
+    }
+    if hasura.is_some() {
+        return Err(StartError::Config {
+            path: "--hasura-metadata".into(),
+            message: "serves read-only metadata from files; to start the metadata store \
+                      from it, pass it as --metadata-from instead"
+                .into(),
+        });
+    }
+    let seed = match &options.metadata_from {
+        Some(path) => Some(
+            grafton_schema::hasura::read_document(path).map_err(|message| StartError::Config {
+                path: path.display().to_string(),
+                message,
+            })?,
+        ),
+        None => None,
+    };
+    let store = grafton_metadata::Store::new(engine.database().clone());
+    let source = grafton_metadata::Source::Store(store);
+    Ok((
+        Metadata::new(engine, source, settings, engine_options),
+        seed,
+    ))
+}
+
 /// A running server.
 pub struct Running {
     /// The bound address.
     pub addr: SocketAddr,
     /// The engine behind it.
     pub engine: Arc<Engine>,
-    /// Reloads its schemas (as `reload_metadata` and SIGHUP do).
-    pub reloader: Arc<Reloader>,
+    /// Its metadata: reloads its schemas (as `reload_metadata` and SIGHUP do) and
+    /// answers `/v1/metadata`.
+    pub metadata: Arc<Metadata>,
     /// Where `--metrics-addr` serves `/metrics`, if it does.
     pub metrics_addr: Option<SocketAddr>,
     handle: tokio::task::JoinHandle<()>,
@@ -189,8 +248,17 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
         );
     }
     let engine = Arc::new(build_engine(options).await?);
-    let reloader = Arc::new(Reloader::new(engine.clone(), options.clone()));
+    let (metadata, seed) = metadata_for(engine.clone(), options)?;
+    let metadata = Arc::new(metadata);
+    metadata.start(seed).await.map_err(|e| StartError::Config {
+        path: "the metadata store".into(),
+        message: e.to_string(),
+    })?;
+    let reloader = metadata.clone();
     let mut background = Vec::new();
+    if options.metadata_store {
+        background.push(AbortOnDrop(reload::follow(metadata.clone()).await?));
+    }
     if options.watch {
         let changed = Arc::new(tokio::sync::Notify::new());
         let watch = engine.database().watch_ddl(changed.clone()).await?;
@@ -233,7 +301,7 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
         background.push(AbortOnDrop(handle));
     }
     let ops = ops::Ops {
-        reloader: reloader.clone(),
+        metadata: reloader.clone(),
         draining: Arc::default(),
         metrics: options.metrics && options.metrics_addr.is_none(),
     };
@@ -274,7 +342,7 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
     Ok(Running {
         addr,
         engine,
-        reloader,
+        metadata: reloader,
         metrics_addr,
         handle,
         shutdown: Some(tx),
@@ -299,7 +367,7 @@ async fn terminated() {
 }
 
 /// Reloads the schemas on each SIGHUP.
-fn sighup(reloader: Arc<Reloader>) -> Result<tokio::task::JoinHandle<()>, StartError> {
+fn sighup(reloader: Arc<Metadata>) -> Result<tokio::task::JoinHandle<()>, StartError> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

@@ -18,6 +18,12 @@ pub struct ServeOptions {
     pub config: Config,
     /// The files `config` was read from, read again by a reload.
     pub sources: Option<ConfigSources>,
+    /// Keep the metadata in the database (changed through `/v1/metadata`, shared by
+    /// every instance) rather than read-only in files: the CLI's servers without
+    /// `--hasura-metadata`.
+    pub metadata_store: bool,
+    /// The Hasura metadata an empty store starts from (`--metadata-from`).
+    pub metadata_from: Option<std::path::PathBuf>,
     /// Reload when the PostgreSQL schema changes (an event trigger NOTIFYs).
     pub watch: bool,
     /// SIGTERM and Ctrl-C stop the server, SIGHUP reloads it (the CLI's servers).
@@ -78,6 +84,8 @@ impl Default for ServeOptions {
             port: 8080,
             config: Config::default(),
             sources: None,
+            metadata_store: false,
+            metadata_from: None,
             watch: false,
             signals: false,
             metrics: true,

@@ -1,85 +1,70 @@
-//! Schema reload without a restart: the config files are read again, the database
-//! introspected again, and the new schemas swapped in whole (requests already
-//! running finish on the old ones). Asked for by `POST /v1/metadata`
-//! (`reload_metadata`), SIGHUP, or, with `--watch`, DDL on PostgreSQL.
+//! Schema reload without a restart: the metadata is read again (the store, or the
+//! config files), the database introspected again, and the new schemas swapped in
+//! whole (requests already running finish on the old ones). Asked for by `POST
+//! /v1/metadata` (`reload_metadata`), SIGHUP, a change on another instance or,
+//! with `--watch`, DDL on PostgreSQL; `grafton_metadata::Metadata` does the work.
 
 pub use crate::options::ConfigSources;
-use crate::{Engine, ServeOptions, StartError};
+use grafton_metadata::Metadata;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Reloads one engine's schemas the way it was started.
-pub struct Reloader {
-    engine: Arc<Engine>,
-    options: ServeOptions,
-}
-
-/// Why a reload failed; the old schemas keep serving.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ReloadError(String);
-
-impl Reloader {
-    pub(crate) fn new(engine: Arc<Engine>, options: ServeOptions) -> Self {
-        Self { engine, options }
-    }
-
-    /// Reads the config again (from its files, else the one started with),
-    /// introspects and swaps. Logs the outcome either way.
-    pub async fn reload(&self, why: &str) -> Result<grafton_engine::Reloaded, ReloadError> {
-        let result = async {
-            let config = match &self.options.sources {
-                Some(sources) => sources.load()?,
-                None => self.options.config.clone(),
-            };
-            let options = crate::options::engine_options(&self.options, config);
-            Ok::<_, StartError>(self.engine.reload(&options).await?)
-        }
-        .await;
-        self.engine.metrics().reload(result.is_ok());
-        match result {
-            Ok(done) => {
-                tracing::info!(
-                    why,
-                    tables = done.tables,
-                    roles = done.roles,
-                    elapsed_ms = done.elapsed.as_secs_f64() * 1000.0,
-                    "schema reloaded"
-                );
-                Ok(done)
-            }
-            Err(e) => {
-                tracing::error!(why, error = %e, "reload failed; still serving the previous schema");
-                Err(ReloadError(e.to_string()))
-            }
-        }
-    }
-}
 
 /// Reloads after each notification, once the burst is over: a migration is often
 /// several transactions in a row.
 pub(crate) fn on_notify(
-    reloader: Arc<Reloader>,
+    metadata: Arc<Metadata>,
     notify: Arc<tokio::sync::Notify>,
     why: &'static str,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
             notify.notified().await;
-            // Quiet for 100 ms, or a second at most: a steady stream of changes
-            // cannot postpone the reload for ever.
-            let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
-            while tokio::time::Instant::now() < deadline {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                // Another notification meanwhile: wait for quiet again.
-                if tokio::time::timeout(Duration::ZERO, notify.notified())
-                    .await
-                    .is_err()
-                {
-                    break;
-                }
-            }
-            let _ = reloader.reload(why).await;
+            quiet(&notify).await;
+            let _ = metadata.reload(why).await;
         }
     })
+}
+
+/// Waits until no notification came for 100 ms, or a second at most: a steady
+/// stream of changes cannot postpone the reload for ever.
+async fn quiet(notify: &tokio::sync::Notify) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
+    while tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        // Another notification meanwhile: wait for quiet again.
+        if tokio::time::timeout(Duration::ZERO, notify.notified())
+            .await
+            .is_err()
+        {
+            break;
+        }
+    }
+}
+
+/// Follows the metadata other instances store: on PostgreSQL a notification after
+/// each change (and after each reconnection), on SQLite a look four times a
+/// second (a one-row read).
+pub(crate) async fn follow(
+    metadata: Arc<Metadata>,
+) -> Result<tokio::task::JoinHandle<()>, crate::StartError> {
+    let changed = Arc::new(tokio::sync::Notify::new());
+    let db = metadata.engine().database();
+    let watch = match db.backend() {
+        grafton_catalog::Backend::Postgres => Some(
+            db.watch_channel(grafton_metadata::store::CHANNEL, changed.clone())
+                .await?,
+        ),
+        _ => None,
+    };
+    Ok(tokio::spawn(async move {
+        let _watch = watch;
+        loop {
+            if _watch.is_some() {
+                changed.notified().await;
+            } else {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            metadata.follow().await;
+        }
+    }))
 }

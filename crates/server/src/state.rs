@@ -22,8 +22,8 @@ pub(crate) struct AppState {
 /// What the operational endpoints share with the server's lifecycle.
 #[derive(Clone)]
 pub struct Ops {
-    /// Reloads the schemas.
-    pub reloader: std::sync::Arc<crate::reload::Reloader>,
+    /// The metadata: reloads the schemas, answers `/v1/metadata`.
+    pub metadata: std::sync::Arc<grafton_metadata::Metadata>,
     /// True once the server is stopping: `/readyz` turns 503 so load balancers
     /// move traffic away during `--shutdown-delay`, before the port closes.
     pub draining: std::sync::Arc<std::sync::atomic::AtomicBool>,

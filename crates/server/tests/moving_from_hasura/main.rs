@@ -12,6 +12,7 @@ mod projects;
 mod schemas;
 mod snapshots;
 mod source;
+mod through_the_api;
 mod tracking;
 
 use grafton_server::{Running, ServeOptions};

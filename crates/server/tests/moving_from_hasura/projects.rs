@@ -11,7 +11,7 @@ use serde_norway::Value as Yaml;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-fn project(name: &str) -> PathBuf {
+pub fn project(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/hasura")
         .join(name)
@@ -20,7 +20,7 @@ fn project(name: &str) -> PathBuf {
 
 /// A fresh database with every `up.sql` of the project's migrations applied, in
 /// the order of their timestamped directory names, as `hasura migrate apply` does.
-fn migrated(name: &'static str, project: &Path) -> String {
+pub fn migrated(name: &'static str, project: &Path) -> String {
     let url = grafton_testkit::fresh_database(name);
     let dir = project.join("migrations/default");
     let mut steps: Vec<PathBuf> = std::fs::read_dir(&dir)

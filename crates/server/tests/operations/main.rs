@@ -10,6 +10,8 @@ mod cors;
 mod hasura_env;
 mod lifecycle;
 mod logs;
+mod metadata_api;
+mod metadata_sync;
 mod metrics;
 mod reload;
 mod traces;

@@ -232,7 +232,7 @@ async fn the_metadata_api_is_for_admin_only() {
     );
     // bulk: each answer in order; the first error is the answer, its path inside.
     let consistent = json!({"type": "get_inconsistent_metadata", "args": {}});
-    let unserved = json!({"type": "export_metadata", "args": {}});
+    let unserved = json!({"type": "create_rest_endpoint", "args": {}});
     let (status, body) = metadata(
         &base,
         json!({"type": "bulk", "args": [consistent, {"type": "reload_metadata", "args": {}}]}),

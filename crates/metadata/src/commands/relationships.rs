@@ -1,0 +1,115 @@
+//! A table's relationships: `pg_create_object_relationship`,
+//! `pg_create_array_relationship`, `pg_drop_relationship`, `pg_rename_relationship`,
+//! `pg_set_relationship_comment`.
+
+use crate::document::{text, tracked_table};
+use crate::Refusal;
+use serde_json::{json, Map, Value};
+
+const KINDS: [&str; 2] = ["object_relationships", "array_relationships"];
+
+/// Where relationship `name` is in a table's entry: its list and index.
+fn find(entry: &Map<String, Value>, name: &str) -> Option<(&'static str, usize)> {
+    KINDS.iter().find_map(|kind| {
+        let list = entry.get(*kind)?.as_array()?;
+        let i = list
+            .iter()
+            .position(|r| r.get("name").and_then(Value::as_str) == Some(name))?;
+        Some((*kind, i))
+    })
+}
+
+fn missing(name: &str) -> Refusal {
+    Refusal::new(
+        "not-exists",
+        format!("relationship \"{name}\" does not exist"),
+        "$.args",
+    )
+}
+
+/// `pg_create_object_relationship` / `pg_create_array_relationship`.
+pub fn create(doc: &mut Value, args: &Value, kind: &str) -> Result<(), Refusal> {
+    let name = text(args, "name")?.to_owned();
+    let Some(using) = args.get("using").filter(|u| u.is_object()) else {
+        return Err(Refusal::parse("key \"using\" not found"));
+    };
+    let table = crate::document::QualifiedName::read(args.get("table"), "table")?;
+    let entry = tracked_table(doc, args)?;
+    if find(entry, &name).is_some() {
+        return Err(Refusal::new(
+            "already-exists",
+            format!(
+                "field with name \"{name}\" already exists in table \"{}\"",
+                table.display()
+            ),
+            "$.args",
+        ));
+    }
+    let mut rel = json!({"name": name, "using": using});
+    if let Some(c) = args.get("comment").filter(|c| c.is_string()) {
+        rel["comment"] = c.clone();
+    }
+    let list = entry.entry(kind).or_insert_with(|| json!([]));
+    if !list.is_array() {
+        *list = json!([]);
+    }
+    if let Value::Array(list) = list {
+        list.push(rel);
+    }
+    Ok(())
+}
+
+/// `pg_drop_relationship`. Permissions that read through it are checked when the
+/// new metadata is built (a rule naming a missing relationship is refused).
+pub fn drop(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
+    let name = text(args, "relationship")?.to_owned();
+    let entry = tracked_table(doc, args)?;
+    let (kind, i) = find(entry, &name).ok_or_else(|| missing(&name))?;
+    if let Some(Value::Array(list)) = entry.get_mut(kind) {
+        list.remove(i);
+    }
+    Ok(())
+}
+
+/// `pg_rename_relationship`.
+pub fn rename(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
+    let name = text(args, "name")?.to_owned();
+    let new_name = text(args, "new_name")?.to_owned();
+    let table = crate::document::QualifiedName::read(args.get("table"), "table")?;
+    let entry = tracked_table(doc, args)?;
+    if find(entry, &new_name).is_some() {
+        return Err(Refusal::new(
+            "already-exists",
+            format!(
+                "cannot rename relationship \"{name}\" to \"{new_name}\" in table \"{}\" as a column/relationship with the name already exists",
+                table.display()
+            ),
+            "$.args",
+        ));
+    }
+    let (kind, i) = find(entry, &name).ok_or_else(|| missing(&name))?;
+    if let Some(Value::Array(list)) = entry.get_mut(kind) {
+        list[i]["name"] = json!(new_name);
+    }
+    Ok(())
+}
+
+/// `pg_set_relationship_comment` (`comment` absent or null removes it).
+pub fn comment(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
+    let name = text(args, "name")?.to_owned();
+    let comment = args.get("comment").cloned().unwrap_or(Value::Null);
+    let entry = tracked_table(doc, args)?;
+    let (kind, i) = find(entry, &name).ok_or_else(|| missing(&name))?;
+    if let Some(Value::Array(list)) = entry.get_mut(kind) {
+        match (comment, list[i].as_object_mut()) {
+            (Value::Null, Some(r)) => {
+                r.remove("comment");
+            }
+            (c, Some(r)) => {
+                r.insert("comment".into(), c);
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,189 @@
+//! Reading and editing Hasura's metadata document: its sources, their tables, and a
+//! table's entry, found by the `{schema, name}` (or bare name) Hasura's args use.
+
+use crate::Refusal;
+use serde_json::{json, Map, Value};
+
+/// A table as Hasura's args name it: `"t"` or `{"schema": "s", "name": "t"}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QualifiedName {
+    /// Its schema (`public` when not named).
+    pub schema: String,
+    /// Its name.
+    pub name: String,
+}
+
+impl QualifiedName {
+    /// Reads `value` (a string or `{schema?, name}`).
+    pub fn read(value: Option<&Value>, what: &str) -> Result<Self, Refusal> {
+        let path = format!("$.args.{what}");
+        match value {
+            Some(Value::String(name)) => Ok(Self {
+                schema: "public".into(),
+                name: name.clone(),
+            }),
+            Some(Value::Object(o)) => {
+                let Some(name) = o.get("name").and_then(Value::as_str) else {
+                    return Err(Refusal::new(
+                        "parse-failed",
+                        "key \"name\" not found",
+                        &path,
+                    ));
+                };
+                let schema = o.get("schema").and_then(Value::as_str).unwrap_or("public");
+                Ok(Self {
+                    schema: schema.to_owned(),
+                    name: name.to_owned(),
+                })
+            }
+            Some(_) => Err(Refusal::new(
+                "parse-failed",
+                format!("{what}: expected a name or {{schema, name}}"),
+                &path,
+            )),
+            None => Err(Refusal::new(
+                "parse-failed",
+                format!("key \"{what}\" not found"),
+                "$.args",
+            )),
+        }
+    }
+
+    /// As Hasura writes it in metadata.
+    pub fn to_json(&self) -> Value {
+        json!({"schema": self.schema, "name": self.name})
+    }
+
+    /// As Hasura quotes it in messages: the name in `public`, else `schema.name`.
+    pub fn display(&self) -> String {
+        if self.schema == "public" {
+            self.name.clone()
+        } else {
+            format!("{}.{}", self.schema, self.name)
+        }
+    }
+
+    fn matches(&self, value: Option<&Value>) -> bool {
+        QualifiedName::read(value, "table").is_ok_and(|t| &t == self)
+    }
+}
+
+/// A document with one `default` PostgreSQL source and nothing in it: what a
+/// fresh Hasura exports, and what `clear_metadata` leaves (sources are kept).
+pub fn empty() -> Value {
+    json!({
+        "version": 3,
+        "sources": [{
+            "name": "default",
+            "kind": "postgres",
+            "tables": [],
+            "configuration": {
+                "connection_info": {
+                    "database_url": {"from_env": "HASURA_GRAPHQL_DATABASE_URL"},
+                    "isolation_level": "read-committed",
+                    "use_prepared_statements": true
+                }
+            }
+        }]
+    })
+}
+
+/// `doc` with everything but its sources' connections removed (`clear_metadata`).
+pub fn cleared(doc: &Value) -> Value {
+    let sources: Vec<Value> = (doc.get("sources").and_then(Value::as_array))
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            let mut kept = Map::new();
+            for key in ["name", "kind", "configuration"] {
+                if let Some(v) = s.get(key) {
+                    kept.insert(key.into(), v.clone());
+                }
+            }
+            kept.insert("tables".into(), json!([]));
+            Value::Object(kept)
+        })
+        .collect();
+    if sources.is_empty() {
+        return empty();
+    }
+    json!({"version": 3, "sources": sources})
+}
+
+/// The source `args.source` names (`default` when it names none).
+pub fn source<'a>(doc: &'a mut Value, args: &Value) -> Result<&'a mut Map<String, Value>, Refusal> {
+    let name = args
+        .get("source")
+        .and_then(Value::as_str)
+        .unwrap_or("default");
+    if !doc.get("sources").is_some_and(Value::is_array) {
+        doc["sources"] = json!([]);
+    }
+    let sources = doc["sources"].as_array_mut().into_iter().flatten();
+    let found = sources
+        .filter_map(Value::as_object_mut)
+        .find(|s| s.get("name").and_then(Value::as_str) == Some(name));
+    found.ok_or_else(|| {
+        Refusal::new(
+            "not-exists",
+            format!("source with name \"{name}\" does not exist"),
+            "$.args",
+        )
+    })
+}
+
+/// A source's list under `key` (`tables`, `functions`), made a list if absent.
+pub fn list<'a>(source: &'a mut Map<String, Value>, key: &str) -> &'a mut Vec<Value> {
+    let entry = source.entry(key).or_insert_with(|| json!([]));
+    if !entry.is_array() {
+        *entry = json!([]);
+    }
+    match entry {
+        Value::Array(list) => list,
+        _ => unreachable!("made a list above"),
+    }
+}
+
+/// The index of `table`'s entry in a source's tables.
+pub fn table_index(tables: &[Value], table: &QualifiedName) -> Option<usize> {
+    tables.iter().position(|t| table.matches(t.get("table")))
+}
+
+/// The entry of the table `args.table` in `args.source`, or Hasura's `not-exists`.
+pub fn tracked_table<'a>(
+    doc: &'a mut Value,
+    args: &Value,
+) -> Result<&'a mut Map<String, Value>, Refusal> {
+    let table = QualifiedName::read(args.get("table"), "table")?;
+    let source_name = args
+        .get("source")
+        .and_then(Value::as_str)
+        .unwrap_or("default")
+        .to_owned();
+    let tables = list(source(doc, args)?, "tables");
+    let Some(i) = table_index(tables, &table) else {
+        return Err(Refusal::new(
+            "not-exists",
+            format!(
+                "table \"{}\" does not exist in source: {source_name}",
+                table.display()
+            ),
+            "$.args.table",
+        ));
+    };
+    match &mut tables[i] {
+        Value::Object(entry) => Ok(entry),
+        _ => Err(Refusal::new(
+            "unexpected",
+            "a table entry is not an object",
+            "$.args.table",
+        )),
+    }
+}
+
+/// A string argument, or Hasura's `parse-failed` when it is missing.
+pub fn text<'a>(args: &'a Value, key: &str) -> Result<&'a str, Refusal> {
+    args.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| Refusal::parse(format!("key \"{key}\" not found")))
+}

@@ -1,0 +1,18 @@
+//! Hasura's metadata API over metadata stored in the database: the metadata
+//! document and the commands that change it (`commands`), the store that keeps it
+//! versioned and shared by every instance on the database (`store`), and the
+//! service that tries each change before it is kept and keeps every instance
+//! serving the latest version (`service`).
+
+mod answers;
+pub mod commands;
+pub mod document;
+mod generated;
+mod refusal;
+pub mod service;
+pub mod store;
+
+pub use answers::consistency;
+pub use refusal::Refusal;
+pub use service::{Metadata, Options, ReloadError, Settings, Source};
+pub use store::{Store, StoreError};

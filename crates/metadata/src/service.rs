@@ -1,0 +1,360 @@
+//! What the engine serves, and where it comes from: the metadata store (changed
+//! through the API, shared by every instance on the database) or read-only files.
+//! Every change is tried first: the new document is built into schemas with the
+//! same reader that checks metadata at start-up, and kept (stored, then served)
+//! only if it builds and adds nothing that cannot be served.
+
+use crate::answers::{build_refusal, consistency, inconsistent, store_refusal};
+use crate::commands;
+use crate::store::{Store, StoreError};
+use crate::Refusal;
+use grafton_engine::{Engine, EngineOptions, Reloaded};
+use grafton_schema::inconsistent::Inconsistency;
+use grafton_schema::Config;
+use serde_json::{json, Value};
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Where the metadata comes from.
+pub enum Source {
+    /// Files, read-only: the Hasura metadata directory when there is one (what
+    /// `export_metadata` answers), and what to say when a change is asked for.
+    Files {
+        /// `--hasura-metadata`.
+        hasura: Option<PathBuf>,
+        /// Where the metadata comes from, for the refusal of a change.
+        described: String,
+    },
+    /// The metadata store in the database.
+    Store(Store),
+}
+
+/// The config the settings files give (`--config`, `--allow-list`; with
+/// [`Source::Files`], the Hasura metadata too), read again at each reload.
+pub type Settings = Arc<dyn Fn() -> Result<Config, String> + Send + Sync>;
+
+/// The engine's options for a config.
+pub type Options = Arc<dyn Fn(Config) -> EngineOptions + Send + Sync>;
+
+/// The metadata of one engine.
+pub struct Metadata {
+    engine: Arc<Engine>,
+    source: Source,
+    settings: Settings,
+    options: Options,
+    /// One change or reload at a time: each reads, builds and serves in order.
+    lock: tokio::sync::Mutex<()>,
+    /// The version served (0: files, or nothing stored).
+    served: AtomicU64,
+}
+
+/// Why a reload failed; the old schemas keep serving.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ReloadError(pub String);
+
+impl Metadata {
+    /// The metadata of `engine`, from `source`.
+    pub fn new(engine: Arc<Engine>, source: Source, settings: Settings, options: Options) -> Self {
+        Self {
+            engine,
+            source,
+            settings,
+            options,
+            lock: tokio::sync::Mutex::new(()),
+            served: AtomicU64::new(0),
+        }
+    }
+
+    /// The engine served.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// The store, when the metadata lives in one.
+    pub fn store(&self) -> Option<&Store> {
+        match &self.source {
+            Source::Store(store) => Some(store),
+            Source::Files { .. } => None,
+        }
+    }
+
+    /// The `resource_version` served (0: files, or nothing stored).
+    pub fn served_version(&self) -> u64 {
+        self.served.load(Ordering::SeqCst)
+    }
+
+    fn serve(&self, schemas: grafton_engine::Schemas, version: u64) {
+        self.engine.replace_schemas(schemas);
+        self.served.store(version, Ordering::SeqCst);
+        let gauge = i64::try_from(version).unwrap_or(i64::MAX);
+        self.engine.metrics().metadata_version.set(gauge);
+    }
+
+    /// At start-up: an empty store is given `seed` (`--metadata-from`), and a
+    /// stored document is served. Two instances seeding at once: one wins, and the
+    /// other serves what it stored.
+    pub async fn start(&self, seed: Option<Value>) -> Result<(), ReloadError> {
+        let Source::Store(store) = &self.source else {
+            return Ok(());
+        };
+        let stored = store.load().await.map_err(|e| ReloadError(e.to_string()))?;
+        if let (None, Some(seed)) = (&stored.metadata, seed) {
+            let _one = self.lock.lock().await;
+            let config = self
+                .config_for(Some(&seed))
+                .map_err(|r| ReloadError(r.error))?;
+            let schemas = self
+                .engine
+                .build_schemas(&(self.options)(config))
+                .await
+                .map_err(|e| ReloadError(format!("the metadata to start from: {e}")))?;
+            match store.save(&seed, stored.version).await {
+                Ok(version) => {
+                    tracing::info!(version, "the metadata store was empty: seeded");
+                    self.serve(schemas, version);
+                    return Ok(());
+                }
+                Err(StoreError::Conflict { .. }) => {}
+                Err(e) => return Err(ReloadError(e.to_string())),
+            }
+        } else if stored.metadata.is_none() {
+            return Ok(());
+        }
+        self.reload("start-up: the stored metadata")
+            .await
+            .map(|_| ())
+    }
+
+    /// The config for a metadata document (none: the settings alone).
+    fn config_for(&self, doc: Option<&Value>) -> Result<Config, Refusal> {
+        let mut config =
+            (self.settings)().map_err(|e| Refusal::new("invalid-configuration", e, "$"))?;
+        if let Some(doc) = doc {
+            let imported = grafton_schema::hasura::to_config(doc)
+                .map_err(|e| Refusal::new("parse-failed", e, "$.args"))?;
+            grafton_schema::hasura::merge(&mut config, imported);
+        }
+        Ok(config)
+    }
+
+    /// Reads the metadata again (the store, or the files), introspects and serves
+    /// the result; the old schemas stay on any error. Logs the outcome either way.
+    pub async fn reload(&self, why: &str) -> Result<Reloaded, ReloadError> {
+        let _one = self.lock.lock().await;
+        let started = std::time::Instant::now();
+        let result = async {
+            let (doc, version) = match &self.source {
+                Source::Store(store) => {
+                    let stored = store.load().await.map_err(|e| e.to_string())?;
+                    let version = if stored.metadata.is_some() {
+                        stored.version
+                    } else {
+                        0
+                    };
+                    (stored.metadata, version)
+                }
+                Source::Files { .. } => (None, 0),
+            };
+            let config = self.config_for(doc.as_ref()).map_err(|r| r.error)?;
+            let schemas = (self.engine.build_schemas(&(self.options)(config)).await)
+                .map_err(|e| e.to_string())?;
+            let done = Reloaded {
+                tables: schemas.admin_model().tables.len(),
+                roles: schemas.role_count(),
+                elapsed: started.elapsed(),
+            };
+            self.serve(schemas, version);
+            Ok::<_, String>((done, version))
+        }
+        .await;
+        self.engine.metrics().reload(result.is_ok());
+        match result {
+            Ok((done, version)) => {
+                tracing::info!(
+                    why,
+                    version,
+                    tables = done.tables,
+                    roles = done.roles,
+                    elapsed_ms = done.elapsed.as_secs_f64() * 1000.0,
+                    "schema reloaded"
+                );
+                Ok(done)
+            }
+            Err(e) => {
+                tracing::error!(why, error = %e, "reload failed; still serving the previous schema");
+                Err(ReloadError(e))
+            }
+        }
+    }
+
+    /// Reloads when the store holds a version other than the one served: another
+    /// instance changed the metadata.
+    pub async fn follow(&self) {
+        let Source::Store(store) = &self.source else {
+            return;
+        };
+        match store.load().await {
+            Ok(stored) if stored.metadata.is_some() && stored.version != self.served_version() => {
+                let _ = self
+                    .reload("the metadata changed on another instance")
+                    .await;
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("the metadata store: {e}"),
+        }
+    }
+
+    /// The metadata document served: the store's, the files', or (nothing stored)
+    /// the document of what is served now.
+    async fn document(&self) -> Result<(Value, u64), Refusal> {
+        match &self.source {
+            Source::Store(store) => {
+                let stored = store.load().await.map_err(store_refusal)?;
+                let doc = match stored.metadata {
+                    Some(doc) => doc,
+                    None => crate::generated::document(&self.engine.schemas()),
+                };
+                Ok((doc, stored.version))
+            }
+            Source::Files {
+                hasura: Some(path), ..
+            } => {
+                let doc = grafton_schema::hasura::read_document(path)
+                    .map_err(|e| Refusal::new("unexpected", e, "$"))?;
+                Ok((doc, crate::store::FIRST_VERSION))
+            }
+            Source::Files { hasura: None, .. } => Ok((
+                crate::generated::document(&self.engine.schemas()),
+                crate::store::FIRST_VERSION,
+            )),
+        }
+    }
+
+    /// One request to `/v1/metadata`: its answer, or its refusal.
+    pub async fn command(&self, body: &Value) -> Result<Value, Refusal> {
+        let (kind, args) = commands::envelope(body)?;
+        match kind {
+            "export_metadata" => {
+                let (doc, version) = self.document().await?;
+                if body.get("version").and_then(Value::as_u64) == Some(2) {
+                    return Ok(json!({"resource_version": version, "metadata": doc}));
+                }
+                Ok(doc)
+            }
+            "get_inconsistent_metadata" => Ok(consistency(self.engine.schemas().left_out())),
+            "reload_metadata" => {
+                if let Err(e) = self.reload("reload_metadata").await {
+                    return Err(Refusal::new(
+                        "reload-failed",
+                        format!("{e}; the previous schema is still served"),
+                        "$",
+                    ));
+                }
+                let mut answer = consistency(self.engine.schemas().left_out());
+                answer["message"] = json!("success");
+                if answer["is_consistent"] == json!(true) {
+                    answer
+                        .as_object_mut()
+                        .map(|o| o.remove("inconsistent_objects"));
+                }
+                Ok(answer)
+            }
+            "bulk_keep_going" => {
+                let Some(items) = args.as_array() else {
+                    return Err(Refusal::parse(
+                        "bulk_keep_going takes a list of commands as its args",
+                    ));
+                };
+                let mut answers = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    let answer = Box::pin(self.command(item)).await;
+                    answers.push(match answer {
+                        Ok(answer) => answer,
+                        Err(refusal) => refusal.within(&format!("$.args[{i}]")).body(),
+                    });
+                }
+                Ok(Value::Array(answers))
+            }
+            "bulk" if !commands::writes_any(args) => {
+                // Reads only (no store needed): answered in order, the first refusal
+                // is the answer.
+                let items = args.as_array().map(Vec::as_slice).unwrap_or_default();
+                let mut answers = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    let answer = Box::pin(self.command(item)).await;
+                    answers.push(answer.map_err(|r| r.within(&format!("$.args[{i}]")))?);
+                }
+                Ok(Value::Array(answers))
+            }
+            kind if commands::writes(kind) => self.change(body).await,
+            other => Err(commands::unserved(other)),
+        }
+    }
+
+    /// A command that changes the metadata: applied to the stored document, built,
+    /// stored as the next version, served.
+    async fn change(&self, body: &Value) -> Result<Value, Refusal> {
+        let store = match &self.source {
+            Source::Store(store) => store,
+            Source::Files { described, .. } => {
+                return Err(Refusal::new(
+                    "not-supported",
+                    format!(
+                        "the metadata is read-only here: it comes from {described}; change \
+                         those files and reload_metadata, or start with --metadata-from to \
+                         keep the metadata in the database and change it through this API"
+                    ),
+                    "$.type",
+                ))
+            }
+        };
+        let _one = self.lock.lock().await;
+        let stored = store.load().await.map_err(store_refusal)?;
+        if let Some(named) = body.get("resource_version").and_then(Value::as_u64) {
+            if named != stored.version {
+                return Err(store_refusal(StoreError::Conflict {
+                    expected: named,
+                    current: stored.version,
+                }));
+            }
+        }
+        let mut doc = match &stored.metadata {
+            Some(doc) => doc.clone(),
+            None => crate::generated::document(&self.engine.schemas()),
+        };
+        let outcome = commands::apply(&mut doc, body)?;
+        let config = self.config_for(Some(&doc))?;
+        let schemas = self
+            .engine
+            .build_schemas(&(self.options)(config))
+            .await
+            .map_err(build_refusal)?;
+        let before: HashSet<String> = (self.engine.schemas().left_out().iter())
+            .map(|i| i.to_json().to_string())
+            .collect();
+        // A replaced whole must be consistent whole; any other change must add
+        // nothing that cannot be served.
+        let added: Vec<&Inconsistency> = (schemas.left_out().iter())
+            .filter(|i| outcome.replaced || !before.contains(&i.to_json().to_string()))
+            .collect();
+        if !added.is_empty() && !outcome.allow_inconsistent {
+            let kind = body.get("type").and_then(Value::as_str).unwrap_or("");
+            return Err(inconsistent(&added, outcome.replaced, kind));
+        }
+        let version = store
+            .save(&doc, stored.version)
+            .await
+            .map_err(store_refusal)?;
+        let left_out = schemas.left_out().to_vec();
+        self.serve(schemas, version);
+        self.engine.metrics().reload(true);
+        tracing::info!(version, command = %body["type"], "metadata changed");
+        if outcome.answer_consistency {
+            return Ok(consistency(&left_out));
+        }
+        Ok(outcome.answer)
+    }
+}

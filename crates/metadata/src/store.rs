@@ -1,0 +1,212 @@
+//! The metadata store: Hasura's metadata document and its `resource_version`, in a
+//! schema of Grafton's own on PostgreSQL (`grafton_catalog`) or in tables beside
+//! the data in a SQLite file (`grafton_catalog_*`, never served). Nothing is
+//! created until the first write, so a database whose metadata is never changed
+//! through the API is never touched. Each write is one transaction, guarded by the
+//! version it read: a crash leaves the old document or the new one, and a writer
+//! that lost a race is told so.
+
+use grafton_catalog::Backend;
+use grafton_execute::{Database, ExecuteError, Tx};
+use grafton_sql::{Param, ParamValue, SqlType, Statement};
+use serde_json::{Map, Value};
+use std::time::Duration;
+
+/// The PostgreSQL channel a write notifies, with the new version as its payload.
+pub const CHANNEL: &str = "grafton_metadata";
+
+/// The version of a store nothing was ever written to (Hasura's first).
+pub const FIRST_VERSION: u64 = 1;
+
+/// How long one store statement may run.
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the store holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stored {
+    /// The metadata document; `None` until one is written.
+    pub metadata: Option<Value>,
+    /// Hasura's `resource_version`: one more after each write.
+    pub version: u64,
+}
+
+/// Why the store could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database refused or failed.
+    #[error("the metadata store: {0}")]
+    Database(#[from] ExecuteError),
+    /// Another write came first: the version read is no longer the current one.
+    #[error("metadata resource version referenced ({expected}) did not match current version ({current})")]
+    Conflict {
+        /// The version the writer read (or named).
+        expected: u64,
+        /// The version now stored.
+        current: u64,
+    },
+    /// A stored value is not what Grafton writes.
+    #[error("the metadata store holds {0}")]
+    Corrupt(String),
+}
+
+/// The store of one database.
+#[derive(Clone)]
+pub struct Store {
+    db: Database,
+}
+
+fn param(value: Value, ty: &'static str) -> Param {
+    Param {
+        value: ParamValue::Literal(value),
+        ty: SqlType::Builtin(ty),
+        list: false,
+    }
+}
+
+fn statement(sql: &str, params: Vec<Param>) -> Statement {
+    Statement {
+        sql: sql.to_owned(),
+        params,
+    }
+}
+
+impl Store {
+    /// The store of `db`.
+    pub fn new(db: Database) -> Self {
+        Self { db }
+    }
+
+    fn postgres(&self) -> bool {
+        self.db.backend() == Backend::Postgres
+    }
+
+    /// Where the document lives, for messages.
+    pub fn location(&self) -> &'static str {
+        if self.postgres() {
+            "the table grafton_catalog.metadata"
+        } else {
+            "the table grafton_catalog_metadata of the SQLite file"
+        }
+    }
+
+    /// The stored document and its version (an empty store: none, version 1).
+    pub async fn load(&self) -> Result<Stored, StoreError> {
+        let mut tx = self.db.autocommit(TIMEOUT).await?;
+        let stored = self.read(&mut tx, false).await;
+        tx.commit().await?;
+        stored
+    }
+
+    async fn exists(&self, tx: &mut Tx) -> Result<bool, StoreError> {
+        let sql = if self.postgres() {
+            "SELECT (to_regclass('grafton_catalog.metadata') IS NOT NULL)::text"
+        } else {
+            "SELECT count(*) FROM main.sqlite_schema WHERE name = 'grafton_catalog_metadata'"
+        };
+        let rows = tx.rows(&statement(sql, vec![]), &Map::new()).await?;
+        let cell = rows.first().and_then(|r| r.first());
+        Ok(matches!(cell, Some(Value::String(s)) if s == "true")
+            || cell.and_then(Value::as_i64).is_some_and(|n| n > 0))
+    }
+
+    async fn read(&self, tx: &mut Tx, lock: bool) -> Result<Stored, StoreError> {
+        if !self.exists(tx).await? {
+            return Ok(Stored {
+                metadata: None,
+                version: FIRST_VERSION,
+            });
+        }
+        let sql = match (self.postgres(), lock) {
+            (true, false) => {
+                "SELECT metadata::text, resource_version::text FROM grafton_catalog.metadata"
+            }
+            (true, true) => {
+                "SELECT metadata::text, resource_version::text FROM grafton_catalog.metadata FOR UPDATE"
+            }
+            (false, _) => "SELECT metadata, resource_version FROM grafton_catalog_metadata",
+        };
+        let rows = tx.rows(&statement(sql, vec![]), &Map::new()).await?;
+        let Some(row) = rows.first() else {
+            return Ok(Stored {
+                metadata: None,
+                version: FIRST_VERSION,
+            });
+        };
+        let metadata = match row.first() {
+            Some(Value::String(text)) => serde_json::from_str(text)
+                .map(Some)
+                .map_err(|e| StoreError::Corrupt(format!("a document that is not JSON: {e}")))?,
+            _ => None,
+        };
+        let version = match row.get(1) {
+            Some(Value::String(s)) => s.parse().ok(),
+            Some(v) => v.as_u64(),
+            None => None,
+        };
+        let version =
+            version.ok_or_else(|| StoreError::Corrupt("a version that is not a number".into()))?;
+        Ok(Stored { metadata, version })
+    }
+
+    /// Stores `metadata` as the version after `expected`, which must be the version
+    /// stored now; returns the new version. On PostgreSQL every instance listening
+    /// on [`CHANNEL`] is told once the write commits.
+    pub async fn save(&self, metadata: &Value, expected: u64) -> Result<u64, StoreError> {
+        let mut tx = self.db.begin(TIMEOUT).await?;
+        self.create(&mut tx).await?;
+        let current = self.read(&mut tx, true).await?;
+        if current.version != expected {
+            tx.rollback().await;
+            return Err(StoreError::Conflict {
+                expected,
+                current: current.version,
+            });
+        }
+        let version = expected + 1;
+        let text = Value::String(metadata.to_string());
+        let sql = if self.postgres() {
+            "INSERT INTO grafton_catalog.metadata (id, metadata, resource_version) \
+             VALUES (1, $1::json, $2::int8) ON CONFLICT (id) DO UPDATE \
+             SET metadata = excluded.metadata, resource_version = excluded.resource_version, \
+             updated_at = now() RETURNING resource_version::text"
+        } else {
+            "INSERT INTO grafton_catalog_metadata (id, metadata, resource_version) \
+             VALUES (1, ?1, ?2) ON CONFLICT (id) DO UPDATE \
+             SET metadata = excluded.metadata, resource_version = excluded.resource_version, \
+             updated_at = CURRENT_TIMESTAMP RETURNING resource_version"
+        };
+        let params = vec![param(text, "text"), param(Value::from(version), "int8")];
+        tx.rows(&statement(sql, params), &Map::new()).await?;
+        if self.postgres() {
+            tx.batch(&format!("NOTIFY {CHANNEL}, '{version}'")).await?;
+        }
+        tx.commit().await?;
+        Ok(version)
+    }
+
+    /// Creates the store's tables when they are missing.
+    async fn create(&self, tx: &mut Tx) -> Result<(), StoreError> {
+        let ddl = if self.postgres() {
+            "CREATE SCHEMA IF NOT EXISTS grafton_catalog;
+             CREATE TABLE IF NOT EXISTS grafton_catalog.metadata (
+               id int PRIMARY KEY DEFAULT 1 CHECK (id = 1),
+               metadata json NOT NULL,
+               resource_version bigint NOT NULL,
+               updated_at timestamptz NOT NULL DEFAULT now());
+             CREATE TABLE IF NOT EXISTS grafton_catalog.catalog_state (
+               kind text PRIMARY KEY,
+               state json NOT NULL)"
+        } else {
+            "CREATE TABLE IF NOT EXISTS grafton_catalog_metadata (
+               id integer PRIMARY KEY CHECK (id = 1),
+               metadata text NOT NULL,
+               resource_version integer NOT NULL,
+               updated_at text NOT NULL DEFAULT CURRENT_TIMESTAMP);
+             CREATE TABLE IF NOT EXISTS grafton_catalog_state (
+               kind text PRIMARY KEY,
+               state text NOT NULL)"
+        };
+        tx.batch(ddl).await?;
+        Ok(())
+    }
+}
