@@ -4,7 +4,7 @@
 //! when the store failed, 400 for the rest, as Hasura answers.
 
 use crate::state::{AppState, Peer};
-use axum::extract::rejection::JsonRejection;
+use axum::extract::Request;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -12,10 +12,15 @@ use axum::{Extension, Json};
 use grafton_metadata::Refusal;
 use serde_json::Value;
 
+/// The largest metadata request: a whole project's metadata in one
+/// `replace_metadata`.
+const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+
 fn respond(refusal: &Refusal) -> Response {
     let status = match refusal.code {
         _ if refusal.server_fault => StatusCode::INTERNAL_SERVER_ERROR,
         "conflict" => StatusCode::CONFLICT,
+        "request-too-large" => StatusCode::PAYLOAD_TOO_LARGE,
         _ => StatusCode::BAD_REQUEST,
     };
     (status, Json(refusal.body())).into_response()
@@ -26,7 +31,7 @@ pub(crate) async fn handle(
     State(state): State<AppState>,
     peer: Option<Extension<Peer>>,
     headers: HeaderMap,
-    body: Result<Json<Value>, JsonRejection>,
+    request: Request,
 ) -> Response {
     let peer = peer.map(|Extension(p)| p);
     let caller = match crate::caller::caller(&state.auth, &headers, peer).await {
@@ -36,9 +41,19 @@ pub(crate) async fn handle(
             return (e.status(false), Json(body)).into_response();
         }
     };
-    let body = match body {
-        Ok(Json(body)) => body,
-        Err(e) => return respond(&Refusal::new("invalid-json", e.body_text(), "$")),
+    // Read once the caller is known, within its own cap (a whole project's metadata
+    // is larger than a query), as JSON whatever its content type says, as Hasura
+    // reads it (`curl -d` sends a form's type).
+    let bytes = match axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            let error = format!("the body is larger than {MAX_BODY_BYTES} bytes, or was cut off");
+            return respond(&Refusal::new("request-too-large", error, "$"));
+        }
+    };
+    let body: Value = match serde_json::from_slice(&bytes) {
+        Ok(body) => body,
+        Err(e) => return respond(&Refusal::new("invalid-json", e.to_string(), "$")),
     };
     // Hasura reads the body before it checks the caller, and answers 400.
     if caller.role.is_some() {

@@ -23,6 +23,7 @@ pub(crate) fn routes(router: Router<AppState>, metrics: bool, apis: Apis) -> Rou
         .route("/readyz", get(readyz))
         .route("/v1/version", get(version));
     match apis.metadata {
+        // The metadata handler reads its body itself, under its own cap.
         true => router.route("/v1/metadata", post(crate::metadata::handle)),
         false => router,
     }
