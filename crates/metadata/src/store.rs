@@ -168,15 +168,30 @@ impl Store {
             "INSERT INTO grafton_catalog.metadata (id, metadata, resource_version) \
              VALUES (1, $1::json, $2::int8) ON CONFLICT (id) DO UPDATE \
              SET metadata = excluded.metadata, resource_version = excluded.resource_version, \
-             updated_at = now() RETURNING resource_version::text"
+             updated_at = now() WHERE grafton_catalog.metadata.resource_version = $3::int8 \
+             RETURNING resource_version::text"
         } else {
             "INSERT INTO grafton_catalog_metadata (id, metadata, resource_version) \
              VALUES (1, ?1, ?2) ON CONFLICT (id) DO UPDATE \
              SET metadata = excluded.metadata, resource_version = excluded.resource_version, \
-             updated_at = CURRENT_TIMESTAMP RETURNING resource_version"
+             updated_at = CURRENT_TIMESTAMP WHERE grafton_catalog_metadata.resource_version = ?3 \
+             RETURNING resource_version"
         };
-        let params = vec![param(text, "text"), param(Value::from(version), "int8")];
-        tx.rows(&statement(sql, params), &Map::new()).await?;
+        let params = vec![
+            param(text, "text"),
+            param(Value::from(version), "int8"),
+            param(Value::from(expected), "int8"),
+        ];
+        // The guard holds where no row was there to lock when it was read: of two
+        // first writes, the one that finds the other's row changes nothing.
+        let written = tx.rows(&statement(sql, params), &Map::new()).await?;
+        if written.is_empty() {
+            tx.rollback().await;
+            return Err(StoreError::Conflict {
+                expected,
+                current: expected + 1,
+            });
+        }
         if self.postgres() {
             tx.batch(&format!("NOTIFY {CHANNEL}, '{version}'")).await?;
         }

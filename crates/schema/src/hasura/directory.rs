@@ -79,6 +79,13 @@ fn sources(dir: &Path) -> Result<Vec<Value>, String> {
                     ));
                 };
                 let list = databases.join(file.trim());
+                if !list.is_file() {
+                    return Err(format!(
+                        "{}: {key} includes {}, which does not exist",
+                        listed.display(),
+                        file.trim()
+                    ));
+                }
                 source[key] = Value::Array(read(&list)?);
             }
         }
