@@ -42,26 +42,10 @@ pub struct Reloaded {
 }
 
 impl Engine {
-    /// Introspects the database again and rebuilds every schema from `options`
-    /// (its config re-read by the caller), then serves the new set; requests
-    /// already running finish on the old one. On any error the old set stays.
-    /// The database connection settings in `options` are not reapplied.
-    pub async fn reload(&self, options: &EngineOptions) -> Result<Reloaded, BuildError> {
-        let _one = self.reloading.lock().await;
-        let started = std::time::Instant::now();
-        let schemas = self.build_schemas(options).await?;
-        let reloaded = Reloaded {
-            tables: schemas.admin.model().tables.len(),
-            roles: schemas.role_count(),
-            elapsed: started.elapsed(),
-        };
-        self.replace_schemas(schemas);
-        Ok(reloaded)
-    }
-
     /// Introspects the database and builds every schema `options` asks for, without
-    /// serving them: how a metadata change is tried before it is kept. Serve the
-    /// result with [`Engine::replace_schemas`].
+    /// serving them: how a reload, or a metadata change tried before it is kept,
+    /// builds (`grafton-metadata` orders them). Serve the result with
+    /// [`Engine::replace_schemas`]; on any error the old set stays.
     pub async fn build_schemas(&self, options: &EngineOptions) -> Result<Schemas, BuildError> {
         schemas(self.database(), options, self.shared()).await
     }

@@ -25,8 +25,6 @@ pub struct Engine {
     pub(crate) live: crate::live::Live,
     /// Who wrote lately, whose reads go to the primary (with read replicas).
     pub(crate) recent: crate::reads::RecentWrites,
-    /// One reload at a time.
-    pub(crate) reloading: tokio::sync::Mutex<()>,
     /// Prometheus metrics.
     metrics: Arc<crate::Metrics>,
     /// Counts the schema sets served: open subscriptions re-plan when it moves.
@@ -57,7 +55,6 @@ impl Engine {
             shared: None,
             live: crate::live::Live::new(live, metrics.poll_seconds.clone()),
             recent: crate::reads::RecentWrites::new(std::time::Duration::ZERO),
-            reloading: tokio::sync::Mutex::new(()),
             metrics,
             changes: tokio::sync::watch::Sender::new(0),
             db,

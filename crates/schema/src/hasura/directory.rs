@@ -130,51 +130,39 @@ fn sources(dir: &Path) -> Result<Vec<Value>, String> {
 /// The table entries a list names: the files of a v3 `tables.yaml`'s `!include`s,
 /// the entries of a v2 one, or (no list) every YAML file beside where it would be.
 fn entries_at(list: &Path) -> Result<Vec<Value>, String> {
-    let dir = list.parent().unwrap_or(Path::new("."));
-    if let Some(files) = include::included(list)? {
-        let stale = include::left_out(dir, &files, "tables.yaml");
-        if !stale.is_empty() {
-            tracing::warn!(
-                "{}: {} file(s) not included by tables.yaml, ignored as Hasura ignores them: {}",
-                dir.display(),
-                stale.len(),
-                stale.join(", ")
-            );
-        }
-        return entries(&files);
-    }
-    if list.is_file() {
-        return entry_list(list);
-    }
-    entries(&yaml_files(dir, "tables.yaml"))
+    listed::<Entry>(list, entry_list)
 }
 
 /// The function entries a `functions.yaml` names, as `entries_at` for tables.
 fn functions_at(list: &Path) -> Result<Vec<Value>, String> {
+    listed::<super::functions::Entry>(list, v2_function_list)
+}
+
+/// The entries (each a `T`) a list file names: its `!include`s' files, else its own
+/// entries (`inline`), else (no list) every YAML file of its directory.
+fn listed<T: DeserializeOwned>(
+    list: &Path,
+    inline: fn(&Path) -> Result<Vec<Value>, String>,
+) -> Result<Vec<Value>, String> {
     let dir = list.parent().unwrap_or(Path::new("."));
-    if let Some(files) = include::included(list)? {
-        let stale = include::left_out(dir, &files, "functions.yaml");
-        if !stale.is_empty() {
-            tracing::warn!(
-                "{}: {} file(s) not included by functions.yaml, ignored as Hasura ignores them: {}",
-                dir.display(),
-                stale.len(),
-                stale.join(", ")
-            );
+    let name = list.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let files = match include::included(list)? {
+        Some(files) => {
+            let stale = include::left_out(dir, &files, name);
+            if !stale.is_empty() {
+                tracing::warn!(
+                    "{}: {} file(s) not included by {name}, ignored as Hasura ignores them: {}",
+                    dir.display(),
+                    stale.len(),
+                    stale.join(", ")
+                );
+            }
+            files
         }
-        return files
-            .iter()
-            .map(|f| checked::<super::functions::Entry>(f))
-            .collect();
-    }
-    if list.is_file() {
-        return v2_function_list(list);
-    }
-    let files = yaml_files(dir, "functions.yaml");
-    files
-        .iter()
-        .map(|f| checked::<super::functions::Entry>(f))
-        .collect()
+        None if list.is_file() => return inline(list),
+        None => yaml_files(dir, name),
+    };
+    files.iter().map(|f| checked::<T>(f)).collect()
 }
 
 /// A v2 project's `functions.yaml`, beside its `tables.yaml`.
