@@ -56,11 +56,12 @@ impl crate::Database {
             ))
         })?;
         drop(client);
-        Ok(DdlWatch(tokio::spawn(run(config, CHANNEL, changed))))
+        Ok(DdlWatch(tokio::spawn(run(config, CHANNEL, changed, false))))
     }
 
     /// Listens on `channel` (PostgreSQL only): `changed` is notified for each
-    /// notification, and after each reconnection (one may have been missed).
+    /// notification, and once listening starts and after each reconnection (one may
+    /// have been missed before).
     pub async fn watch_channel(
         &self,
         channel: &'static str,
@@ -72,13 +73,18 @@ impl crate::Database {
             )));
         };
         let config = db.primary.config().clone();
-        Ok(DdlWatch(tokio::spawn(run(config, channel, changed))))
+        Ok(DdlWatch(tokio::spawn(run(config, channel, changed, true))))
     }
 }
 
-async fn run(config: tokio_postgres::Config, channel: &'static str, changed: Arc<Notify>) {
+async fn run(
+    config: tokio_postgres::Config,
+    channel: &'static str,
+    changed: Arc<Notify>,
+    notify_first: bool,
+) {
     let mut pause = Duration::from_secs(1);
-    let mut first = true;
+    let mut first = !notify_first;
     loop {
         match listening(&config, channel).await {
             Ok((_client, mut incoming, _driver)) => {

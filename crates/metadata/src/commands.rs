@@ -4,8 +4,12 @@
 //! can be served is decided afterwards, by building it (`service.rs`).
 
 use crate::Refusal;
+use grafton_schema::inconsistent::Inconsistency;
 use serde_json::{json, Value};
 
+pub use drop::{dependent, object as drop_object};
+
+mod drop;
 mod permissions;
 mod relationships;
 mod tables;
@@ -24,6 +28,9 @@ pub struct Outcome {
     /// A v2 `replace_metadata` (`{metadata, …}` or `"version": 2`): answered with
     /// `{is_consistent, inconsistent_objects}`.
     pub answer_consistency: bool,
+    /// A drop: what it leaves dangling is a `dependency-error` (`Some(false)`), or
+    /// dropped too (`Some(true)`: `cascade`).
+    pub drops: Option<bool>,
 }
 
 fn success() -> Value {
@@ -32,7 +39,15 @@ fn success() -> Value {
 
 /// Whether `kind` changes the metadata (so it needs a writable store).
 pub fn writes(kind: &str) -> bool {
-    kind == "bulk" || kind == "replace_metadata" || kind == "clear_metadata" || edit(kind).is_some()
+    matches!(
+        kind,
+        "bulk" | "replace_metadata" | "clear_metadata" | "drop_inconsistent_metadata"
+    ) || edit(kind).is_some()
+}
+
+/// Whether `kind` drops an object (so `cascade` applies).
+fn drops(kind: &str) -> bool {
+    kind == "pg_untrack_table" || kind.starts_with("pg_drop_")
 }
 
 /// Whether any command of a bulk's `args` changes the metadata.
@@ -96,8 +111,13 @@ pub fn envelope(body: &Value) -> Result<(&str, &Value), Refusal> {
     Ok((kind, body.get("args").unwrap_or(&Value::Null)))
 }
 
-/// Applies the command `body` to `doc`.
-pub fn apply(doc: &mut Value, body: &Value) -> Result<Outcome, Refusal> {
+/// Applies the command `body` to `doc`; `left_out` is what is not served now
+/// (`drop_inconsistent_metadata` drops it).
+pub fn apply(
+    doc: &mut Value,
+    body: &Value,
+    left_out: &[Inconsistency],
+) -> Result<Outcome, Refusal> {
     let (kind, args) = envelope(body)?;
     match kind {
         "bulk" => {
@@ -107,8 +127,13 @@ pub fn apply(doc: &mut Value, body: &Value) -> Result<Outcome, Refusal> {
             let mut outcome = Outcome::default();
             let mut answers = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
-                let inner = apply(doc, item).map_err(|r| r.within(&format!("$.args[{i}]")))?;
+                let inner =
+                    apply(doc, item, left_out).map_err(|r| r.within(&format!("$.args[{i}]")))?;
                 outcome.allow_inconsistent |= inner.allow_inconsistent;
+                outcome.drops = match (outcome.drops, inner.drops) {
+                    (Some(a), Some(b)) => Some(a || b),
+                    (a, b) => a.or(b),
+                };
                 outcome.replaced |= inner.replaced;
                 outcome.answer_consistency |= inner.answer_consistency;
                 answers.push(inner.answer);
@@ -138,6 +163,18 @@ pub fn apply(doc: &mut Value, body: &Value) -> Result<Outcome, Refusal> {
                 allow_inconsistent: allow,
                 replaced: true,
                 answer_consistency: v2,
+                drops: None,
+            })
+        }
+        "drop_inconsistent_metadata" => {
+            for i in left_out {
+                drop_object(doc, i);
+            }
+            // What cannot be dropped (the first source's own settings) stays reported.
+            Ok(Outcome {
+                answer: success(),
+                allow_inconsistent: true,
+                ..Outcome::default()
             })
         }
         "clear_metadata" => {
@@ -150,8 +187,10 @@ pub fn apply(doc: &mut Value, body: &Value) -> Result<Outcome, Refusal> {
         other => match edit(other) {
             Some(edit) => {
                 edit(doc, args)?;
+                let cascade = args.get("cascade") == Some(&Value::Bool(true));
                 Ok(Outcome {
                     answer: success(),
+                    drops: drops(other).then_some(cascade),
                     ..Outcome::default()
                 })
             }
@@ -186,7 +225,6 @@ pub fn unserved(kind: &str) -> Refusal {
 
 /// Commands of Hasura's metadata API Grafton does not serve yet (refused by name).
 const KNOWN: &[&str] = &[
-    "drop_inconsistent_metadata",
     "get_catalog_state",
     "set_catalog_state",
     "test_webhook_transform",

@@ -88,26 +88,25 @@ pub fn empty() -> Value {
     })
 }
 
-/// `doc` with everything but its sources' connections removed (`clear_metadata`).
+/// What `clear_metadata` leaves of `doc`: as Hasura, the `default` source's name,
+/// kind and connection, tracking nothing; everything else goes.
 pub fn cleared(doc: &Value) -> Value {
-    let sources: Vec<Value> = (doc.get("sources").and_then(Value::as_array))
+    let sources = doc.get("sources").and_then(Value::as_array);
+    let default = sources
         .into_iter()
         .flatten()
-        .map(|s| {
-            let mut kept = Map::new();
-            for key in ["name", "kind", "configuration"] {
-                if let Some(v) = s.get(key) {
-                    kept.insert(key.into(), v.clone());
-                }
-            }
-            kept.insert("tables".into(), json!([]));
-            Value::Object(kept)
-        })
-        .collect();
-    if sources.is_empty() {
+        .find(|s| s.get("name").and_then(Value::as_str) == Some("default"));
+    let Some(default) = default else {
         return empty();
+    };
+    let mut kept = Map::new();
+    for key in ["name", "kind", "configuration"] {
+        if let Some(v) = default.get(key) {
+            kept.insert(key.into(), v.clone());
+        }
     }
-    json!({"version": 3, "sources": sources})
+    kept.insert("tables".into(), json!([]));
+    json!({"version": 3, "sources": [kept]})
 }
 
 /// The source `args.source` names (`default` when it names none).
@@ -122,14 +121,23 @@ pub fn source<'a>(doc: &'a mut Value, args: &Value) -> Result<&'a mut Map<String
     let sources = doc["sources"].as_array_mut().into_iter().flatten();
     let found = sources
         .filter_map(Value::as_object_mut)
-        .find(|s| s.get("name").and_then(Value::as_str) == Some(name));
-    found.ok_or_else(|| {
-        Refusal::new(
+        .enumerate()
+        .find(|(_, s)| s.get("name").and_then(Value::as_str) == Some(name));
+    match found {
+        Some((0, source)) => Ok(source),
+        // Only the first source is served: a change to another would answer
+        // success and serve nothing.
+        Some(_) => Err(Refusal::new(
+            "not-supported",
+            format!("Grafton serves one source (the first); \"{name}\" is not served"),
+            "$.args.source",
+        )),
+        None => Err(Refusal::new(
             "not-exists",
             format!("source with name \"{name}\" does not exist"),
             "$.args",
-        )
-    })
+        )),
+    }
 }
 
 /// A source's list under `key` (`tables`, `functions`), made a list if absent.

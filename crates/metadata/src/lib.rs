@@ -5,6 +5,7 @@
 //! serving the latest version (`service`).
 
 mod answers;
+mod change;
 pub mod commands;
 pub mod document;
 mod generated;

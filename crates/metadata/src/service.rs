@@ -4,15 +4,14 @@
 //! same reader that checks metadata at start-up, and kept (stored, then served)
 //! only if it builds and adds nothing that cannot be served.
 
-use crate::answers::{build_refusal, consistency, inconsistent, store_refusal};
+use crate::answers::{consistency, store_refusal};
 use crate::commands;
 use crate::store::{Store, StoreError};
+
 use crate::Refusal;
 use grafton_engine::{Engine, EngineOptions, Reloaded};
-use grafton_schema::inconsistent::Inconsistency;
 use grafton_schema::Config;
 use serde_json::{json, Value};
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -40,12 +39,12 @@ pub type Options = Arc<dyn Fn(Config) -> EngineOptions + Send + Sync>;
 
 /// The metadata of one engine.
 pub struct Metadata {
-    engine: Arc<Engine>,
-    source: Source,
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) source: Source,
     settings: Settings,
-    options: Options,
+    pub(crate) options: Options,
     /// One change or reload at a time: each reads, builds and serves in order.
-    lock: tokio::sync::Mutex<()>,
+    pub(crate) lock: tokio::sync::Mutex<()>,
     /// The version served (0: files, or nothing stored).
     served: AtomicU64,
 }
@@ -86,7 +85,7 @@ impl Metadata {
         self.served.load(Ordering::SeqCst)
     }
 
-    fn serve(&self, schemas: grafton_engine::Schemas, version: u64) {
+    pub(crate) fn serve(&self, schemas: grafton_engine::Schemas, version: u64) {
         self.engine.replace_schemas(schemas);
         self.served.store(version, Ordering::SeqCst);
         let gauge = i64::try_from(version).unwrap_or(i64::MAX);
@@ -101,6 +100,7 @@ impl Metadata {
             return Ok(());
         };
         let stored = store.load().await.map_err(|e| ReloadError(e.to_string()))?;
+        let seeded = seed.is_some();
         if let (None, Some(seed)) = (&stored.metadata, seed) {
             let _one = self.lock.lock().await;
             let config = self
@@ -122,6 +122,12 @@ impl Metadata {
             }
         } else if stored.metadata.is_none() {
             return Ok(());
+        } else if seeded {
+            tracing::info!(
+                version = stored.version,
+                "the metadata store already holds metadata: it is served, and \
+                 --metadata-from is not read"
+            );
         }
         self.reload("start-up: the stored metadata")
             .await
@@ -129,7 +135,7 @@ impl Metadata {
     }
 
     /// The config for a metadata document (none: the settings alone).
-    fn config_for(&self, doc: Option<&Value>) -> Result<Config, Refusal> {
+    pub(crate) fn config_for(&self, doc: Option<&Value>) -> Result<Config, Refusal> {
         let mut config =
             (self.settings)().map_err(|e| Refusal::new("invalid-configuration", e, "$"))?;
         if let Some(doc) = doc {
@@ -143,6 +149,18 @@ impl Metadata {
     /// Reads the metadata again (the store, or the files), introspects and serves
     /// the result; the old schemas stay on any error. Logs the outcome either way.
     pub async fn reload(&self, why: &str) -> Result<Reloaded, ReloadError> {
+        let done = self.reload_if(why, false).await?;
+        done.ok_or_else(|| ReloadError("nothing to reload".into()))
+    }
+
+    /// Reloads (`only_newer`: only when the store holds a version other than the
+    /// one served, checked under the lock, so a change this instance just made is
+    /// not rebuilt again when its own notification arrives).
+    async fn reload_if(
+        &self,
+        why: &str,
+        only_newer: bool,
+    ) -> Result<Option<Reloaded>, ReloadError> {
         let _one = self.lock.lock().await;
         let started = std::time::Instant::now();
         let result = async {
@@ -158,6 +176,9 @@ impl Metadata {
                 }
                 Source::Files { .. } => (None, 0),
             };
+            if only_newer && version == self.served_version() {
+                return Ok(None);
+            }
             let config = self.config_for(doc.as_ref()).map_err(|r| r.error)?;
             let schemas = (self.engine.build_schemas(&(self.options)(config)).await)
                 .map_err(|e| e.to_string())?;
@@ -167,12 +188,16 @@ impl Metadata {
                 elapsed: started.elapsed(),
             };
             self.serve(schemas, version);
-            Ok::<_, String>((done, version))
+            Ok::<_, String>(Some((done, version)))
         }
         .await;
+        if matches!(result, Ok(None)) {
+            return Ok(None);
+        }
         self.engine.metrics().reload(result.is_ok());
         match result {
-            Ok((done, version)) => {
+            Ok(None) => Ok(None),
+            Ok(Some((done, version))) => {
                 tracing::info!(
                     why,
                     version,
@@ -181,7 +206,7 @@ impl Metadata {
                     elapsed_ms = done.elapsed.as_secs_f64() * 1000.0,
                     "schema reloaded"
                 );
-                Ok(done)
+                Ok(Some(done))
             }
             Err(e) => {
                 tracing::error!(why, error = %e, "reload failed; still serving the previous schema");
@@ -196,11 +221,11 @@ impl Metadata {
         let Source::Store(store) = &self.source else {
             return;
         };
+        // A look without the lock first: most looks (SQLite's) find nothing new.
         match store.load().await {
             Ok(stored) if stored.metadata.is_some() && stored.version != self.served_version() => {
-                let _ = self
-                    .reload("the metadata changed on another instance")
-                    .await;
+                let why = "the metadata changed on another instance";
+                let _ = self.reload_if(why, true).await;
             }
             Ok(_) => {}
             Err(e) => tracing::warn!("the metadata store: {e}"),
@@ -292,69 +317,5 @@ impl Metadata {
             kind if commands::writes(kind) => self.change(body).await,
             other => Err(commands::unserved(other)),
         }
-    }
-
-    /// A command that changes the metadata: applied to the stored document, built,
-    /// stored as the next version, served.
-    async fn change(&self, body: &Value) -> Result<Value, Refusal> {
-        let store = match &self.source {
-            Source::Store(store) => store,
-            Source::Files { described, .. } => {
-                return Err(Refusal::new(
-                    "not-supported",
-                    format!(
-                        "the metadata is read-only here: it comes from {described}; change \
-                         those files and reload_metadata, or start with --metadata-from to \
-                         keep the metadata in the database and change it through this API"
-                    ),
-                    "$.type",
-                ))
-            }
-        };
-        let _one = self.lock.lock().await;
-        let stored = store.load().await.map_err(store_refusal)?;
-        if let Some(named) = body.get("resource_version").and_then(Value::as_u64) {
-            if named != stored.version {
-                return Err(store_refusal(StoreError::Conflict {
-                    expected: named,
-                    current: stored.version,
-                }));
-            }
-        }
-        let mut doc = match &stored.metadata {
-            Some(doc) => doc.clone(),
-            None => crate::generated::document(&self.engine.schemas()),
-        };
-        let outcome = commands::apply(&mut doc, body)?;
-        let config = self.config_for(Some(&doc))?;
-        let schemas = self
-            .engine
-            .build_schemas(&(self.options)(config))
-            .await
-            .map_err(build_refusal)?;
-        let before: HashSet<String> = (self.engine.schemas().left_out().iter())
-            .map(|i| i.to_json().to_string())
-            .collect();
-        // A replaced whole must be consistent whole; any other change must add
-        // nothing that cannot be served.
-        let added: Vec<&Inconsistency> = (schemas.left_out().iter())
-            .filter(|i| outcome.replaced || !before.contains(&i.to_json().to_string()))
-            .collect();
-        if !added.is_empty() && !outcome.allow_inconsistent {
-            let kind = body.get("type").and_then(Value::as_str).unwrap_or("");
-            return Err(inconsistent(&added, outcome.replaced, kind));
-        }
-        let version = store
-            .save(&doc, stored.version)
-            .await
-            .map_err(store_refusal)?;
-        let left_out = schemas.left_out().to_vec();
-        self.serve(schemas, version);
-        self.engine.metrics().reload(true);
-        tracing::info!(version, command = %body["type"], "metadata changed");
-        if outcome.answer_consistency {
-            return Ok(consistency(&left_out));
-        }
-        Ok(outcome.answer)
     }
 }

@@ -7,7 +7,7 @@
 //! that lost a race is told so.
 
 use grafton_catalog::Backend;
-use grafton_execute::{Database, ExecuteError, Tx};
+use grafton_execute::{Budget, Database, ExecuteError, Route, Tx};
 use grafton_sql::{Param, ParamValue, SqlType, Statement};
 use serde_json::{Map, Value};
 use std::time::Duration;
@@ -20,6 +20,9 @@ pub const FIRST_VERSION: u64 = 1;
 
 /// How long one store statement may run.
 const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The largest stored document read back.
+const MAX_BYTES: u64 = 64 * 1024 * 1024;
 
 /// What the store holds.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,13 +39,11 @@ pub enum StoreError {
     /// The database refused or failed.
     #[error("the metadata store: {0}")]
     Database(#[from] ExecuteError),
-    /// Another write came first: the version read is no longer the current one.
-    #[error("metadata resource version referenced ({expected}) did not match current version ({current})")]
+    /// Another write came first: the version read (or named) is not the stored one.
+    #[error("metadata resource version referenced ({expected}) did not match current version")]
     Conflict {
         /// The version the writer read (or named).
         expected: u64,
-        /// The version now stored.
-        current: u64,
     },
     /// A stored value is not what Grafton writes.
     #[error("the metadata store holds {0}")]
@@ -89,81 +90,69 @@ impl Store {
         }
     }
 
+    /// One JSON value read on the primary (never under SQLite's writer lock).
+    async fn read_json(&self, sql: &str) -> Result<Value, StoreError> {
+        let budget = Budget {
+            timeout: TIMEOUT,
+            max_bytes: MAX_BYTES,
+        };
+        let text = (self.db)
+            .query_json(&statement(sql, vec![]), &Map::new(), budget, Route::Primary)
+            .await?;
+        serde_json::from_str(&text).map_err(|e| StoreError::Corrupt(format!("not JSON: {e}")))
+    }
+
+    async fn exists(&self) -> Result<bool, StoreError> {
+        let sql = if self.postgres() {
+            "SELECT to_json(to_regclass('grafton_catalog.metadata') IS NOT NULL)"
+        } else {
+            "SELECT json(CASE WHEN count(*) > 0 THEN 'true' ELSE 'false' END) \
+             FROM main.sqlite_schema WHERE name = 'grafton_catalog_metadata'"
+        };
+        Ok(self.read_json(sql).await? == Value::Bool(true))
+    }
+
     /// The stored document and its version (an empty store: none, version 1).
     pub async fn load(&self) -> Result<Stored, StoreError> {
-        let mut tx = self.db.autocommit(TIMEOUT).await?;
-        let stored = self.read(&mut tx, false).await;
-        tx.commit().await?;
-        stored
-    }
-
-    async fn exists(&self, tx: &mut Tx) -> Result<bool, StoreError> {
-        let sql = if self.postgres() {
-            "SELECT (to_regclass('grafton_catalog.metadata') IS NOT NULL)::text"
-        } else {
-            "SELECT count(*) FROM main.sqlite_schema WHERE name = 'grafton_catalog_metadata'"
+        let empty = Stored {
+            metadata: None,
+            version: FIRST_VERSION,
         };
-        let rows = tx.rows(&statement(sql, vec![]), &Map::new()).await?;
-        let cell = rows.first().and_then(|r| r.first());
-        Ok(matches!(cell, Some(Value::String(s)) if s == "true")
-            || cell.and_then(Value::as_i64).is_some_and(|n| n > 0))
-    }
-
-    async fn read(&self, tx: &mut Tx, lock: bool) -> Result<Stored, StoreError> {
-        if !self.exists(tx).await? {
-            return Ok(Stored {
-                metadata: None,
-                version: FIRST_VERSION,
-            });
+        if !self.exists().await? {
+            return Ok(empty);
         }
-        let sql = match (self.postgres(), lock) {
-            (true, false) => {
-                "SELECT metadata::text, resource_version::text FROM grafton_catalog.metadata"
-            }
-            (true, true) => {
-                "SELECT metadata::text, resource_version::text FROM grafton_catalog.metadata FOR UPDATE"
-            }
-            (false, _) => "SELECT metadata, resource_version FROM grafton_catalog_metadata",
+        let sql = if self.postgres() {
+            "SELECT coalesce((SELECT json_build_object('metadata', metadata, 'version', \
+             resource_version) FROM grafton_catalog.metadata), 'null'::json)"
+        } else {
+            "SELECT coalesce((SELECT json_object('metadata', json(metadata), 'version', \
+             resource_version) FROM grafton_catalog_metadata), 'null')"
         };
-        let rows = tx.rows(&statement(sql, vec![]), &Map::new()).await?;
-        let Some(row) = rows.first() else {
-            return Ok(Stored {
-                metadata: None,
-                version: FIRST_VERSION,
-            });
-        };
-        let metadata = match row.first() {
-            Some(Value::String(text)) => serde_json::from_str(text)
-                .map(Some)
-                .map_err(|e| StoreError::Corrupt(format!("a document that is not JSON: {e}")))?,
-            _ => None,
-        };
-        let version = match row.get(1) {
-            Some(Value::String(s)) => s.parse().ok(),
-            Some(v) => v.as_u64(),
-            None => None,
-        };
-        let version =
-            version.ok_or_else(|| StoreError::Corrupt("a version that is not a number".into()))?;
+        let row = self.read_json(sql).await?;
+        if row.is_null() {
+            return Ok(empty);
+        }
+        let version = (row.get("version").and_then(Value::as_u64))
+            .ok_or_else(|| StoreError::Corrupt("a version that is not a number".into()))?;
+        let metadata = row.get("metadata").filter(|m| m.is_object()).cloned();
         Ok(Stored { metadata, version })
     }
 
     /// Stores `metadata` as the version after `expected`, which must be the version
-    /// stored now; returns the new version. On PostgreSQL every instance listening
-    /// on [`CHANNEL`] is told once the write commits.
+    /// stored now (else [`StoreError::Conflict`], and nothing changes); returns the
+    /// new version. On PostgreSQL every instance listening on [`CHANNEL`] is told
+    /// once the write commits.
     pub async fn save(&self, metadata: &Value, expected: u64) -> Result<u64, StoreError> {
+        let missing = !self.exists().await?;
         let mut tx = self.db.begin(TIMEOUT).await?;
-        self.create(&mut tx).await?;
-        let current = self.read(&mut tx, true).await?;
-        if current.version != expected {
-            tx.rollback().await;
-            return Err(StoreError::Conflict {
-                expected,
-                current: current.version,
-            });
+        if missing {
+            self.create(&mut tx).await?;
         }
         let version = expected + 1;
         let text = Value::String(metadata.to_string());
+        // The guard is on the write itself: of two writers that read one version,
+        // the second finds the first's row changed and writes nothing (a first
+        // write too, where there was no row to lock when it was read).
         let sql = if self.postgres() {
             "INSERT INTO grafton_catalog.metadata (id, metadata, resource_version) \
              VALUES (1, $1::json, $2::int8) ON CONFLICT (id) DO UPDATE \
@@ -182,15 +171,10 @@ impl Store {
             param(Value::from(version), "int8"),
             param(Value::from(expected), "int8"),
         ];
-        // The guard holds where no row was there to lock when it was read: of two
-        // first writes, the one that finds the other's row changes nothing.
         let written = tx.rows(&statement(sql, params), &Map::new()).await?;
         if written.is_empty() {
             tx.rollback().await;
-            return Err(StoreError::Conflict {
-                expected,
-                current: expected + 1,
-            });
+            return Err(StoreError::Conflict { expected });
         }
         if self.postgres() {
             tx.batch(&format!("NOTIFY {CHANNEL}, '{version}'")).await?;

@@ -28,15 +28,11 @@ pub fn track(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// `pg_untrack_table`: the entry goes, and with `cascade` the relationships of
-/// other tables that lead to it; without, those are a `dependency-error`.
+/// `pg_untrack_table`: the entry goes. What led to it (another table's
+/// relationship, a permission reading through one) is found by building the result:
+/// a `dependency-error`, or with `cascade` dropped too (`change.rs`).
 pub fn untrack(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
     let table = QualifiedName::read(args.get("table"), "table")?;
-    let cascade = args.get("cascade") == Some(&Value::Bool(true));
-    let source_name = args
-        .get("source")
-        .and_then(Value::as_str)
-        .unwrap_or("default");
     let tables = list(source(doc, args)?, "tables");
     let Some(i) = table_index(tables, &table) else {
         return Err(Refusal::new(
@@ -46,53 +42,7 @@ pub fn untrack(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
         ));
     };
     tables.remove(i);
-    let mut dependents = Vec::new();
-    for entry in tables.iter_mut().filter_map(Value::as_object_mut) {
-        let owner = QualifiedName::read(entry.get("table"), "table").map(|t| t.display());
-        for kind in ["object_relationships", "array_relationships"] {
-            let Some(Value::Array(rels)) = entry.get_mut(kind) else {
-                continue;
-            };
-            rels.retain(|r| {
-                let leads = leads_to(r, &table);
-                if leads {
-                    let name = r.get("name").and_then(Value::as_str).unwrap_or("?");
-                    dependents.push(format!(
-                        "relationship {}.{name} in source \"{source_name}\"",
-                        owner.clone().unwrap_or_default()
-                    ));
-                }
-                !leads
-            });
-            if rels.is_empty() {
-                entry.remove(kind);
-            }
-        }
-    }
-    if !dependents.is_empty() && !cascade {
-        dependents.sort();
-        return Err(Refusal::new(
-            "dependency-error",
-            format!(
-                "cannot drop due to the following dependent objects: {}",
-                dependents.join(", ")
-            ),
-            "$.args",
-        ));
-    }
     Ok(())
-}
-
-/// Whether relationship `r` (of another table) joins to `table`.
-fn leads_to(r: &Value, table: &QualifiedName) -> bool {
-    let using = r.get("using");
-    let manual = using.and_then(|u| u.get("manual_configuration"));
-    if let Some(remote) = manual.and_then(|m| m.get("remote_table")) {
-        return QualifiedName::read(Some(remote), "table").is_ok_and(|t| &t == table);
-    }
-    let fk = using.and_then(|u| u.get("foreign_key_constraint_on"));
-    fk.and_then(|f| f.get("table"))
-        .is_some_and(|t| QualifiedName::read(Some(t), "table").is_ok_and(|t| &t == table))
 }
 
 /// `pg_set_table_customization`: the table's `configuration`, replaced whole.

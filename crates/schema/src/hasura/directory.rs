@@ -102,6 +102,15 @@ fn sources(dir: &Path) -> Result<Vec<Value>, String> {
             let functions = functions_at(&db.join("functions/functions.yaml"))?;
             sources.push(source(name, tables, functions));
         }
+        // No databases.yaml to say a source tracks nothing: no table files at all
+        // is a wrong path, not an empty project.
+        let tracked = |s: &Value| s["tables"].as_array().is_some_and(|t| !t.is_empty());
+        if !sources.iter().any(tracked) {
+            return Err(format!(
+                "no table metadata files under {}",
+                databases.display()
+            ));
+        }
         return Ok(sources);
     }
     // An older layout: a `tables` directory, or the entries beside the project files.
@@ -119,7 +128,7 @@ fn sources(dir: &Path) -> Result<Vec<Value>, String> {
             } else if tables.is_empty() && list.is_file() {
                 // A v2 project: its tables.yaml holds the entries themselves.
                 tables = entry_list(&list)?;
-            } else if tables.is_empty() && !dir.join("version.yaml").is_file() {
+            } else if tables.is_empty() {
                 return Err(format!("no table metadata files under {}", dir.display()));
             }
         }

@@ -350,3 +350,21 @@ fn a_project_file_that_does_not_parse_is_refused() {
     let err = load(&dir).err().unwrap_or_default();
     assert!(err.contains("actions.yaml"), "{err}");
 }
+
+/// A databases.yaml that includes a missing file, or a databases directory with no
+/// table files and no databases.yaml, is refused: neither loads as "no tables".
+#[test]
+fn a_missing_include_or_no_table_files_is_refused() {
+    let dir = std::env::temp_dir().join(format!("grafton-missing-include-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("databases/default")).expect("dir");
+    let err = load(&dir).err().unwrap_or_default();
+    assert!(err.contains("no table metadata files"), "{err}");
+    std::fs::write(
+        dir.join("databases/databases.yaml"),
+        "- name: default\n  kind: postgres\n  tables: \"!include default/tables/tables.yaml\"\n",
+    )
+    .expect("databases.yaml");
+    let err = load(&dir).err().unwrap_or_default();
+    assert!(err.contains("includes default/tables/tables.yaml, which does not exist"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

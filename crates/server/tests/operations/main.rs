@@ -11,6 +11,7 @@ mod hasura_env;
 mod lifecycle;
 mod logs;
 mod metadata_api;
+mod metadata_drops;
 mod metadata_sync;
 mod metrics;
 mod reload;

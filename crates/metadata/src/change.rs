@@ -1,0 +1,118 @@
+//! A command that changes the metadata: applied to the stored document, built into
+//! schemas, and kept (stored as the next version, then served) only if it adds
+//! nothing that cannot be served. A drop that leaves other objects dangling is a
+//! `dependency-error`, or with `cascade` takes them too, as Hasura's does.
+
+use crate::answers::{build_refusal, consistency, inconsistent, store_refusal};
+use crate::commands;
+use crate::service::{Metadata, Source};
+use crate::store::StoreError;
+use crate::Refusal;
+use grafton_engine::Schemas;
+use grafton_schema::inconsistent::Inconsistency;
+use serde_json::Value;
+use std::collections::HashSet;
+
+/// How many rounds a cascade follows (each drops what the last left dangling).
+const CASCADE_ROUNDS: usize = 8;
+
+impl Metadata {
+    async fn build(&self, doc: &Value) -> Result<Schemas, Refusal> {
+        let config = self.config_for(Some(doc))?;
+        (self.engine.build_schemas(&(self.options)(config)).await).map_err(build_refusal)
+    }
+
+    /// Applies the command `body`, builds, stores and serves the result.
+    pub(crate) async fn change(&self, body: &Value) -> Result<Value, Refusal> {
+        let store = match &self.source {
+            Source::Store(store) => store,
+            Source::Files { described, .. } => {
+                return Err(Refusal::new(
+                    "not-supported",
+                    format!(
+                        "the metadata is read-only here: it comes from {described}; change \
+                         those files and reload_metadata, or start with --metadata-from to \
+                         keep the metadata in the database and change it through this API"
+                    ),
+                    "$.type",
+                ))
+            }
+        };
+        let named = match body.get("resource_version") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.as_u64().ok_or_else(|| {
+                Refusal::new(
+                    "parse-failed",
+                    "resource_version must be a whole number",
+                    "$.resource_version",
+                )
+            })?),
+        };
+        let _one = self.lock.lock().await;
+        let stored = store.load().await.map_err(store_refusal)?;
+        if let Some(named) = named.filter(|n| *n != stored.version) {
+            return Err(store_refusal(StoreError::Conflict { expected: named }));
+        }
+        let served = self.engine.schemas();
+        let mut doc = match &stored.metadata {
+            Some(doc) => doc.clone(),
+            None => crate::generated::document(&served),
+        };
+        let outcome = commands::apply(&mut doc, body, served.left_out())?;
+        let before: HashSet<String> = (served.left_out().iter())
+            .map(|i| i.to_json().to_string())
+            .collect();
+        // A replaced whole must be consistent whole; any other change must add
+        // nothing that cannot be served.
+        let added = |schemas: &Schemas| -> Vec<Inconsistency> {
+            (schemas.left_out().iter())
+                .filter(|i| outcome.replaced || !before.contains(&i.to_json().to_string()))
+                .cloned()
+                .collect()
+        };
+        let mut schemas = self.build(&doc).await?;
+        for _ in 0..CASCADE_ROUNDS {
+            let dangling = added(&schemas);
+            match outcome.drops {
+                Some(false) if !dangling.is_empty() => {
+                    let mut names: Vec<String> = dangling.iter().map(commands::dependent).collect();
+                    names.sort();
+                    return Err(Refusal::new(
+                        "dependency-error",
+                        format!(
+                            "cannot drop due to the following dependent objects: {}",
+                            names.join(", ")
+                        ),
+                        "$.args",
+                    ));
+                }
+                Some(true) if !dangling.is_empty() => {
+                    let mut removed = false;
+                    for i in &dangling {
+                        removed |= commands::drop_object(&mut doc, i);
+                    }
+                    if !removed {
+                        break;
+                    }
+                    schemas = self.build(&doc).await?;
+                }
+                _ => break,
+            }
+        }
+        let added = added(&schemas);
+        if !added.is_empty() && !outcome.allow_inconsistent {
+            let kind = body.get("type").and_then(Value::as_str).unwrap_or("");
+            let added: Vec<&Inconsistency> = added.iter().collect();
+            return Err(inconsistent(&added, outcome.replaced, kind));
+        }
+        let version = (store.save(&doc, stored.version).await).map_err(store_refusal)?;
+        let left_out = schemas.left_out().to_vec();
+        self.serve(schemas, version);
+        self.engine.metrics().reload(true);
+        tracing::info!(version, command = %body["type"], "metadata changed");
+        if outcome.answer_consistency {
+            return Ok(consistency(&left_out));
+        }
+        Ok(outcome.answer)
+    }
+}
