@@ -58,6 +58,17 @@ const SECRET_HEADERS: [&str; 3] = [
     ACCESS_KEY_HEADER,
 ];
 
+/// Which kinds of credentials a server takes (Hasura's `/v1alpha1/config`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuthSummary {
+    /// An admin secret is set.
+    pub admin_secret: bool,
+    /// JWTs are checked.
+    pub jwt: bool,
+    /// An auth hook is called.
+    pub webhook: bool,
+}
+
 /// The authentication settings, as given on the command line or in the environment.
 #[derive(Clone, Default)]
 pub struct AuthConfig {
@@ -157,6 +168,15 @@ impl Authenticator {
             webhook,
             unauthorized_role: config.unauthorized_role,
         })
+    }
+
+    /// Which kinds of credentials are set up (never the credentials themselves).
+    pub fn summary(&self) -> AuthSummary {
+        AuthSummary {
+            admin_secret: self.admin_secret.is_some(),
+            jwt: !self.jwts.is_empty(),
+            webhook: self.webhook.is_some(),
+        }
     }
 
     /// No admin secret and no JWT: every request is admin.

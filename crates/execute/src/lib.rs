@@ -14,6 +14,7 @@ mod poll;
 mod postgres;
 mod replicas;
 mod routed;
+mod run_sql;
 mod sqlite;
 mod sqlite_json;
 mod sqlite_json_compare;
@@ -24,6 +25,7 @@ pub use error::{ConstraintViolation, DbErrorKind, ExecuteError};
 pub use poll::{subscriber_value, subscriber_values, Answer};
 pub use postgres::STATEMENT_CACHE_SIZE;
 pub use replicas::{display_name, ReplicaStatus, Route};
+pub use run_sql::SqlRows;
 pub use tx::Tx;
 
 use grafton_catalog::{Backend, Introspected};

@@ -10,15 +10,15 @@ use tracing::Instrument;
 /// An open transaction. Dropped without [`commit`](Tx::commit) (an error, a
 /// cancelled request, a panic) it rolls back before the connection is reused.
 pub struct Tx {
-    conn: Option<Conn>,
+    pub(crate) conn: Option<Conn>,
     /// How long each statement may run (SQLite interrupts it past that; PostgreSQL
     /// transactions carry it as `statement_timeout`).
-    timeout: std::time::Duration,
+    pub(crate) timeout: std::time::Duration,
     /// False for [`Database::autocommit`]: each statement commits by itself.
-    open: bool,
+    pub(crate) open: bool,
 }
 
-enum Conn {
+pub(crate) enum Conn {
     /// Boxed: a pooled PostgreSQL connection is much larger than SQLite's handle.
     Postgres(Box<crate::pg_pool::Object>),
     Sqlite {
@@ -29,7 +29,7 @@ enum Conn {
     },
 }
 
-fn gone() -> ExecuteError {
+pub(crate) fn gone() -> ExecuteError {
     ExecuteError::Database {
         kind: DbErrorKind::Other,
         message: "the transaction has already ended".into(),
@@ -211,7 +211,7 @@ impl Tx {
 
     /// Closes a PostgreSQL connection whose state is unknown (a cancel that did not
     /// settle) instead of letting it go back to the pool; the transaction is over.
-    fn discard_unless(&mut self, settled: bool) {
+    pub(crate) fn discard_unless(&mut self, settled: bool) {
         if settled {
             return;
         }
@@ -249,7 +249,7 @@ impl Tx {
 
 /// Awaits a PostgreSQL statement. In a transaction its `statement_timeout` bounds
 /// it; on its own it is cancelled past `timeout` ([`crate::postgres::bounded`]).
-async fn bounded<T>(
+pub(crate) async fn bounded<T>(
     client: &crate::pg_pool::Object,
     open: bool,
     timeout: std::time::Duration,

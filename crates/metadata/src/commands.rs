@@ -65,6 +65,8 @@ pub fn writes_any(args: &Value) -> bool {
 /// The commands answered without a change.
 const READS: &[&str] = &[
     "export_metadata",
+    "get_catalog_state",
+    "set_catalog_state",
     "get_inconsistent_metadata",
     "reload_metadata",
     "bulk_keep_going",
@@ -225,8 +227,6 @@ pub fn unserved(kind: &str) -> Refusal {
 
 /// Commands of Hasura's metadata API Grafton does not serve yet (refused by name).
 const KNOWN: &[&str] = &[
-    "get_catalog_state",
-    "set_catalog_state",
     "test_webhook_transform",
     "bulk_atomic",
     "pg_track_tables",

@@ -9,11 +9,13 @@ mod change;
 pub mod commands;
 pub mod document;
 mod generated;
+mod query;
 mod refusal;
 pub mod service;
 pub mod store;
 
 pub use answers::consistency;
+pub use query::{RUN_SQL_MAX_BYTES, RUN_SQL_TIMEOUT};
 pub use refusal::Refusal;
 pub use service::{Metadata, Options, ReloadError, Settings, Source};
 pub use store::{Store, StoreError};

@@ -47,6 +47,8 @@ pub struct Metadata {
     pub(crate) lock: tokio::sync::Mutex<()>,
     /// The version served (0: files, or nothing stored).
     served: AtomicU64,
+    /// The database's own tables (catalog state, whichever the source).
+    pub(crate) catalog: Store,
 }
 
 /// Why a reload failed; the old schemas keep serving.
@@ -58,12 +60,13 @@ impl Metadata {
     /// The metadata of `engine`, from `source`.
     pub fn new(engine: Arc<Engine>, source: Source, settings: Settings, options: Options) -> Self {
         Self {
-            engine,
             source,
             settings,
             options,
             lock: tokio::sync::Mutex::new(()),
             served: AtomicU64::new(0),
+            catalog: Store::new(engine.database().clone()),
+            engine,
         }
     }
 
@@ -270,6 +273,31 @@ impl Metadata {
                 Ok(doc)
             }
             "get_inconsistent_metadata" => Ok(consistency(self.engine.schemas().left_out())),
+            "get_catalog_state" => {
+                let states = self.catalog.catalog_state().await.map_err(store_refusal)?;
+                let state = |k: &str| states.get(k).cloned().unwrap_or_else(|| json!({}));
+                Ok(json!({
+                    "id": state("id"),
+                    "cli_state": state("cli"),
+                    "console_state": state("console"),
+                }))
+            }
+            "set_catalog_state" => {
+                let kind = args.get("type").and_then(Value::as_str);
+                let Some(kind) = kind.filter(|k| *k == "cli" || *k == "console") else {
+                    return Err(Refusal::new(
+                        "parse-failed",
+                        "type: expected \"cli\" or \"console\"",
+                        "$.args.type",
+                    ));
+                };
+                let state = args.get("state").cloned().unwrap_or_else(|| json!({}));
+                if !state.is_object() {
+                    return Err(Refusal::parse("state: expected an object"));
+                }
+                (self.catalog.set_catalog_state(kind, &state).await).map_err(store_refusal)?;
+                Ok(json!({"message": "success"}))
+            }
             "reload_metadata" => {
                 if let Err(e) = self.reload("reload_metadata").await {
                     return Err(Refusal::new(

@@ -183,6 +183,78 @@ impl Store {
         Ok(version)
     }
 
+    /// The catalog states (`cli`, `console`) and the store's `id`, created the
+    /// first time it is asked for.
+    pub async fn catalog_state(&self) -> Result<Map<String, Value>, StoreError> {
+        if !self.exists().await? {
+            let mut tx = self.db.begin(TIMEOUT).await?;
+            self.create(&mut tx).await?;
+            tx.commit().await?;
+        }
+        let sql = if self.postgres() {
+            "SELECT coalesce(json_object_agg(kind, state), '{}'::json) FROM grafton_catalog.catalog_state"
+        } else {
+            "SELECT coalesce(json_group_object(kind, json(state)), '{}') FROM grafton_catalog_state"
+        };
+        let mut states = match self.read_json(sql).await? {
+            Value::Object(states) => states,
+            _ => Map::new(),
+        };
+        if !states.contains_key("id") {
+            let id = self.new_id().await?;
+            self.set_catalog_state("id", &Value::String(id.clone()))
+                .await?;
+            states.insert("id".into(), Value::String(id));
+        }
+        Ok(states)
+    }
+
+    /// A fresh id, in a UUID's shape, from the database's random numbers.
+    async fn new_id(&self) -> Result<String, StoreError> {
+        let sql = if self.postgres() {
+            "SELECT to_json(md5(random()::text || clock_timestamp()::text))"
+        } else {
+            "SELECT json_quote(lower(hex(randomblob(16))))"
+        };
+        let hex = self.read_json(sql).await?;
+        let hex = hex.as_str().unwrap_or_default();
+        if hex.len() < 32 {
+            return Err(StoreError::Corrupt("a random id that is too short".into()));
+        }
+        let part = |a: usize, b: usize| &hex[a..b];
+        Ok(format!(
+            "{}-{}-{}-{}-{}",
+            part(0, 8),
+            part(8, 12),
+            part(12, 16),
+            part(16, 20),
+            part(20, 32)
+        ))
+    }
+
+    /// Stores one catalog state (`cli`, `console`, `id`) whole.
+    pub async fn set_catalog_state(&self, kind: &str, state: &Value) -> Result<(), StoreError> {
+        let missing = !self.exists().await?;
+        let mut tx = self.db.begin(TIMEOUT).await?;
+        if missing {
+            self.create(&mut tx).await?;
+        }
+        let sql = if self.postgres() {
+            "INSERT INTO grafton_catalog.catalog_state (kind, state) VALUES ($1::text, $2::json) \
+             ON CONFLICT (kind) DO UPDATE SET state = excluded.state"
+        } else {
+            "INSERT INTO grafton_catalog_state (kind, state) VALUES (?1, ?2) \
+             ON CONFLICT (kind) DO UPDATE SET state = excluded.state"
+        };
+        let params = vec![
+            param(Value::String(kind.to_owned()), "text"),
+            param(Value::String(state.to_string()), "text"),
+        ];
+        tx.rows(&statement(sql, params), &Map::new()).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Creates the store's tables when they are missing.
     async fn create(&self, tx: &mut Tx) -> Result<(), StoreError> {
         let ddl = if self.postgres() {

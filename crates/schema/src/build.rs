@@ -91,7 +91,7 @@ pub fn build_for_role(
     let mut tables = name_tables(&catalog, config, naming, default_schema, &mut warnings)?;
     // Metadata that tracks nothing is served as Hasura serves it (a placeholder
     // query field); a database with nothing to serve is a mistake worth saying.
-    if tables.is_empty() && config.auto_track.unwrap_or(true) {
+    if tables.is_empty() && config.auto_track.unwrap_or(true) && !config.serve_empty {
         let schemas: BTreeSet<&str> = catalog.tables.iter().map(|t| t.schema.as_str()).collect();
         let listed = if schemas.is_empty() {
             default_schema.to_owned()

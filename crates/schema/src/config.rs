@@ -65,6 +65,11 @@ pub struct Config {
     /// Filled by the Hasura import, never read from a config file.
     #[serde(skip)]
     pub left_out: Vec<crate::inconsistent::Inconsistency>,
+    /// Serve a database with no tables (a placeholder query field, as Hasura does)
+    /// rather than refuse to start: set when metadata can still come through the
+    /// API. Never read from a config file.
+    #[serde(skip)]
+    pub serve_empty: bool,
     /// The directory relative paths in the config (JSON Schema files) start from:
     /// the config file's directory, set by whoever loads it.
     #[serde(skip)]

@@ -1,7 +1,8 @@
-//! `POST /v1/metadata` (admin only): the caller checked, the body read, and the
-//! command handed to `grafton_metadata`, whose refusals (Hasura's `{path, error,
-//! code}`) get their HTTP status here: 409 for a stale `resource_version`, 500
-//! when the store failed, 400 for the rest, as Hasura answers.
+//! `POST /v1/metadata`, `/v2/query` (`run_sql`) and the older `/v1/query` (admin
+//! only): the caller checked, the body read, and the command handed to
+//! `grafton_metadata`, whose refusals (Hasura's `{path, error, code}`) get their
+//! HTTP status here: 409 for a stale `resource_version`, 413 past the body cap,
+//! 500 when the store failed, 400 for the rest, as Hasura answers.
 
 use crate::state::{AppState, Peer};
 use axum::extract::Request;
@@ -26,12 +27,50 @@ fn respond(refusal: &Refusal) -> Response {
     (status, Json(refusal.body())).into_response()
 }
 
+/// Which API a request is to.
+#[derive(Clone, Copy)]
+enum Api {
+    Metadata,
+    Query,
+    LegacyQuery,
+}
+
 /// `POST /v1/metadata`.
 pub(crate) async fn handle(
+    state: State<AppState>,
+    peer: Option<Extension<Peer>>,
+    headers: HeaderMap,
+    request: Request,
+) -> Response {
+    serve(state, peer, headers, request, Api::Metadata).await
+}
+
+/// `POST /v2/query`.
+pub(crate) async fn query(
+    state: State<AppState>,
+    peer: Option<Extension<Peer>>,
+    headers: HeaderMap,
+    request: Request,
+) -> Response {
+    serve(state, peer, headers, request, Api::Query).await
+}
+
+/// `POST /v1/query`.
+pub(crate) async fn legacy_query(
+    state: State<AppState>,
+    peer: Option<Extension<Peer>>,
+    headers: HeaderMap,
+    request: Request,
+) -> Response {
+    serve(state, peer, headers, request, Api::LegacyQuery).await
+}
+
+async fn serve(
     State(state): State<AppState>,
     peer: Option<Extension<Peer>>,
     headers: HeaderMap,
     request: Request,
+    api: Api,
 ) -> Response {
     let peer = peer.map(|Extension(p)| p);
     let caller = match crate::caller::caller(&state.auth, &headers, peer).await {
@@ -63,7 +102,13 @@ pub(crate) async fn handle(
             "$.args",
         ));
     }
-    match state.ops.metadata.command(&body).await {
+    let metadata = &state.ops.metadata;
+    let answer = match api {
+        Api::Metadata => metadata.command(&body).await,
+        Api::Query => metadata.query(&body).await,
+        Api::LegacyQuery => metadata.legacy_query(&body).await,
+    };
+    match answer {
         Ok(answer) => Json(answer).into_response(),
         Err(refusal) => respond(&refusal),
     }

@@ -22,9 +22,16 @@ pub(crate) fn routes(router: Router<AppState>, metrics: bool, apis: Apis) -> Rou
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/v1/version", get(version));
+    let router = match apis.config {
+        true => router.route("/v1alpha1/config", get(config)),
+        false => router,
+    };
     match apis.metadata {
-        // The metadata handler reads its body itself, under its own cap.
-        true => router.route("/v1/metadata", post(crate::metadata::handle)),
+        // The metadata handlers read their bodies themselves, under their own cap.
+        true => router
+            .route("/v1/metadata", post(crate::metadata::handle))
+            .route("/v2/query", post(crate::metadata::query))
+            .route("/v1/query", post(crate::metadata::legacy_query)),
         false => router,
     }
 }
@@ -99,6 +106,34 @@ pub(crate) async fn metrics_listener(
         }
     });
     Ok((bound, handle))
+}
+
+/// Hasura's `/v1alpha1/config` (what the CLI and console ask at start-up), for
+/// admin: how the server authenticates, and no console assets directory.
+async fn config(
+    State(state): State<AppState>,
+    peer: Option<Extension<Peer>>,
+    headers: HeaderMap,
+) -> Response {
+    let peer = peer.map(|Extension(p)| p);
+    match crate::caller::caller(&state.auth, &headers, peer).await {
+        Ok(caller) if caller.role.is_none() => {}
+        Ok(_) => {
+            let body = json!({"code": "access-denied", "error": "restricted access : admin only", "path": "$"});
+            return (StatusCode::BAD_REQUEST, Json(body)).into_response();
+        }
+        Err(e) => return (e.status(false), e.to_string()).into_response(),
+    }
+    let auth = state.auth.summary();
+    Json(json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "is_admin_secret_set": auth.admin_secret,
+        "is_auth_hook_set": auth.webhook,
+        "is_jwt_set": auth.jwt,
+        "is_allow_list_enabled": false,
+        "console_assets_dir": null,
+    }))
+    .into_response()
 }
 
 async fn version() -> Json<Value> {

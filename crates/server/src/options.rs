@@ -125,6 +125,8 @@ pub(crate) fn engine_options(
     if options.auto_track.is_some() {
         config.auto_track = options.auto_track;
     }
+    // Metadata may come later through the API (Hasura's workflow starts empty).
+    config.serve_empty |= options.metadata_store;
     grafton_engine::EngineOptions {
         database_url: options.database_url.clone(),
         config,
@@ -270,8 +272,10 @@ impl Default for ConnectionLimits {
 pub struct Apis {
     /// `/v1/graphql` and `/graphql`.
     pub graphql: bool,
-    /// `/v1/metadata`.
+    /// `/v1/metadata`, `/v2/query` and `/v1/query`.
     pub metadata: bool,
+    /// `/v1alpha1/config`.
+    pub config: bool,
 }
 
 impl Default for Apis {
@@ -279,17 +283,19 @@ impl Default for Apis {
         Self {
             graphql: true,
             metadata: true,
+            config: true,
         }
     }
 }
 
 impl Apis {
-    /// Hasura's comma-separated list: `graphql`, `metadata`, and `pgdump`, `config`,
+    /// Hasura's comma-separated list: `graphql`, `metadata`, `config`, and `pgdump`,
     /// `developer`, `metrics`, which Grafton does not serve either way.
     pub fn parse(text: &str) -> Result<Apis, String> {
         let mut apis = Apis {
             graphql: false,
             metadata: false,
+            config: false,
         };
         let mut any = false;
         for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
@@ -297,7 +303,8 @@ impl Apis {
             match name.to_ascii_lowercase().as_str() {
                 "graphql" => apis.graphql = true,
                 "metadata" => apis.metadata = true,
-                "pgdump" | "config" | "developer" | "metrics" => {}
+                "config" => apis.config = true,
+                "pgdump" | "developer" | "metrics" => {}
                 _ => return Err(format!(
                     "unknown API {name:?}; expected graphql, metadata, pgdump, config, developer or metrics"
                 )),

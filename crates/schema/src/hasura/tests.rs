@@ -365,6 +365,9 @@ fn a_missing_include_or_no_table_files_is_refused() {
     )
     .expect("databases.yaml");
     let err = load(&dir).err().unwrap_or_default();
-    assert!(err.contains("includes default/tables/tables.yaml, which does not exist"), "{err}");
+    assert!(
+        err.contains("includes default/tables/tables.yaml, which does not exist"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

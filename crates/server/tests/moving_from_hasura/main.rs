@@ -2,6 +2,7 @@
 //! the config file, on both backends: custom names, enum tables and inherited roles
 //! so far.
 
+mod cli;
 mod computed_fields;
 mod custom_names;
 mod enum_tables;

@@ -15,6 +15,7 @@ mod metadata_drops;
 mod metadata_sync;
 mod metrics;
 mod reload;
+mod run_sql;
 mod traces;
 
 pub use common::{Db, BOTH};
