@@ -18,7 +18,7 @@ use apollo_compiler::schema::Implementers;
 use apollo_compiler::validation::Valid;
 use apollo_compiler::{request, Name};
 use document::{operation, DocEntry};
-pub use explain::Explained;
+pub use explain::{Explained, ExplainedFields};
 
 use grafton_ir::permissions::RoleRules;
 use grafton_schema::SchemaModel;

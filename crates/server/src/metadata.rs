@@ -33,6 +33,7 @@ enum Api {
     Metadata,
     Query,
     LegacyQuery,
+    Explain,
 }
 
 /// `POST /v1/metadata`.
@@ -63,6 +64,16 @@ pub(crate) async fn legacy_query(
     request: Request,
 ) -> Response {
     serve(state, peer, headers, request, Api::LegacyQuery).await
+}
+
+/// `POST /v1/graphql/explain`.
+pub(crate) async fn explain(
+    state: State<AppState>,
+    peer: Option<Extension<Peer>>,
+    headers: HeaderMap,
+    request: Request,
+) -> Response {
+    serve(state, peer, headers, request, Api::Explain).await
 }
 
 async fn serve(
@@ -107,9 +118,51 @@ async fn serve(
         Api::Metadata => metadata.command(&body).await,
         Api::Query => metadata.query(&body).await,
         Api::LegacyQuery => metadata.legacy_query(&body).await,
+        Api::Explain => explained(&state, body).await,
     };
     match answer {
         Ok(answer) => Json(answer).into_response(),
         Err(refusal) => respond(&refusal),
+    }
+}
+
+/// Hasura's explain request `{query: {query, variables?, operationName?}, user?}`:
+/// planned for the role and session in `user` (admin when it names none).
+async fn explained(state: &AppState, body: Value) -> Result<Value, Refusal> {
+    let mut body = body;
+    let query = body
+        .get_mut("query")
+        .map(Value::take)
+        .unwrap_or(Value::Null);
+    let request = grafton_engine::GraphqlRequest::from_json(query)
+        .map_err(|e| Refusal::new("parse-failed", e.to_string(), "$.query"))?;
+    let mut vars = serde_json::Map::new();
+    if let Some(user) = body.get("user").and_then(Value::as_object) {
+        for (k, v) in user {
+            vars.insert(k.to_ascii_lowercase(), v.clone());
+        }
+    }
+    let role = (vars.get(grafton_auth::ROLE_VAR).and_then(Value::as_str))
+        .filter(|r| *r != grafton_auth::ADMIN_ROLE)
+        .map(str::to_owned);
+    let caller = grafton_engine::Caller {
+        role,
+        vars,
+        backend_only: false,
+        ip: None,
+        expires: None,
+    };
+    match state.engine.explain(&caller, &request).await {
+        Ok(fields) => Ok(Value::Array(fields)),
+        Err(e) => {
+            let body = crate::error::execution_error_body(&e);
+            let message = body["errors"][0]["message"].as_str().map(str::to_owned);
+            let error = message.unwrap_or_else(|| e.to_string());
+            Err(Refusal::new(
+                crate::error::engine_code(&e),
+                error,
+                "$.query",
+            ))
+        }
     }
 }

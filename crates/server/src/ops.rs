@@ -31,7 +31,8 @@ pub(crate) fn routes(router: Router<AppState>, metrics: bool, apis: Apis) -> Rou
         true => router
             .route("/v1/metadata", post(crate::metadata::handle))
             .route("/v2/query", post(crate::metadata::query))
-            .route("/v1/query", post(crate::metadata::legacy_query)),
+            .route("/v1/query", post(crate::metadata::legacy_query))
+            .route("/v1/graphql/explain", post(crate::metadata::explain)),
         false => router,
     }
 }

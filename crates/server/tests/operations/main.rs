@@ -7,6 +7,7 @@ mod common;
 
 mod console;
 mod cors;
+mod explain;
 mod hasura_env;
 mod lifecycle;
 mod logs;
