@@ -10,7 +10,9 @@ use serde_json::{json, Value};
 pub use drop::{dependent, object as drop_object};
 
 mod drop;
+mod functions;
 mod permissions;
+mod project;
 mod relationships;
 mod tables;
 
@@ -47,7 +49,9 @@ pub fn writes(kind: &str) -> bool {
 
 /// Whether `kind` drops an object (so `cascade` applies).
 fn drops(kind: &str) -> bool {
-    kind == "pg_untrack_table" || kind.starts_with("pg_drop_")
+    matches!(kind, "pg_untrack_table" | "pg_untrack_function")
+        || kind.starts_with("pg_drop_")
+        || (kind.starts_with("drop_") && kind != "drop_inconsistent_metadata")
 }
 
 /// Whether any command of a bulk's `args` changes the metadata.
@@ -97,6 +101,23 @@ fn edit(kind: &str) -> Option<Edit> {
         "pg_drop_update_permission" => |d, a| permissions::drop(d, a, "update"),
         "pg_drop_delete_permission" => |d, a| permissions::drop(d, a, "delete"),
         "pg_set_permission_comment" => permissions::comment,
+        "pg_track_function" => functions::track,
+        "pg_untrack_function" => functions::untrack,
+        "pg_create_function_permission" => functions::permit,
+        "pg_drop_function_permission" => functions::forbid,
+        "pg_add_computed_field" => functions::add_computed,
+        "pg_drop_computed_field" => functions::drop_computed,
+        "add_inherited_role" => project::add_inherited_role,
+        "drop_inherited_role" => project::drop_inherited_role,
+        "set_api_limits" => project::set_api_limits,
+        "remove_api_limits" => project::remove_api_limits,
+        "create_query_collection" => project::create_collection,
+        "drop_query_collection" => project::drop_collection,
+        "add_query_to_collection" => project::add_query,
+        "drop_query_from_collection" => project::drop_query,
+        "add_collection_to_allowlist" => |d, a| project::allow(d, a).map(|_| ()),
+        "drop_collection_from_allowlist" => project::disallow,
+        "update_scope_of_collection_in_allowlist" => project::rescope,
         _ => return None,
     })
 }
@@ -186,6 +207,14 @@ pub fn apply(
                 ..Outcome::default()
             })
         }
+        "add_collection_to_allowlist" => {
+            // Already listed: Hasura's 200 with a message, nothing changed.
+            let answer = project::allow(doc, args)?.unwrap_or_else(success);
+            Ok(Outcome {
+                answer,
+                ..Outcome::default()
+            })
+        }
         other => match edit(other) {
             Some(edit) => {
                 edit(doc, args)?;
@@ -232,12 +261,6 @@ const KNOWN: &[&str] = &[
     "pg_track_tables",
     "pg_untrack_tables",
     "pg_set_table_custom_fields",
-    "pg_track_function",
-    "pg_untrack_function",
-    "pg_create_function_permission",
-    "pg_drop_function_permission",
-    "pg_add_computed_field",
-    "pg_drop_computed_field",
     "pg_create_event_trigger",
     "pg_delete_event_trigger",
     "pg_redeliver_event",
@@ -251,17 +274,6 @@ const KNOWN: &[&str] = &[
     "rename_source",
     "pg_get_viable_indexes",
     "pg_suggest_relationships",
-    "add_inherited_role",
-    "drop_inherited_role",
-    "set_api_limits",
-    "remove_api_limits",
-    "create_query_collection",
-    "drop_query_collection",
-    "add_query_to_collection",
-    "drop_query_from_collection",
-    "add_collection_to_allowlist",
-    "drop_collection_from_allowlist",
-    "update_scope_of_collection_in_allowlist",
     "create_rest_endpoint",
     "drop_rest_endpoint",
     "create_action",

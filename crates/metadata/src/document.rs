@@ -62,10 +62,6 @@ impl QualifiedName {
             format!("{}.{}", self.schema, self.name)
         }
     }
-
-    fn matches(&self, value: Option<&Value>) -> bool {
-        QualifiedName::read(value, "table").is_ok_and(|t| &t == self)
-    }
 }
 
 /// A document with one `default` PostgreSQL source and nothing in it: what a
@@ -140,21 +136,30 @@ pub fn source<'a>(doc: &'a mut Value, args: &Value) -> Result<&'a mut Map<String
     }
 }
 
-/// A source's list under `key` (`tables`, `functions`), made a list if absent.
-pub fn list<'a>(source: &'a mut Map<String, Value>, key: &str) -> &'a mut Vec<Value> {
-    let entry = source.entry(key).or_insert_with(|| json!([]));
-    if !entry.is_array() {
+/// The list under `key` of a source (`tables`, `functions`), a table's entry
+/// (`select_permissions`) or the document (`inherited_roles`), made a list if absent.
+pub fn list<'a>(map: &'a mut Map<String, Value>, key: &str) -> Result<&'a mut Vec<Value>, Refusal> {
+    let entry = map.entry(key).or_insert_with(|| json!([]));
+    if entry.is_null() {
         *entry = json!([]);
     }
-    match entry {
-        Value::Array(list) => list,
-        _ => unreachable!("made a list above"),
-    }
+    entry.as_array_mut().ok_or_else(|| {
+        Refusal::new(
+            "unexpected",
+            format!("the metadata's \"{key}\" is not a list"),
+            "$.args",
+        )
+    })
+}
+
+/// The index of the entry whose `field` (`table`, `function`) names `name`.
+pub fn index_of(list: &[Value], field: &str, name: &QualifiedName) -> Option<usize> {
+    (list.iter()).position(|e| QualifiedName::read(e.get(field), field).is_ok_and(|n| &n == name))
 }
 
 /// The index of `table`'s entry in a source's tables.
 pub fn table_index(tables: &[Value], table: &QualifiedName) -> Option<usize> {
-    tables.iter().position(|t| table.matches(t.get("table")))
+    index_of(tables, "table", table)
 }
 
 /// The entry of the table `args.table` in `args.source`, or Hasura's `not-exists`.
@@ -168,7 +173,7 @@ pub fn tracked_table<'a>(
         .and_then(Value::as_str)
         .unwrap_or("default")
         .to_owned();
-    let tables = list(source(doc, args)?, "tables");
+    let tables = list(source(doc, args)?, "tables")?;
     let Some(i) = table_index(tables, &table) else {
         return Err(Refusal::new(
             "not-exists",

@@ -63,6 +63,10 @@ impl Metadata {
             kind => kind.to_owned(),
         };
         let mut body = body.clone();
+        // The older function commands take the function itself as their args.
+        if matches!(kind, "track_function" | "untrack_function") && args.get("function").is_none() {
+            body["args"] = json!({"function": args});
+        }
         body["type"] = Value::String(renamed);
         self.command(&body).await
     }

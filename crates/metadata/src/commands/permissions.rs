@@ -34,13 +34,7 @@ pub fn create(doc: &mut Value, args: &Value, kind: &str) -> Result<(), Refusal> 
     };
     let key = list_key(kind)?;
     let entry = tracked_table(doc, args)?;
-    let list = entry.entry(key).or_insert_with(|| json!([]));
-    if !list.is_array() {
-        *list = json!([]);
-    }
-    let Value::Array(list) = list else {
-        return Ok(());
-    };
+    let list = crate::document::list(entry, key)?;
     if position(list, &role).is_some() {
         return Err(Refusal::new(
             "already-exists",

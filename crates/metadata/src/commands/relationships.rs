@@ -49,13 +49,7 @@ pub fn create(doc: &mut Value, args: &Value, kind: &str) -> Result<(), Refusal> 
     if let Some(c) = args.get("comment").filter(|c| c.is_string()) {
         rel["comment"] = c.clone();
     }
-    let list = entry.entry(kind).or_insert_with(|| json!([]));
-    if !list.is_array() {
-        *list = json!([]);
-    }
-    if let Value::Array(list) = list {
-        list.push(rel);
-    }
+    crate::document::list(entry, kind)?.push(rel);
     Ok(())
 }
 

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 /// `pg_track_table` (v1 `{table, is_enum?}` and v2 `{table, configuration?}`).
 pub fn track(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
     let table = QualifiedName::read(args.get("table"), "table")?;
-    let tables = list(source(doc, args)?, "tables");
+    let tables = list(source(doc, args)?, "tables")?;
     if table_index(tables, &table).is_some() {
         return Err(Refusal::new(
             "already-tracked",
@@ -33,7 +33,7 @@ pub fn track(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
 /// a `dependency-error`, or with `cascade` dropped too (`change.rs`).
 pub fn untrack(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
     let table = QualifiedName::read(args.get("table"), "table")?;
-    let tables = list(source(doc, args)?, "tables");
+    let tables = list(source(doc, args)?, "tables")?;
     let Some(i) = table_index(tables, &table) else {
         return Err(Refusal::new(
             "already-untracked",

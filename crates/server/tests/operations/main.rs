@@ -13,6 +13,7 @@ mod lifecycle;
 mod logs;
 mod metadata_api;
 mod metadata_drops;
+mod metadata_more;
 mod metadata_sync;
 mod metrics;
 mod reload;
