@@ -99,7 +99,17 @@ impl Metadata {
                 _ => break,
             }
         }
-        let added = added(&schemas);
+        let mut added = added(&schemas);
+        if outcome.replaced && !added.is_empty() && !outcome.allow_inconsistent {
+            // What the settings files leave out on their own is not the document's.
+            let settings = self.config_for(None)?;
+            if let Ok(alone) = self.engine.build_schemas(&(self.options)(settings)).await {
+                let theirs: HashSet<String> = (alone.left_out().iter())
+                    .map(|i| i.to_json().to_string())
+                    .collect();
+                added.retain(|i| !theirs.contains(&i.to_json().to_string()));
+            }
+        }
         if !added.is_empty() && !outcome.allow_inconsistent {
             let kind = body.get("type").and_then(Value::as_str).unwrap_or("");
             let added: Vec<&Inconsistency> = added.iter().collect();

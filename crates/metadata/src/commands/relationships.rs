@@ -85,7 +85,48 @@ pub fn rename(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
     if let Some(Value::Array(list)) = entry.get_mut(kind) {
         list[i]["name"] = json!(new_name);
     }
+    // The table's own rules that read through it follow the new name, as Hasura's
+    // do (another table's rules reaching it through a relationship are checked by
+    // the build).
+    for key in PERMISSIONS {
+        let Some(Value::Array(permissions)) = entry.get_mut(key) else {
+            continue;
+        };
+        for p in permissions.iter_mut() {
+            for rule in ["filter", "check"] {
+                if let Some(exp) = p.get_mut("permission").and_then(|b| b.get_mut(rule)) {
+                    rename_field(exp, &name, &new_name);
+                }
+            }
+        }
+    }
     Ok(())
+}
+
+const PERMISSIONS: [&str; 4] = [
+    "select_permissions",
+    "insert_permissions",
+    "update_permissions",
+    "delete_permissions",
+];
+
+/// Renames the field `from` in a boolean expression over one table: its keys, and
+/// those of its `_and`, `_or` and `_not` (which stay on that table).
+fn rename_field(exp: &mut Value, from: &str, to: &str) {
+    match exp {
+        Value::Array(items) => items.iter_mut().for_each(|e| rename_field(e, from, to)),
+        Value::Object(map) => {
+            if let Some(v) = map.remove(from) {
+                map.insert(to.to_owned(), v);
+            }
+            for key in ["_and", "_or", "_not"] {
+                if let Some(inner) = map.get_mut(key) {
+                    rename_field(inner, from, to);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// `pg_set_relationship_comment` (`comment` absent or null removes it).

@@ -12,6 +12,7 @@ mod hasura_env;
 mod lifecycle;
 mod logs;
 mod metadata_api;
+mod metadata_crash;
 mod metadata_drops;
 mod metadata_more;
 mod metadata_sync;

@@ -28,11 +28,24 @@ async fn drops_say_what_depends_on_them_and_cascade_takes_it() {
         ]});
         let (status, body) = metadata(&base, setup).await;
         assert_eq!(status, 200, "{db:?}: {body}");
+        // Renamed: the permission that reads through it follows the new name.
+        let rename = json!({"type": "pg_rename_relationship",
+            "args": {"table": "articles", "name": "author", "new_name": "writer"}});
+        let (status, body) = metadata(&base, rename).await;
+        assert_eq!(status, 200, "{db:?}: {body}");
+        let (_, doc) = exported(&base).await;
+        let articles = &doc["sources"][0]["tables"][1];
+        assert_eq!(articles["table"]["name"], "articles", "{db:?}: {doc}");
+        assert_eq!(
+            articles["select_permissions"][0]["permission"]["filter"],
+            json!({"writer": {"name": {"_eq": "Ada"}}}),
+            "{db:?}"
+        );
         let version = exported(&base).await.0;
 
         // The permission reads through the relationship: dropping it is refused.
         let drop_rel = json!({"type": "pg_drop_relationship",
-            "args": {"table": "articles", "relationship": "author"}});
+            "args": {"table": "articles", "relationship": "writer"}});
         let (status, body) = metadata(&base, drop_rel).await;
         assert_eq!(
             (status, body["code"].as_str()),
@@ -54,7 +67,7 @@ async fn drops_say_what_depends_on_them_and_cascade_takes_it() {
         );
         let error = body["error"].as_str().unwrap_or_default();
         assert!(
-            error.contains("relationship articles.author"),
+            error.contains("relationship articles.writer"),
             "{db:?}: {error}"
         );
         assert_eq!(
