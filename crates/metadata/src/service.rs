@@ -137,6 +137,30 @@ impl Metadata {
             .map(|_| ())
     }
 
+    /// What `start` would serve, without writing: the stored document, else `seed`,
+    /// else the settings alone (for one-shot commands: `grafton sql`, `schema`).
+    pub async fn preview(&self, seed: Option<Value>) -> Result<(), ReloadError> {
+        let Source::Store(store) = &self.source else {
+            return Ok(());
+        };
+        let stored = store.load().await.map_err(|e| ReloadError(e.to_string()))?;
+        let version = if stored.metadata.is_some() {
+            stored.version
+        } else {
+            0
+        };
+        let Some(doc) = stored.metadata.or(seed) else {
+            return Ok(());
+        };
+        let config = self
+            .config_for(Some(&doc))
+            .map_err(|r| ReloadError(r.error))?;
+        let schemas = (self.engine.build_schemas(&(self.options)(config)).await)
+            .map_err(|e| ReloadError(e.to_string()))?;
+        self.serve(schemas, version);
+        Ok(())
+    }
+
     /// The config for a metadata document (none: the settings alone).
     pub(crate) fn config_for(&self, doc: Option<&Value>) -> Result<Config, Refusal> {
         let mut config =

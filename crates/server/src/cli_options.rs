@@ -279,10 +279,10 @@ pub(crate) fn options(
     };
     o.config = sources.load()?;
     o.sources = Some(sources);
+    // The metadata is kept in the database unless it is served from files.
+    o.metadata_store = schema.hasura_metadata.is_none();
+    o.metadata_from.clone_from(&schema.metadata_from);
     if let Some((l, console)) = listen {
-        // A server keeps its metadata in the database unless it serves files.
-        o.metadata_store = schema.hasura_metadata.is_none();
-        o.metadata_from.clone_from(&schema.metadata_from);
         o.http.console = l.enable_console.unwrap_or(console);
         o.host = l.host.clone();
         o.port = l.port;

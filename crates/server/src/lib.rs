@@ -129,6 +129,24 @@ pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> 
         .with_live(options.live))
 }
 
+/// The engine a one-shot command (`grafton sql`, `schema`, `live-triggers`) plans
+/// with: what `serve` would serve (the stored metadata, else `--metadata-from`),
+/// nothing written.
+pub async fn engine_as_served(options: &ServeOptions) -> Result<Arc<Engine>, StartError> {
+    let engine = Arc::new(build_engine(options).await?);
+    if options.metadata_store {
+        let (metadata, seed) = metadata_for(engine.clone(), options)?;
+        metadata
+            .preview(seed)
+            .await
+            .map_err(|e| StartError::Config {
+                path: "the metadata store".into(),
+                message: e.to_string(),
+            })?;
+    }
+    Ok(engine)
+}
+
 /// Where the metadata of a server started with `options` comes from, and the
 /// document an empty store starts from (`--metadata-from`).
 fn metadata_for(

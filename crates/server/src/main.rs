@@ -247,7 +247,7 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         }
         Command::Sql(args) => {
             let o = options(args.database_url, &args.schema, None)?;
-            let engine = grafton_server::build_engine(&o).await?;
+            let engine = grafton_server::engine_as_served(&o).await?;
             let variables = match &args.variables {
                 Some(text) => serde_json::from_str(text)
                     .map_err(|e| format!("--variables is not a JSON object: {e}"))?,
@@ -279,7 +279,7 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         }
         Command::LiveTriggers(args) => {
             let o = options(args.database_url, &args.schema, None)?;
-            let engine = grafton_server::build_engine(&o).await?;
+            let engine = grafton_server::engine_as_served(&o).await?;
             if engine.database().backend() != grafton_catalog::Backend::Postgres {
                 return Err("live-triggers is for PostgreSQL: on SQLite every write goes through Grafton, which wakes live queries itself".into());
             }
@@ -296,7 +296,7 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         }
         Command::Schema(args) => {
             let o = options(args.database_url, &args.schema, None)?;
-            let engine = grafton_server::build_engine(&o).await?;
+            let engine = grafton_server::engine_as_served(&o).await?;
             let planner = engine
                 .planner_for(args.role.as_deref(), false)
                 .map_err(|e| e.to_string())?;

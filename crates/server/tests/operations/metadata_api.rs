@@ -255,3 +255,34 @@ async fn tables_relationships_and_permissions_change_through_the_api() {
         );
     }
 }
+
+/// The one-shot commands plan with what `serve` serves: the stored metadata.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grafton_schema_reads_the_stored_metadata() {
+    for db in BOTH {
+        let url = authors_database("metadata_schema_cmd", db);
+        let server = grafton_server::start(&store_options(url.clone()))
+            .await
+            .expect("starts");
+        let base = format!("http://{}", server.addr);
+        let bulk = json!({"type": "bulk", "args": [
+            {"type": "clear_metadata", "args": {}},
+            {"type": "pg_track_table", "args": {"table": "authors"}},
+        ]});
+        assert_eq!(metadata(&base, bulk).await.0, 200, "{db:?}");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_grafton"))
+            .args(["schema", "--database-url", &url])
+            .output()
+            .expect("grafton schema runs");
+        let sdl = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{db:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            sdl.contains("authors(") && !sdl.contains("articles("),
+            "{db:?}: {sdl}"
+        );
+    }
+}
