@@ -20,7 +20,9 @@ TABLES=${TABLES:-100}
 CHANGES=${CHANGES:-40}
 [[ -x $GRAFTON ]] || (cd "$ROOT" && cargo build --release -p grafton)
 PGBIN=$(pg_config --bindir 2>/dev/null || dirname "$(command -v initdb)")
-WORK=$(mktemp -d /tmp/grafton-metadata-sync.XXXXXX)
+# WORK=dir keeps the servers' logs there (GRAFTON_LOG=grafton_engine=debug adds
+# each build's introspection and build times).
+if [[ -n ${WORK:-} ]]; then mkdir -p "$WORK"; keep=1; else WORK=$(mktemp -d /tmp/grafton-metadata-sync.XXXXXX); keep=0; fi
 PGDATA="$WORK/pgdata"
 AS_PG=()
 if [[ $(id -u) -eq 0 ]]; then AS_PG=(runuser -u postgres --); chown postgres "$WORK"; fi
@@ -30,7 +32,7 @@ cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
   [[ -f "$PGDATA/postmaster.pid" ]] && "${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$PGDATA" -m fast stop >/dev/null 2>&1
-  rm -rf "$WORK"
+  if [[ $keep == 1 ]]; then rm -rf "$PGDATA"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT INT TERM
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

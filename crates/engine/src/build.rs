@@ -79,19 +79,28 @@ async fn schemas(
     shared: Option<&std::sync::Arc<crate::shared::Shared>>,
 ) -> Result<Schemas, BuildError> {
     crate::limits::validate(&options.config.api_limits).map_err(BuildError::Limits)?;
+    let started = std::time::Instant::now();
     let schemas = exposed_schemas(&options.schemas, &options.config, db.backend());
     let mut introspected = db.introspect(&schemas).await?;
     for w in &introspected.warnings {
         tracing::warn!("{w}");
     }
     let refused = crate::enum_tables::apply(db, &mut introspected.catalog, &options.config).await?;
-    build_schemas(
+    let introspected_at = std::time::Instant::now();
+    let built = build_schemas(
         &introspected.catalog,
         options,
         db.backend(),
         refused,
         shared,
-    )
+    );
+    tracing::debug!(
+        introspect_ms = (introspected_at - started).as_secs_f64() * 1000.0,
+        build_ms = introspected_at.elapsed().as_secs_f64() * 1000.0,
+        tables = introspected.catalog.tables.len(),
+        "schemas built"
+    );
+    built
 }
 
 /// Every schema `options` asks for over a catalog already introspected (no I/O):
