@@ -221,3 +221,68 @@ async fn roles_limits_collections_and_the_allow_list_change_through_the_api() {
         assert!(doc.get("api_limits").is_none(), "{db:?}: {doc}");
     }
 }
+
+/// The commands that set one thing: a table's names and enum flag, comments, an
+/// allow-list entry's scope; each kept as Hasura keeps it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn setters_change_one_thing_each() {
+    let url = authors_database("metadata_setters", Db::Sqlite);
+    let server = grafton_server::start(&store_options(url))
+        .await
+        .expect("starts");
+    let base = format!("http://{}", server.addr);
+    let steps = json!({"type": "bulk", "args": [
+        {"type": "pg_set_table_customization", "args": {"table": "authors",
+            "configuration": {"custom_name": "writers", "column_config": {"name": {"custom_name": "fullName"}}}}},
+        // The relationship is there already: the empty store tracks every foreign key.
+        {"type": "pg_set_relationship_comment", "args": {"table": "articles", "name": "author", "comment": "who wrote it"}},
+        {"type": "pg_create_select_permission", "args": {"table": "articles", "role": "user",
+            "permission": {"columns": ["id"], "filter": {}}}},
+        {"type": "pg_set_permission_comment", "args": {"table": "articles", "role": "user",
+            "permission": "select", "comment": "everyone's"}},
+        {"type": "create_query_collection", "args": {"name": "c",
+            "definition": {"queries": [{"name": "q", "query": "{ articles { id } }"}]}}},
+        {"type": "add_collection_to_allowlist", "args": {"collection": "c"}},
+        {"type": "update_scope_of_collection_in_allowlist", "args": {"collection": "c",
+            "scope": {"global": false, "roles": ["user"]}}},
+    ]});
+    let (status, body) = metadata(&base, steps).await;
+    assert_eq!(status, 200, "{body}");
+    let renamed = query_as(
+        &base,
+        &ADMIN,
+        "{ writers(order_by: {id: asc}) { fullName } }",
+    )
+    .await;
+    assert_eq!(
+        renamed["data"]["writers"][0],
+        json!({"fullName": "Ada"}),
+        "{renamed}"
+    );
+    let (_, doc) = exported(&base).await;
+    let tables = &doc["sources"][0]["tables"];
+    let articles = (tables.as_array().into_iter().flatten())
+        .find(|t| t["table"]["name"] == "articles")
+        .expect("articles");
+    assert_eq!(
+        articles["object_relationships"][0]["comment"],
+        "who wrote it"
+    );
+    assert_eq!(articles["select_permissions"][0]["comment"], "everyone's");
+    assert_eq!(
+        doc["allowlist"],
+        json!([{"collection": "c", "scope": {"global": false, "roles": ["user"]}}])
+    );
+    // An enum flag on a table that is not an enum is refused by the build.
+    let (status, body) = metadata(
+        &base,
+        json!({"type": "pg_set_table_is_enum",
+        "args": {"table": "articles", "is_enum": true}}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (400, Some("invalid-configuration")),
+        "{body}"
+    );
+}
