@@ -3,7 +3,7 @@
 //! statement's rows returned as text, bounded in bytes as well as in time.
 
 use crate::error::ExecuteError;
-use crate::tx::{bounded, gone, Conn, Tx};
+use crate::tx::{gone, Conn, Tx};
 use futures_util::{pin_mut, StreamExt};
 use rusqlite::fallible_iterator::FallibleIterator;
 use tokio_postgres::SimpleQueryMessage;
@@ -25,23 +25,44 @@ fn too_large(bytes: usize) -> ExecuteError {
 
 impl Tx {
     /// Runs `sql` (any number of statements, no parameters); the rows of the last
-    /// statement if it returned rows (`None`: it was a command).
+    /// statement if it returned rows (`None`: it was a command). `read_only` holds
+    /// for all of it, even past a `COMMIT` the SQL itself runs. The SQL may change
+    /// its session (`SET ROLE`): a PostgreSQL connection is closed when the
+    /// transaction ends, never pooled again; the time limit is Grafton's own cancel,
+    /// which a `COMMIT` in the SQL cannot end.
     pub async fn run_sql(
         &mut self,
         sql: &str,
         max_bytes: usize,
+        read_only: bool,
     ) -> Result<Option<SqlRows>, ExecuteError> {
-        let (open, timeout) = (self.open, self.timeout);
+        let timeout = self.timeout;
+        self.close = true;
         match self.conn.as_mut().ok_or_else(gone)? {
             Conn::Postgres(client) => {
+                if read_only {
+                    let read_only = "SET TRANSACTION READ ONLY; \
+                        SET SESSION default_transaction_read_only = on";
+                    client.batch_execute(read_only).await?;
+                }
                 let run = postgres(client, sql, max_bytes);
-                let (rows, settled) = bounded(client, open, timeout, run).await;
+                let (rows, settled) = crate::postgres::bounded(client, timeout, run).await;
                 self.discard_unless(settled);
                 rows
             }
             Conn::Sqlite { conn, .. } => {
                 let sql = sql.to_owned();
-                let work = crate::sqlite::interact(conn, move |c| sqlite(c, &sql, max_bytes));
+                let work = crate::sqlite::interact(conn, move |c| {
+                    if !read_only {
+                        return sqlite(c, &sql, max_bytes);
+                    }
+                    // On for the whole batch (a COMMIT in it included), off after.
+                    c.pragma_update(None, "query_only", true)?;
+                    let rows = sqlite(c, &sql, max_bytes);
+                    let reset = c.pragma_update(None, "query_only", false);
+                    let rows = rows?;
+                    reset.map(|()| rows)
+                });
                 match crate::sqlite::within(conn, self.timeout, work).await {
                     Err(ExecuteError::Database { message, .. }) if message.contains(TOO_LARGE) => {
                         Err(too_large(max_bytes))

@@ -16,6 +16,9 @@ pub struct Tx {
     pub(crate) timeout: std::time::Duration,
     /// False for [`Database::autocommit`]: each statement commits by itself.
     pub(crate) open: bool,
+    /// Close a PostgreSQL connection once the transaction ends rather than pool
+    /// it: its session may hold settings its SQL made (`SET ROLE`, `search_path`).
+    pub(crate) close: bool,
 }
 
 pub(crate) enum Conn {
@@ -56,6 +59,7 @@ impl Database {
             conn: Some(conn),
             timeout,
             open: false,
+            close: false,
         })
     }
 
@@ -87,6 +91,7 @@ impl Database {
             conn: Some(conn),
             timeout,
             open: true,
+            close: false,
         })
     }
 }
@@ -227,7 +232,13 @@ impl Tx {
             return Ok(());
         }
         match conn {
-            Conn::Postgres(client) => client.batch_execute("COMMIT").await.map_err(Into::into),
+            Conn::Postgres(client) => {
+                let result = client.batch_execute("COMMIT").await.map_err(Into::into);
+                if self.close {
+                    let _ = crate::pg_pool::Object::take(*client);
+                }
+                result
+            }
             Conn::Sqlite { conn, _writer } => {
                 let result = crate::sqlite::interact(&conn, |c| c.execute_batch("COMMIT")).await;
                 if result.is_err() {
@@ -242,7 +253,7 @@ impl Tx {
     /// Rolls back and returns the connection to the pool.
     pub async fn rollback(mut self) {
         if let (Some(conn), true) = (self.conn.take(), self.open) {
-            rollback(conn).await;
+            rollback(conn, self.close).await;
         }
     }
 }
@@ -262,11 +273,11 @@ pub(crate) async fn bounded<T>(
     }
 }
 
-async fn rollback(conn: Conn) {
+async fn rollback(conn: Conn, close: bool) {
     match conn {
         Conn::Postgres(client) => {
-            if client.batch_execute("ROLLBACK").await.is_err() {
-                // A connection whose state is unknown must not serve another request.
+            // A connection whose state is unknown must not serve another request.
+            if client.batch_execute("ROLLBACK").await.is_err() || close {
                 let _ = crate::pg_pool::Object::take(*client);
             }
         }
@@ -298,7 +309,7 @@ impl Drop for Tx {
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let open = self.open;
+        let (open, close) = (self.open, self.close);
         match conn {
             Conn::Postgres(client) => {
                 handle.spawn(async move {
@@ -307,7 +318,7 @@ impl Drop for Tx {
                             .cancel_token()
                             .cancel_query(tokio_postgres::NoTls)
                             .await;
-                        rollback(Conn::Postgres(client)).await;
+                        rollback(Conn::Postgres(client), close).await;
                     } else {
                         // No transaction to end: wait for the cancelled statement, so
                         // the connection goes back to the pool idle.
@@ -316,7 +327,7 @@ impl Drop for Tx {
                 });
             }
             sqlite if open => {
-                handle.spawn(rollback(sqlite));
+                handle.spawn(rollback(sqlite, false));
             }
             Conn::Sqlite { .. } => {}
         }

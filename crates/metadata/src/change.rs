@@ -54,60 +54,69 @@ impl Metadata {
             return Err(store_refusal(StoreError::Conflict { expected: named }));
         }
         let served = self.engine.schemas();
-        let mut doc = match &stored.metadata {
+        let original = match &stored.metadata {
             Some(doc) => doc.clone(),
             None => crate::generated::document(&served),
         };
+        let mut doc = original.clone();
         let outcome = commands::apply(&mut doc, body, served.left_out())?;
-        let before: HashSet<String> = (served.left_out().iter())
-            .map(|i| i.to_json().to_string())
-            .collect();
-        // A replaced whole must be consistent whole; any other change must add
-        // nothing that cannot be served.
-        let added = |schemas: &Schemas| -> Vec<Inconsistency> {
-            (schemas.left_out().iter())
-                .filter(|i| outcome.replaced || !before.contains(&i.to_json().to_string()))
-                .cloned()
-                .collect()
-        };
+        let key = |i: &Inconsistency| i.to_json().to_string();
+        // What is not served already is not this change's doing: what the served
+        // schemas leave out, and (asked for once something new shows) what the
+        // unchanged document leaves out over the database as it is now, which may
+        // have changed since it was served.
+        let mut before: HashSet<String> = served.left_out().iter().map(key).collect();
+        let mut rebuilt_before = false;
         let mut schemas = self.build(&doc).await?;
-        for _ in 0..CASCADE_ROUNDS {
-            let dangling = added(&schemas);
-            match outcome.drops {
-                Some(false) if !dangling.is_empty() => {
-                    let mut names: Vec<String> = dangling.iter().map(commands::dependent).collect();
-                    names.sort();
-                    return Err(Refusal::new(
-                        "dependency-error",
-                        format!(
-                            "cannot drop due to the following dependent objects: {}",
-                            names.join(", ")
-                        ),
-                        "$.args",
-                    ));
+        for round in 0..=CASCADE_ROUNDS {
+            // A replaced whole must be consistent whole.
+            let mut dangling: Vec<Inconsistency> = (schemas.left_out().iter())
+                .filter(|i| outcome.replaced || !before.contains(&key(i)))
+                .cloned()
+                .collect();
+            if !dangling.is_empty() && !rebuilt_before && !outcome.replaced {
+                rebuilt_before = true;
+                if let Ok(unchanged) = self.build(&original).await {
+                    before.extend(unchanged.left_out().iter().map(key));
+                    dangling.retain(|i| !before.contains(&key(i)));
                 }
-                Some(true) if !dangling.is_empty() => {
-                    let mut removed = false;
-                    for i in &dangling {
-                        removed |= commands::drop_object(&mut doc, i);
-                    }
-                    if !removed {
-                        break;
-                    }
-                    schemas = self.build(&doc).await?;
-                }
-                _ => break,
             }
+            let Some(cascade) = outcome.drops.filter(|_| !dangling.is_empty()) else {
+                break;
+            };
+            // A drop's dependents were there before it; what the change itself adds
+            // that cannot be served is refused below, never dropped.
+            let theirs = |i: &Inconsistency| commands::drop_object(&mut original.clone(), i);
+            if round == CASCADE_ROUNDS || !dangling.iter().all(theirs) {
+                break;
+            }
+            if !cascade {
+                let mut names: Vec<String> = dangling.iter().map(commands::dependent).collect();
+                names.sort();
+                return Err(Refusal::new(
+                    "dependency-error",
+                    format!(
+                        "cannot drop due to the following dependent objects: {}",
+                        names.join(", ")
+                    ),
+                    "$.args",
+                ));
+            }
+            for i in &dangling {
+                commands::drop_object(&mut doc, i);
+            }
+            schemas = self.build(&doc).await?;
         }
-        let mut added = added(&schemas);
+        let mut added: Vec<Inconsistency> = (schemas.left_out().iter())
+            .filter(|i| outcome.replaced || !before.contains(&key(i)))
+            .cloned()
+            .collect();
         if outcome.replaced && !added.is_empty() && !outcome.allow_inconsistent {
             // What the settings files leave out on their own is not the document's.
             let settings = self.config_for(None)?;
             if let Ok(alone) = self.engine.build_schemas(&(self.options)(settings)).await {
-                let theirs: HashSet<String> = (alone.left_out().iter())
-                    .map(|i| i.to_json().to_string())
-                    .collect();
-                added.retain(|i| !theirs.contains(&i.to_json().to_string()));
+                let theirs: HashSet<String> = alone.left_out().iter().map(key).collect();
+                added.retain(|i| !theirs.contains(&key(i)));
             }
         }
         if !added.is_empty() && !outcome.allow_inconsistent {

@@ -93,17 +93,16 @@ impl Metadata {
         let read_only = flag("read_only").unwrap_or(false);
         let check = flag("check_metadata_consistency").unwrap_or(!read_only);
         let rows = {
-            // Not beside a metadata change: what it builds must see this SQL or not.
-            let _one = self.lock.lock().await;
+            // Not beside a metadata change: what it builds must see this SQL or not
+            // (a read changes nothing, and waits for nothing).
+            let _one = match read_only {
+                true => None,
+                false => Some(self.lock.lock().await),
+            };
             let db = self.engine.database();
             let failed = |e: ExecuteError| sql_refusal(e, sql);
             let mut tx = db.begin(RUN_SQL_TIMEOUT).await.map_err(failed)?;
-            if read_only && db.backend() == grafton_catalog::Backend::Postgres {
-                tx.batch("SET TRANSACTION READ ONLY")
-                    .await
-                    .map_err(failed)?;
-            }
-            let rows = tx.run_sql(sql, RUN_SQL_MAX_BYTES).await.map_err(failed)?;
+            let rows = (tx.run_sql(sql, RUN_SQL_MAX_BYTES, read_only).await).map_err(failed)?;
             if read_only {
                 tx.rollback().await;
             } else {

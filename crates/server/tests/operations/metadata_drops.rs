@@ -76,6 +76,25 @@ async fn drops_say_what_depends_on_them_and_cascade_takes_it() {
             "{db:?}: a refused drop changed something"
         );
 
+        // A cascade takes what depended on the drop, never what the same bulk adds
+        // that cannot be served: that is refused, and nothing of the bulk is kept.
+        let bulk = json!({"type": "bulk", "args": [
+            {"type": "pg_create_select_permission", "args": {"table": "articles", "role": "editor",
+                "permission": {"columns": ["no_such_column"], "filter": {}}}},
+            {"type": "pg_untrack_table", "args": {"table": "authors", "cascade": true}},
+        ]});
+        let (status, body) = metadata(&base, bulk).await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (400, Some("invalid-configuration")),
+            "{db:?}: {body}"
+        );
+        assert_eq!(
+            exported(&base).await.0,
+            version,
+            "{db:?}: a refused bulk changed something"
+        );
+
         // With cascade: the relationship goes, and the permission reading through it.
         let untrack =
             json!({"type": "pg_untrack_table", "args": {"table": "authors", "cascade": true}});

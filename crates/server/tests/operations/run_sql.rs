@@ -76,26 +76,51 @@ async fn run_sql_answers_as_hasura_and_keeps_nothing_it_failed() {
         let (_, count) = run_sql(&base, &admin, json!({"sql": "SELECT count(*) FROM tags"})).await;
         assert_eq!(count["result"][1][0], "1", "{db:?}: {count}");
 
-        // read_only: nothing written is kept (PostgreSQL refuses the write outright).
+        // read_only: a write in it is refused, and nothing is kept.
         let (status, body) = run_sql(
             &base,
             &admin,
             json!({"sql": "DELETE FROM tags", "read_only": true}),
         )
         .await;
-        match db {
-            Db::Postgres => assert_eq!(
-                (status, body["code"].as_str()),
-                (400, Some("postgres-error")),
-                "{body}"
-            ),
-            Db::Sqlite => assert_eq!(status, 200, "{body}"),
-        }
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (400, Some("postgres-error")),
+            "{db:?}: {body}"
+        );
         let (_, count) = run_sql(&base, &admin, json!({"sql": "SELECT count(*) FROM tags"})).await;
         assert_eq!(
             count["result"][1][0], "1",
             "{db:?}: read_only kept a write: {count}"
         );
+
+        // Not past a COMMIT in the SQL either.
+        let sneaky = "COMMIT; DELETE FROM tags";
+        let (status, _) = run_sql(&base, &admin, json!({"sql": sneaky, "read_only": true})).await;
+        let (_, count) = run_sql(&base, &admin, json!({"sql": "SELECT count(*) FROM tags"})).await;
+        assert_eq!(
+            count["result"][1][0], "1",
+            "{db:?}: read_only past a COMMIT ({status}): {count}"
+        );
+
+        // What the SQL does to its session ends with it: the next request's
+        // connection is not that one.
+        if db == Db::Postgres {
+            let (status, body) = run_sql(
+                &base,
+                &admin,
+                json!({"sql": "SET search_path TO pg_catalog; SET ROLE NONE"}),
+            )
+            .await;
+            assert_eq!(status, 200, "{body}");
+            for _ in 0..12 {
+                let answer = query_as(&base, &admin, "{ tags { id } }").await;
+                assert!(
+                    answer["data"]["tags"].is_array(),
+                    "a session setting leaked: {answer}"
+                );
+            }
+        }
 
         // Admin only, a known source only.
         let user = [
