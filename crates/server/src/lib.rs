@@ -9,6 +9,7 @@ pub mod file_limit;
 pub mod http;
 mod listen;
 mod metadata;
+mod metadata_source;
 pub mod observe;
 pub mod ops;
 mod options;
@@ -20,6 +21,8 @@ pub mod ws;
 
 pub use grafton_metadata::Metadata;
 pub use listen::ConnectionLimits;
+pub use metadata_source::engine_as_served;
+use metadata_source::metadata_for;
 pub use options::ConfigSources;
 pub use options::ServeOptions;
 
@@ -127,82 +130,6 @@ pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> 
     Ok(grafton_engine::build(&engine_options)
         .await?
         .with_live(options.live))
-}
-
-/// The engine a one-shot command (`grafton sql`, `schema`, `live-triggers`) plans
-/// with: what `serve` would serve (the stored metadata, else `--metadata-from`),
-/// nothing written.
-pub async fn engine_as_served(options: &ServeOptions) -> Result<Arc<Engine>, StartError> {
-    let engine = Arc::new(build_engine(options).await?);
-    if options.metadata_store {
-        let (metadata, seed) = metadata_for(engine.clone(), options)?;
-        metadata
-            .preview(seed)
-            .await
-            .map_err(|e| StartError::Config {
-                path: "the metadata store".into(),
-                message: e.to_string(),
-            })?;
-    }
-    Ok(engine)
-}
-
-/// Where the metadata of a server started with `options` comes from, and the
-/// document an empty store starts from (`--metadata-from`).
-fn metadata_for(
-    engine: Arc<Engine>,
-    options: &ServeOptions,
-) -> Result<(Metadata, Option<serde_json::Value>), StartError> {
-    let serve = options.clone();
-    let engine_options: grafton_metadata::Options =
-        Arc::new(move |config| options::engine_options(&serve, config));
-    let (sources, fixed) = (options.sources.clone(), options.config.clone());
-    let settings: grafton_metadata::Settings = Arc::new(move || match &sources {
-        Some(sources) => sources.load().map_err(|e| e.to_string()),
-        None => Ok(fixed.clone()),
-    });
-    let hasura = (options.sources.as_ref()).and_then(|s| s.hasura_metadata.clone());
-    if !options.metadata_store {
-        let described = match (
-            &hasura,
-            options.sources.as_ref().and_then(|s| s.config.as_ref()),
-        ) {
-            (Some(path), _) => format!(
-                "the Hasura metadata at {} (--hasura-metadata)",
-                path.display()
-            ),
-            (None, Some(path)) => format!("the config file {}", path.display()),
-            (None, None) => "the config Grafton was started with".to_owned(),
-        };
-        let source = grafton_metadata::Source::Files { hasura, described };
-        return Ok((
-            Metadata::new(engine, source, settings, engine_options),
-            None,
-        ));
-    }
-    if hasura.is_some() {
-        return Err(StartError::Config {
-            path: "--hasura-metadata".into(),
-            message: "serves read-only metadata from files; to start the metadata store \
-                      from it, pass it as --metadata-from instead"
-                .into(),
-        });
-    }
-    let seed = match &options.metadata_from {
-        Some(path) => Some(
-            grafton_schema::hasura::read_document(path).map_err(|message| StartError::Config {
-                path: path.display().to_string(),
-                message,
-            })?,
-        ),
-        None => None,
-    };
-    let store = grafton_metadata::Store::new(engine.database().clone());
-    let source = grafton_metadata::Source::Store(store);
-    Ok((
-        Metadata::new(engine, source, settings, engine_options),
-        seed,
-    ))
 }
 
 /// A running server.
