@@ -17,5 +17,7 @@ pub mod store;
 pub use answers::consistency;
 pub use query::{RUN_SQL_MAX_BYTES, RUN_SQL_TIMEOUT};
 pub use refusal::Refusal;
-pub use service::{Metadata, Options, ReloadError, Settings, Source};
+pub use service::{
+    first_metadata, with_document, Metadata, Options, ReloadError, Settings, Source, Start,
+};
 pub use store::{Store, StoreError};

@@ -90,87 +90,58 @@ impl Metadata {
 
     pub(crate) fn serve(&self, schemas: grafton_engine::Schemas, version: u64) {
         self.engine.replace_schemas(schemas);
+        self.mark_served(version);
+    }
+
+    /// At start-up, once the engine serves what [`first_metadata`] found: a
+    /// stored version is recorded as served, a seed (`--metadata-from` over an
+    /// empty store) is stored. Two instances seeding at once: one wins, and the
+    /// other reloads what it stored.
+    pub async fn started(&self, first: Start) -> Result<(), ReloadError> {
+        let Source::Store(store) = &self.source else {
+            return Ok(());
+        };
+        match first {
+            Start::Empty => Ok(()),
+            Start::Stored(version) => {
+                self.mark_served(version);
+                Ok(())
+            }
+            Start::Seed(seed) => {
+                let _one = self.lock.lock().await;
+                match store.save(&seed, crate::store::FIRST_VERSION).await {
+                    Ok(version) => {
+                        tracing::info!(version, "the metadata store was empty: seeded");
+                        self.mark_served(version);
+                        Ok(())
+                    }
+                    Err(StoreError::Conflict { .. }) => {
+                        drop(_one);
+                        let why = "start-up: another instance seeded the store first";
+                        self.reload(why).await.map(|_| ())
+                    }
+                    Err(e) => Err(ReloadError(e.to_string())),
+                }
+            }
+        }
+    }
+
+    fn mark_served(&self, version: u64) {
         self.served.store(version, Ordering::SeqCst);
         let gauge = i64::try_from(version).unwrap_or(i64::MAX);
         self.engine.metrics().metadata_version.set(gauge);
     }
 
-    /// At start-up: an empty store is given `seed` (`--metadata-from`), and a
-    /// stored document is served. Two instances seeding at once: one wins, and the
-    /// other serves what it stored.
-    pub async fn start(&self, seed: Option<Value>) -> Result<(), ReloadError> {
-        let Source::Store(store) = &self.source else {
-            return Ok(());
-        };
-        let stored = store.load().await.map_err(|e| ReloadError(e.to_string()))?;
-        let seeded = seed.is_some();
-        if let (None, Some(seed)) = (&stored.metadata, seed) {
-            let _one = self.lock.lock().await;
-            let config = self
-                .config_for(Some(&seed))
-                .map_err(|r| ReloadError(r.error))?;
-            let schemas = self
-                .engine
-                .build_schemas(&(self.options)(config))
-                .await
-                .map_err(|e| ReloadError(format!("the metadata to start from: {e}")))?;
-            match store.save(&seed, stored.version).await {
-                Ok(version) => {
-                    tracing::info!(version, "the metadata store was empty: seeded");
-                    self.serve(schemas, version);
-                    return Ok(());
-                }
-                Err(StoreError::Conflict { .. }) => {}
-                Err(e) => return Err(ReloadError(e.to_string())),
-            }
-        } else if stored.metadata.is_none() {
-            return Ok(());
-        } else if seeded {
-            tracing::info!(
-                version = stored.version,
-                "the metadata store already holds metadata: it is served, and \
-                 --metadata-from is not read"
-            );
-        }
-        self.reload("start-up: the stored metadata")
-            .await
-            .map(|_| ())
-    }
-
-    /// What `start` would serve, without writing: the stored document, else `seed`,
-    /// else the settings alone (for one-shot commands: `grafton sql`, `schema`).
-    pub async fn preview(&self, seed: Option<Value>) -> Result<(), ReloadError> {
-        let Source::Store(store) = &self.source else {
-            return Ok(());
-        };
-        let stored = store.load().await.map_err(|e| ReloadError(e.to_string()))?;
-        let version = if stored.metadata.is_some() {
-            stored.version
-        } else {
-            0
-        };
-        let Some(doc) = stored.metadata.or(seed) else {
-            return Ok(());
-        };
-        let config = self
-            .config_for(Some(&doc))
-            .map_err(|r| ReloadError(r.error))?;
-        let schemas = (self.engine.build_schemas(&(self.options)(config)).await)
-            .map_err(|e| ReloadError(e.to_string()))?;
-        self.serve(schemas, version);
-        Ok(())
-    }
-
     /// The config for a metadata document (none: the settings alone).
     pub(crate) fn config_for(&self, doc: Option<&Value>) -> Result<Config, Refusal> {
-        let mut config =
+        let config =
             (self.settings)().map_err(|e| Refusal::new("invalid-configuration", e, "$"))?;
-        if let Some(doc) = doc {
-            let imported = grafton_schema::hasura::to_config(doc)
-                .map_err(|e| Refusal::new("parse-failed", e, "$.args"))?;
-            grafton_schema::hasura::merge(&mut config, imported);
+        match doc {
+            Some(doc) => {
+                with_document(config, doc).map_err(|e| Refusal::new("parse-failed", e, "$.args"))
+            }
+            None => Ok(config),
         }
-        Ok(config)
     }
 
     /// Reads the metadata again (the store, or the files), introspects and serves
@@ -369,5 +340,56 @@ impl Metadata {
             kind if commands::writes(kind) => self.change(body).await,
             other => Err(commands::unserved(other)),
         }
+    }
+}
+
+/// The settings' config with a metadata document's under it (the settings win
+/// where both say something).
+pub fn with_document(mut config: Config, doc: &Value) -> Result<Config, String> {
+    let imported = grafton_schema::hasura::to_config(doc)?;
+    grafton_schema::hasura::merge(&mut config, imported);
+    Ok(config)
+}
+
+/// What a server serves first, found before its engine is built (so it is built
+/// once): nothing stored, the stored version, or the seed to store.
+#[derive(Debug)]
+pub enum Start {
+    /// Nothing stored and no seed: the settings alone.
+    Empty,
+    /// The stored document, at this version.
+    Stored(u64),
+    /// `--metadata-from` over an empty store: stored once the engine serves it.
+    Seed(Value),
+}
+
+/// What a store holds, and the config to build the engine with: the stored
+/// document, else `seed`, under `settings`.
+pub async fn first_metadata(
+    store: &Store,
+    settings: Config,
+    seed: Option<Value>,
+) -> Result<(Config, Start), String> {
+    let stored = store.load().await.map_err(|e| e.to_string())?;
+    match (stored.metadata, seed) {
+        (Some(doc), seed) => {
+            if seed.is_some() {
+                tracing::info!(
+                    version = stored.version,
+                    "the metadata store already holds metadata: it is served, and \
+                     --metadata-from is not read"
+                );
+            }
+            Ok((
+                with_document(settings, &doc)?,
+                Start::Stored(stored.version),
+            ))
+        }
+        (None, Some(seed)) => {
+            let config = with_document(settings, &seed)
+                .map_err(|e| format!("the metadata to start from: {e}"))?;
+            Ok((config, Start::Seed(seed)))
+        }
+        (None, None) => Ok((settings, Start::Empty)),
     }
 }

@@ -192,13 +192,16 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
             "no --admin-secret or --jwt-secret: every request is admin (development mode)"
         );
     }
-    let engine = Arc::new(build_engine(options).await?);
-    let (metadata, seed) = metadata_for(engine.clone(), options)?;
-    let metadata = Arc::new(metadata);
-    metadata.start(seed).await.map_err(|e| StartError::Config {
-        path: "the metadata store".into(),
-        message: e.to_string(),
-    })?;
+    let (first, start) = metadata_source::first(options).await?;
+    let engine = Arc::new(build_engine(&first).await?);
+    let metadata = Arc::new(metadata_for(engine.clone(), options)?);
+    metadata
+        .started(start)
+        .await
+        .map_err(|e| StartError::Config {
+            path: "the metadata store".into(),
+            message: e.to_string(),
+        })?;
     let reloader = metadata.clone();
     let mut background = Vec::new();
     if options.metadata_store {

@@ -3,32 +3,58 @@
 //! engine the one-shot commands plan with, as `serve` would serve it.
 
 use crate::{build_engine, options, Engine, Metadata, ServeOptions, StartError};
+use grafton_metadata::Start;
 use std::sync::Arc;
 
 /// The engine a one-shot command (`grafton sql`, `schema`, `live-triggers`) plans
 /// with: what `serve` would serve (the stored metadata, else `--metadata-from`),
 /// nothing written.
 pub async fn engine_as_served(options: &ServeOptions) -> Result<Arc<Engine>, StartError> {
-    let engine = Arc::new(build_engine(options).await?);
-    if options.metadata_store {
-        let (metadata, seed) = metadata_for(engine.clone(), options)?;
-        metadata
-            .preview(seed)
-            .await
-            .map_err(|e| StartError::Config {
-                path: "the metadata store".into(),
-                message: e.to_string(),
-            })?;
-    }
-    Ok(engine)
+    let (first, _) = first(options).await?;
+    Ok(Arc::new(build_engine(&first).await?))
 }
 
-/// Where the metadata of a server started with `options` comes from, and the
-/// document an empty store starts from (`--metadata-from`).
+/// The options to build the engine with at start-up: with the store, its document
+/// (or `--metadata-from`'s, for an empty one) under the settings, read over one
+/// connection of its own before the engine is built, so the schemas are built once.
+pub(crate) async fn first(options: &ServeOptions) -> Result<(ServeOptions, Start), StartError> {
+    if !options.metadata_store {
+        return Ok((options.clone(), Start::Empty));
+    }
+    let seed = seed(options)?;
+    let target = grafton_execute::Target::parse(&options.database_url)?;
+    let db =
+        grafton_execute::Database::connect(&target, grafton_execute::PoolOptions::new(1)).await?;
+    let store = grafton_metadata::Store::new(db);
+    let (config, start) = grafton_metadata::first_metadata(&store, options.config.clone(), seed)
+        .await
+        .map_err(|message| StartError::Config {
+            path: "the metadata store".into(),
+            message,
+        })?;
+    let mut first = options.clone();
+    first.config = config;
+    Ok((first, start))
+}
+
+/// The document `--metadata-from` names, read.
+fn seed(options: &ServeOptions) -> Result<Option<serde_json::Value>, StartError> {
+    let Some(path) = &options.metadata_from else {
+        return Ok(None);
+    };
+    let doc =
+        grafton_schema::hasura::read_document(path).map_err(|message| StartError::Config {
+            path: path.display().to_string(),
+            message,
+        })?;
+    Ok(Some(doc))
+}
+
+/// Where the metadata of a server started with `options` comes from.
 pub(crate) fn metadata_for(
     engine: Arc<Engine>,
     options: &ServeOptions,
-) -> Result<(Metadata, Option<serde_json::Value>), StartError> {
+) -> Result<Metadata, StartError> {
     let serve = options.clone();
     let engine_options: grafton_metadata::Options =
         Arc::new(move |config| options::engine_options(&serve, config));
@@ -51,10 +77,7 @@ pub(crate) fn metadata_for(
             (None, None) => "the config Grafton was started with".to_owned(),
         };
         let source = grafton_metadata::Source::Files { hasura, described };
-        return Ok((
-            Metadata::new(engine, source, settings, engine_options),
-            None,
-        ));
+        return Ok(Metadata::new(engine, source, settings, engine_options));
     }
     if hasura.is_some() {
         return Err(StartError::Config {
@@ -64,19 +87,7 @@ pub(crate) fn metadata_for(
                 .into(),
         });
     }
-    let seed = match &options.metadata_from {
-        Some(path) => Some(
-            grafton_schema::hasura::read_document(path).map_err(|message| StartError::Config {
-                path: path.display().to_string(),
-                message,
-            })?,
-        ),
-        None => None,
-    };
     let store = grafton_metadata::Store::new(engine.database().clone());
     let source = grafton_metadata::Source::Store(store);
-    Ok((
-        Metadata::new(engine, source, settings, engine_options),
-        seed,
-    ))
+    Ok(Metadata::new(engine, source, settings, engine_options))
 }

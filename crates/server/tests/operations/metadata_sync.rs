@@ -117,3 +117,49 @@ async fn metadata_from_files_is_read_only() {
         json!([{"table": {"schema": "public", "name": "authors"}}])
     );
 }
+
+/// Two instances started at once from `--metadata-from` over an empty store: one
+/// stores it, the other finds it stored and serves it; both built their schemas
+/// once at start-up (no reload counted), and agree on the version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_seeding_at_once_agree() {
+    let url = authors_database("metadata_seed_race", Db::Postgres);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tables = dir.path().join("tables.yaml");
+    std::fs::write(&tables, "- table: {schema: public, name: authors}\n").expect("metadata");
+    let mut o = store_options(url);
+    o.metadata_from = Some(tables);
+    let (a, b) = tokio::join!(grafton_server::start(&o), grafton_server::start(&o));
+    let (a, b) = (a.expect("A starts"), b.expect("B starts"));
+    for server in [&a, &b] {
+        let base = format!("http://{}", server.addr);
+        let text = metrics(&base).await;
+        assert!(
+            text.contains("grafton_metadata_resource_version 2"),
+            "{text}"
+        );
+        let (_, doc) = metadata(&base, json!({"type": "export_metadata", "args": {}})).await;
+        assert_eq!(
+            doc["sources"][0]["tables"],
+            json!([{"table": {"schema": "public", "name": "authors"}}])
+        );
+    }
+    // One of them built once; the one that lost the race reloaded what won.
+    let reloads = |t: &str| t.contains("grafton_schema_reloads_total{result=\"ok\"} 1");
+    let (ta, tb) = (
+        metrics(&format!("http://{}", a.addr)).await,
+        metrics(&format!("http://{}", b.addr)).await,
+    );
+    assert!(!(reloads(&ta) && reloads(&tb)), "both rebuilt at start-up");
+    // A restart over the stored metadata builds once.
+    drop((a, b));
+    let again = grafton_server::start(&store_options(o.database_url.clone()))
+        .await
+        .expect("restarts");
+    let text = metrics(&format!("http://{}", again.addr)).await;
+    assert!(
+        text.contains("grafton_metadata_resource_version 2"),
+        "{text}"
+    );
+    assert!(!reloads(&text), "a restart built its schemas twice: {text}");
+}
