@@ -136,6 +136,9 @@ fn build_schemas(
         .with_strict_graphql(options.strict_graphql)
         .with_limits(&built.config.api_limits, &options.limits, shared)
         .with_trusted(&built.config)
-        .map(|s| s.with_left_out(built.left_out))
+        .map(|s| {
+            s.with_left_out(built.left_out)
+                .with_event_triggers(built.event_triggers)
+        })
         .map_err(BuildError::Limits)
 }

@@ -21,6 +21,8 @@ pub(crate) struct Built {
     pub(crate) roles: Vec<RoleSchema>,
     /// Everything left out: what was refused, and what is not served yet.
     pub(crate) left_out: Vec<Inconsistency>,
+    /// The event triggers served.
+    pub(crate) event_triggers: Vec<crate::events::ServedTrigger>,
 }
 
 /// Why one round stopped.
@@ -60,6 +62,8 @@ pub(crate) fn build(
     loop {
         match round(catalog, &config, options, backend) {
             Ok((expanded, model, roles)) => {
+                let (event_triggers, refused) = crate::events::served(&expanded, &model, backend);
+                left_out.extend(refused);
                 if options.strict_metadata && !left_out.is_empty() {
                     return Err(BuildError::Inconsistent(left_out));
                 }
@@ -68,6 +72,7 @@ pub(crate) fn build(
                     model,
                     roles,
                     left_out,
+                    event_triggers,
                 });
             }
             Err(Stop::Inconsistent(list)) => {

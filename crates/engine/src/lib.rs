@@ -9,6 +9,7 @@ mod consistent;
 pub mod engine;
 mod enum_tables;
 pub mod error;
+pub mod events;
 mod explain;
 mod lenient;
 pub mod limits;

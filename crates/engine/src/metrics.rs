@@ -81,6 +81,8 @@ pub struct Metrics {
     redis_bypassed: IntGauge,
     /// The `resource_version` of the metadata served (0: none from the store).
     pub metadata_version: IntGauge,
+    /// Event deliveries, by result (`delivered`, `retried`, `dead`).
+    pub events: IntCounterVec,
     replicas: replicas::ReplicaMetrics,
     /// Client connections under the cap.
     pub connections: ConnectionMetrics,
@@ -214,6 +216,12 @@ impl Metrics {
                     "1 while Redis is not asked (it failed three calls in a row and has not answered a probe since): the instance counts and remembers on its own.",
                 )
                 .unwrap_or_else(|e| panic!("metric: {e}")),
+            ),
+            events: counter_vec(
+                &r,
+                "grafton_event_deliveries_total",
+                "Event trigger deliveries, by result: delivered (a 2xx answer), retried (to be tried again) or dead (every try failed).",
+                &["result"],
             ),
             metadata_version: register(
                 &r,

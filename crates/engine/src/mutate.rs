@@ -25,7 +25,8 @@ pub(crate) use statements::explain;
 use statements::Statements;
 
 /// Runs `mutation` (under a role's `rules`, if any) and returns the `data` object's
-/// JSON text.
+/// JSON text. With `session` (the caller's session as JSON, when a table it writes
+/// has an event trigger) the transaction carries it for the triggers to read.
 pub(crate) async fn run(
     model: &SchemaModel,
     rules: Option<&RoleRules>,
@@ -33,8 +34,9 @@ pub(crate) async fn run(
     mutation: &Mutation,
     variables: &Map<String, Value>,
     timeout: std::time::Duration,
+    session: Option<&str>,
 ) -> Result<String, EngineError> {
-    if let Some(one) = one_statement(model, rules, mutation) {
+    if let Some(one) = one_statement(model, rules, mutation).filter(|_| session.is_none()) {
         let writing = Some((
             one.write.table,
             matches!(one.write.action, Action::Delete(_)),
@@ -44,6 +46,10 @@ pub(crate) async fn run(
             .map_err(|e| name_constraint(model, e, writing));
     }
     let mut tx = db.begin(timeout).await?;
+    if let Some(session) = session {
+        tx.rows(&grafton_sql::render::set_session(session), &Map::new())
+            .await?;
+    }
     let mut run = Run {
         model,
         rules,

@@ -32,6 +32,8 @@ pub struct Schemas {
     backend_roles: HashMap<String, Arc<Planner>>,
     /// The metadata objects left out of this set (inconsistent, or not served yet).
     left_out: Vec<grafton_schema::inconsistent::Inconsistency>,
+    /// The event triggers served.
+    event_triggers: Arc<Vec<crate::events::ServedTrigger>>,
 }
 
 impl Schemas {
@@ -52,6 +54,7 @@ impl Schemas {
             roles: front,
             backend_roles: back,
             left_out: Vec::new(),
+            event_triggers: Arc::default(),
         }
     }
 
@@ -62,6 +65,17 @@ impl Schemas {
     ) -> Self {
         self.left_out = left_out;
         self
+    }
+
+    /// The event triggers this set serves.
+    pub fn with_event_triggers(mut self, triggers: Vec<crate::events::ServedTrigger>) -> Self {
+        self.event_triggers = Arc::new(triggers);
+        self
+    }
+
+    /// The event triggers served.
+    pub fn event_triggers(&self) -> &Arc<Vec<crate::events::ServedTrigger>> {
+        &self.event_triggers
     }
 
     /// The metadata objects left out of this set: inconsistent, or not served yet

@@ -32,6 +32,11 @@ use grafton_catalog::{Backend, Introspected};
 use grafton_sql::{Dialect, Statement};
 use serde_json::{Map, Value};
 
+/// The PostgreSQL advisory lock every change to Grafton's own schema
+/// (`grafton_catalog`: the metadata store, the event log and triggers) holds for
+/// its transaction, so instances starting at once never race to create it.
+pub const CATALOG_DDL_LOCK: i64 = 727_140;
+
 /// A snapshot of the pool, for metrics.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PoolStatus {

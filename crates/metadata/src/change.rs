@@ -127,6 +127,7 @@ impl Metadata {
         let version = (store.save(&doc, stored.version).await).map_err(store_refusal)?;
         let left_out = schemas.left_out().to_vec();
         self.serve(schemas, version);
+        self.install_triggers().await;
         self.engine.metrics().reload(true);
         tracing::info!(version, command = %body["type"], "metadata changed");
         if outcome.answer_consistency {

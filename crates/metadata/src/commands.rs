@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 pub use drop::{dependent, object as drop_object};
 
 mod drop;
+mod events;
 mod functions;
 mod permissions;
 mod project;
@@ -118,6 +119,8 @@ fn edit(kind: &str) -> Option<Edit> {
         "add_collection_to_allowlist" => |d, a| project::allow(d, a).map(|_| ()),
         "drop_collection_from_allowlist" => project::disallow,
         "update_scope_of_collection_in_allowlist" => project::rescope,
+        "pg_create_event_trigger" => events::create,
+        "pg_delete_event_trigger" => events::delete,
         _ => return None,
     })
 }
@@ -261,8 +264,6 @@ const KNOWN: &[&str] = &[
     "pg_track_tables",
     "pg_untrack_tables",
     "pg_set_table_custom_fields",
-    "pg_create_event_trigger",
-    "pg_delete_event_trigger",
     "pg_redeliver_event",
     "pg_invoke_event_trigger",
     "pg_create_remote_relationship",

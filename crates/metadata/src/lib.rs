@@ -12,12 +12,12 @@ mod generated;
 mod query;
 mod refusal;
 pub mod service;
+mod start;
 pub mod store;
 
 pub use answers::consistency;
 pub use query::{RUN_SQL_MAX_BYTES, RUN_SQL_TIMEOUT};
 pub use refusal::Refusal;
-pub use service::{
-    first_metadata, with_document, Metadata, Options, ReloadError, Settings, Source, Start,
-};
+pub use service::{Metadata, Options, ReloadError, Settings, Source};
+pub use start::{first_metadata, with_document, Start};
 pub use store::{Store, StoreError};

@@ -6,6 +6,7 @@
 
 use crate::answers::{consistency, store_refusal};
 use crate::commands;
+use crate::start::{with_document, Start};
 use crate::store::{Store, StoreError};
 
 use crate::Refusal;
@@ -49,6 +50,8 @@ pub struct Metadata {
     served: AtomicU64,
     /// The database's own tables (catalog state, whichever the source).
     pub(crate) catalog: Store,
+    /// Event triggers: installed in the database before a change is answered.
+    events: std::sync::OnceLock<Arc<grafton_events::Events>>,
 }
 
 /// Why a reload failed; the old schemas keep serving.
@@ -66,6 +69,7 @@ impl Metadata {
             lock: tokio::sync::Mutex::new(()),
             served: AtomicU64::new(0),
             catalog: Store::new(engine.database().clone()),
+            events: std::sync::OnceLock::new(),
             engine,
         }
     }
@@ -91,6 +95,21 @@ impl Metadata {
     pub(crate) fn serve(&self, schemas: grafton_engine::Schemas, version: u64) {
         self.engine.replace_schemas(schemas);
         self.mark_served(version);
+    }
+
+    /// The event machinery whose triggers follow what is served.
+    pub fn set_events(&self, events: Arc<grafton_events::Events>) {
+        let _ = self.events.set(events);
+    }
+
+    /// Installs the served event triggers in the database (when there is event
+    /// machinery), so a change is answered once its triggers capture writes.
+    pub(crate) async fn install_triggers(&self) {
+        if let Some(events) = self.events.get() {
+            if let Err(e) = events.reconcile().await {
+                tracing::error!("event triggers could not be installed: {e}");
+            }
+        }
     }
 
     /// At start-up, once the engine serves what [`first_metadata`] found: a
@@ -186,6 +205,7 @@ impl Metadata {
                 elapsed: started.elapsed(),
             };
             self.serve(schemas, version);
+            self.install_triggers().await;
             Ok::<_, String>(Some((done, version)))
         }
         .await;
@@ -340,56 +360,5 @@ impl Metadata {
             kind if commands::writes(kind) => self.change(body).await,
             other => Err(commands::unserved(other)),
         }
-    }
-}
-
-/// The settings' config with a metadata document's under it (the settings win
-/// where both say something).
-pub fn with_document(mut config: Config, doc: &Value) -> Result<Config, String> {
-    let imported = grafton_schema::hasura::to_config(doc)?;
-    grafton_schema::hasura::merge(&mut config, imported);
-    Ok(config)
-}
-
-/// What a server serves first, found before its engine is built (so it is built
-/// once): nothing stored, the stored version, or the seed to store.
-#[derive(Debug)]
-pub enum Start {
-    /// Nothing stored and no seed: the settings alone.
-    Empty,
-    /// The stored document, at this version.
-    Stored(u64),
-    /// `--metadata-from` over an empty store: stored once the engine serves it.
-    Seed(Value),
-}
-
-/// What a store holds, and the config to build the engine with: the stored
-/// document, else `seed`, under `settings`.
-pub async fn first_metadata(
-    store: &Store,
-    settings: Config,
-    seed: Option<Value>,
-) -> Result<(Config, Start), String> {
-    let stored = store.load().await.map_err(|e| e.to_string())?;
-    match (stored.metadata, seed) {
-        (Some(doc), seed) => {
-            if seed.is_some() {
-                tracing::info!(
-                    version = stored.version,
-                    "the metadata store already holds metadata: it is served, and \
-                     --metadata-from is not read"
-                );
-            }
-            Ok((
-                with_document(settings, &doc)?,
-                Start::Stored(stored.version),
-            ))
-        }
-        (None, Some(seed)) => {
-            let config = with_document(settings, &seed)
-                .map_err(|e| format!("the metadata to start from: {e}"))?;
-            Ok((config, Start::Seed(seed)))
-        }
-        (None, None) => Ok((settings, Start::Empty)),
     }
 }

@@ -257,6 +257,11 @@ impl Store {
 
     /// Creates the store's tables when they are missing.
     async fn create(&self, tx: &mut Tx) -> Result<(), StoreError> {
+        if self.postgres() {
+            let lock = grafton_execute::CATALOG_DDL_LOCK;
+            tx.batch(&format!("SELECT pg_advisory_xact_lock({lock})"))
+                .await?;
+        }
         let ddl = if self.postgres() {
             "CREATE SCHEMA IF NOT EXISTS grafton_catalog;
              CREATE TABLE IF NOT EXISTS grafton_catalog.metadata (

@@ -3,7 +3,12 @@
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
+mod events;
 mod functions;
+pub use events::{
+    AllColumns, Columns as EventColumns, EventDefinition, EventTriggerConfig, HeaderConf,
+    OperationSpec, RetryConf,
+};
 pub use functions::{
     ComputedFieldConfig, ExposedAs, FunctionConfig, FunctionPermission, FunctionRootFields,
 };
@@ -133,6 +138,9 @@ pub struct TableConfig {
     /// Computed fields by name (Hasura's `computed_fields`; PostgreSQL).
     #[serde(default)]
     pub computed_fields: BTreeMap<String, ComputedFieldConfig>,
+    /// Event triggers by name (Hasura's `event_triggers`).
+    #[serde(default)]
+    pub event_triggers: BTreeMap<String, EventTriggerConfig>,
 }
 
 /// One role's permissions on one table. A role sees a table only with `select`.
@@ -388,23 +396,4 @@ impl RootFieldAffixes {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::RootFieldAffixes;
-
-    #[test]
-    fn root_field_affixes_join_as_hasura_joins_them() {
-        let both = RootFieldAffixes {
-            prefix: Some("shop_".into()),
-            suffix: Some("_v1".into()),
-        };
-        assert_eq!(both.apply("posts_by_pk", false), "shop_posts_by_pk_v1");
-        assert_eq!(both.apply("postsByPk", true), "shop_PostsByPk_v1");
-        let suffix = RootFieldAffixes {
-            prefix: None,
-            suffix: Some("v2".into()),
-        };
-        assert_eq!(suffix.apply("postsByPk", true), "postsByPkV2");
-        assert_eq!(suffix.apply("posts", false), "postsv2");
-        assert_eq!(RootFieldAffixes::default().apply("posts", true), "posts");
-    }
-}
+mod tests;

@@ -148,6 +148,17 @@ pub(crate) struct ListenOptions {
     /// table it reads makes it poll at once).
     #[arg(long, env = "GRAFTON_LIVE_QUERY_INTERVAL", default_value_t = 1.0)]
     pub(crate) live_query_interval: f64,
+    /// Event-trigger webhook calls at once, over every trigger.
+    #[arg(long, env = "GRAFTON_EVENTS_HTTP_POOL_SIZE", default_value_t = 100,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) events_http_pool_size: u16,
+    /// Seconds between two looks at the event log when no notification came.
+    #[arg(long, env = "GRAFTON_EVENTS_FETCH_INTERVAL", default_value_t = 1.0)]
+    pub(crate) events_fetch_interval: f64,
+    /// Events claimed for delivery at once.
+    #[arg(long, env = "GRAFTON_EVENTS_FETCH_BATCH_SIZE", default_value_t = 100,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) events_fetch_batch_size: u16,
     /// Live-query subscribers answered by one SQL statement.
     #[arg(long, env = "GRAFTON_LIVE_QUERY_BATCH_SIZE", default_value_t = 100,
           value_parser = clap::value_parser!(u16).range(1..))]
@@ -299,6 +310,9 @@ pub(crate) fn options(
             header_timeout: std::time::Duration::from_secs(l.header_timeout.max(1)),
         };
         o.live.interval = seconds(l.live_query_interval, "--live-query-interval")?;
+        o.events.http_pool_size = usize::from(l.events_http_pool_size);
+        o.events.fetch_interval = seconds(l.events_fetch_interval, "--events-fetch-interval")?;
+        o.events.fetch_batch_size = usize::from(l.events_fetch_batch_size);
         o.live.batch_size = usize::from(l.live_query_batch_size);
         o.live.max_bytes = usize::try_from(l.live_query_max_bytes).unwrap_or(usize::MAX);
         o.live.concurrency = (l.pool_size / 2).max(1);

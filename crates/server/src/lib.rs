@@ -145,8 +145,12 @@ pub struct Running {
     pub metrics_addr: Option<SocketAddr>,
     handle: tokio::task::JoinHandle<()>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    /// Tasks that live as long as the server (reloads on DDL or SIGHUP).
-    _background: Vec<AbortOnDrop>,
+    /// Tasks that live as long as the server (reloads on DDL or SIGHUP, event
+    /// deliveries).
+    background: Vec<AbortOnDrop>,
+    /// Event triggers' deliveries (PostgreSQL): what they claimed is given back at
+    /// a graceful stop.
+    events: Option<Arc<grafton_events::Events>>,
 }
 
 /// Ends a background task with the server.
@@ -175,11 +179,22 @@ impl Running {
             let _ = tx.send(());
         }
         let _ = (&mut self.handle).await;
+        self.release().await;
     }
 
     /// Waits until the server stops (on SIGTERM or Ctrl-C when started with `signals`).
-    pub async fn wait(self) {
-        let _ = self.handle.await;
+    pub async fn wait(mut self) {
+        let _ = (&mut self.handle).await;
+        self.release().await;
+    }
+
+    /// Stops the background tasks, then gives back the events this instance
+    /// claimed and did not deliver, for another instance (or the next start).
+    async fn release(&mut self) {
+        self.background.clear();
+        if let Some(events) = &self.events {
+            events.release().await;
+        }
     }
 }
 
@@ -207,6 +222,27 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
     if options.metadata_store {
         background.push(AbortOnDrop(reload::follow(metadata.clone()).await?));
     }
+    // Event triggers are captured and delivered on PostgreSQL.
+    let events = match engine.database().backend() {
+        grafton_catalog::Backend::Postgres => {
+            let events =
+                grafton_events::Events::new(engine.clone(), options.events).map_err(|message| {
+                    StartError::Config {
+                        path: "event triggers".into(),
+                        message,
+                    }
+                })?;
+            let events = Arc::new(events);
+            // Installed before serving, and before each change is answered.
+            if let Err(e) = events.reconcile().await {
+                tracing::error!("event triggers could not be installed: {e}");
+            }
+            metadata.set_events(events.clone());
+            background.push(AbortOnDrop(tokio::spawn(events.clone().run())));
+            Some(events)
+        }
+        grafton_catalog::Backend::Sqlite => None,
+    };
     if options.watch {
         let changed = Arc::new(tokio::sync::Notify::new());
         let watch = engine.database().watch_ddl(changed.clone()).await?;
@@ -294,7 +330,8 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
         metrics_addr,
         handle,
         shutdown: Some(tx),
-        _background: background,
+        background,
+        events,
     })
 }
 

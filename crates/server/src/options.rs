@@ -24,6 +24,8 @@ pub struct ServeOptions {
     pub metadata_store: bool,
     /// The Hasura metadata an empty store starts from (`--metadata-from`).
     pub metadata_from: Option<std::path::PathBuf>,
+    /// How event triggers' events are delivered.
+    pub events: grafton_events::EventOptions,
     /// Reload when the PostgreSQL schema changes (an event trigger NOTIFYs).
     pub watch: bool,
     /// SIGTERM and Ctrl-C stop the server, SIGHUP reloads it (the CLI's servers).
@@ -86,6 +88,7 @@ impl Default for ServeOptions {
             sources: None,
             metadata_store: false,
             metadata_from: None,
+            events: grafton_events::EventOptions::default(),
             watch: false,
             signals: false,
             metrics: true,

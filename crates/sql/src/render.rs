@@ -59,6 +59,20 @@ const JUNCTION_FANOUT: usize = 32;
 /// SQLite's default cap is 127 arguments per function call.
 const SQLITE_MAX_PAIRS: usize = 60;
 
+/// The statement that sets the transaction-local setting `grafton.session` to the
+/// session's JSON (PostgreSQL): what event-trigger functions read as the
+/// `session_variables` of the write that fired them.
+pub fn set_session(session_json: &str) -> Statement {
+    Statement {
+        sql: "SELECT set_config('grafton.session', $1::text, true)".into(),
+        params: vec![crate::Param {
+            value: crate::ParamValue::Literal(serde_json::Value::String(session_json.to_owned())),
+            ty: crate::SqlType::Builtin("text"),
+            list: false,
+        }],
+    }
+}
+
 /// Renders a top-level `SELECT`.
 pub fn render(select: &Select, dialect: Dialect) -> Statement {
     let mut r = Renderer {

@@ -27,13 +27,17 @@ pub(super) async fn run(
     }
     let db_started = std::time::Instant::now();
     info.planning = Some(db_started - started);
+    let model = planner.model();
+    let written = crate::mutate::tables_written(model, mutation);
+    let session = triggered_session(engine, model, &written, caller);
     let data = crate::mutate::run(
-        planner.model(),
+        model,
         planner.rules.as_deref(),
         &engine.db,
         mutation,
         variables,
         planner.limits().time,
+        session.as_deref(),
     )
     .instrument(grafton_execute::trace::span(
         engine.db.dialect(),
@@ -44,9 +48,32 @@ pub(super) async fn run(
     info.database = Some(db_started.elapsed());
     let data = data?;
     engine.recent.wrote(caller);
-    let model = planner.model();
-    let written = crate::mutate::tables_written(model, mutation);
     let names = written.iter().map(|&t| model.table(t).name.clone());
     engine.live.changed(&engine.db, names.collect());
     Ok(format!("{{\"data\":{data}}}"))
+}
+
+/// The caller's session as JSON (Hasura's `session_variables`), when a table the
+/// mutation writes has an event trigger: its events carry it.
+fn triggered_session(
+    engine: &Engine,
+    model: &grafton_schema::SchemaModel,
+    written: &std::collections::BTreeSet<grafton_schema::TableId>,
+    caller: &Caller,
+) -> Option<String> {
+    let schemas = engine.schemas();
+    let triggers = schemas.event_triggers();
+    let fires = written.iter().any(|&t| {
+        let table = model.table(t);
+        triggers
+            .iter()
+            .any(|e| e.schema == table.schema && e.table == table.name)
+    });
+    if !fires {
+        return None;
+    }
+    let mut session = caller.vars.clone();
+    let role = caller.role.clone().unwrap_or_else(|| "admin".to_owned());
+    session.insert("x-hasura-role".into(), Value::String(role));
+    Some(Value::Object(session).to_string())
 }

@@ -31,7 +31,9 @@ pub(super) fn convert(entries: Vec<Entry>) -> Result<Config, String> {
                 !validated
             });
         }
+        let triggers = event_triggers(&key, &e.event_triggers, &mut config.left_out);
         let table = config.tables.entry(key).or_default();
+        table.event_triggers = triggers;
         for c in e.computed_fields {
             table.computed_fields.insert(
                 c.name,
@@ -118,9 +120,6 @@ fn unserved(key: &str, e: &Entry) -> Vec<Inconsistency> {
         Inconsistency::of_table(kind, key, name, why)
     };
     let mut out = Vec::new();
-    for t in &e.event_triggers {
-        out.push(not_yet(ObjectKind::EventTrigger, &json_name(t)));
-    }
     for r in &e.remote_relationships {
         out.push(not_yet(ObjectKind::RemoteRelationship, &json_name(r)));
     }
@@ -187,4 +186,36 @@ fn relationship(table: &mut TableConfig, kind: ManualKind, r: Relationship) -> R
         },
     );
     Ok(())
+}
+
+/// A table's event triggers; one that does not read as Hasura's, or asks for what
+/// is not served yet (request and response transforms), is left out and reported.
+fn event_triggers(
+    key: &str,
+    listed: &[serde_json::Value],
+    left_out: &mut Vec<Inconsistency>,
+) -> BTreeMap<String, crate::config::EventTriggerConfig> {
+    let mut out = BTreeMap::new();
+    for t in listed {
+        let name = json_name(t);
+        let refuse =
+            |why: String| Inconsistency::of_table(ObjectKind::EventTrigger, key, &name, why);
+        match serde_json::from_value::<crate::config::EventTriggerConfig>(t.clone()) {
+            Err(e) => left_out.push(refuse(format!("it does not read as an event trigger: {e}"))),
+            Ok(t) if t.request_transform.is_some() || t.response_transform.is_some() => {
+                left_out.push(refuse(
+                    "its request or response transform is not served by Grafton yet".into(),
+                ));
+            }
+            Ok(t) if t.webhook.is_none() == t.webhook_from_env.is_none() => {
+                left_out.push(refuse(
+                    "it needs one of webhook and webhook_from_env".into(),
+                ));
+            }
+            Ok(t) => {
+                out.insert(t.name.clone(), t);
+            }
+        }
+    }
+    out
 }

@@ -53,6 +53,9 @@ pub fn merge(config: &mut Config, other: Config) {
         for (name, c) in t.computed_fields {
             target.computed_fields.entry(name).or_insert(c);
         }
+        for (name, e) in t.event_triggers {
+            target.event_triggers.entry(name).or_insert(e);
+        }
         for (name, r) in t.foreign_key_relationships {
             target.foreign_key_relationships.entry(name).or_insert(r);
         }

@@ -1,0 +1,103 @@
+//! Which event triggers of the config are served: those on a table served, whose
+//! update columns exist, on PostgreSQL (whose triggers capture the writes of
+//! every client). The others are left out and reported, never dropped in silence.
+
+use grafton_catalog::Backend;
+use grafton_schema::config::{EventColumns, EventTriggerConfig};
+use grafton_schema::inconsistent::{Inconsistency, ObjectKind};
+use grafton_schema::{Config, SchemaModel};
+
+/// An event trigger served: its table as the database names it, and its settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServedTrigger {
+    /// The table's schema.
+    pub schema: String,
+    /// The table's name.
+    pub table: String,
+    /// The table's columns, in order (what a payload holds).
+    pub columns: Vec<String>,
+    /// The trigger.
+    pub config: EventTriggerConfig,
+}
+
+/// The triggers of `config` served over `model`, and those left out.
+pub(crate) fn served(
+    config: &Config,
+    model: &SchemaModel,
+    backend: Backend,
+) -> (Vec<ServedTrigger>, Vec<Inconsistency>) {
+    let (mut served, mut left_out) = (Vec::new(), Vec::new());
+    let default_schema = match backend {
+        Backend::Postgres => "public",
+        Backend::Sqlite => "main",
+    };
+    for (key, table) in &config.tables {
+        for (name, trigger) in &table.event_triggers {
+            let refuse =
+                |why: String| Inconsistency::of_table(ObjectKind::EventTrigger, key, name, why);
+            if backend != Backend::Postgres {
+                left_out.push(refuse(
+                    "event triggers are served on PostgreSQL (SQLite's are not yet)".into(),
+                ));
+                continue;
+            }
+            let (schema, bare) = key.split_once('.').unwrap_or((default_schema, key));
+            let found = (model.tables.iter())
+                .map(|t| &model.catalog.tables[t.catalog_index])
+                .find(|t| t.schema == schema && t.name == bare);
+            let Some(found) = found else {
+                left_out.push(refuse(format!("its table '{key}' is not served")));
+                continue;
+            };
+            let columns: Vec<String> = found.columns.iter().map(|c| c.name.clone()).collect();
+            let missing = (trigger.definition.update.iter())
+                .flat_map(|u| match &u.columns {
+                    EventColumns::Some(list) => list.clone(),
+                    EventColumns::All(_) => Vec::new(),
+                })
+                .find(|c| !columns.contains(c));
+            if let Some(column) = missing {
+                left_out.push(refuse(format!(
+                    "its update column '{column}' is not a column of '{key}'"
+                )));
+                continue;
+            }
+            if let Some(var) = missing_env(trigger) {
+                left_out.push(refuse(format!(
+                    "the environment variable {var} it reads is not set"
+                )));
+                continue;
+            }
+            served.push(ServedTrigger {
+                schema: found.schema.clone(),
+                table: found.name.clone(),
+                columns,
+                config: trigger.clone(),
+            });
+        }
+    }
+    (served, left_out)
+}
+
+/// The first environment variable the trigger's webhook or headers read that is
+/// not set: such a trigger could deliver nothing (as Hasura, it is inconsistent).
+fn missing_env(trigger: &EventTriggerConfig) -> Option<String> {
+    let mut vars: Vec<String> = Vec::new();
+    if let Some(var) = &trigger.webhook_from_env {
+        vars.push(var.clone());
+    }
+    let mut rest = trigger.webhook.as_deref().unwrap_or("");
+    while let Some(start) = rest.find("{{") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else { break };
+        vars.push(after[..end].trim().to_owned());
+        rest = &after[end + 2..];
+    }
+    vars.extend(
+        trigger
+            .headers
+            .iter()
+            .filter_map(|h| h.value_from_env.clone()),
+    );
+    vars.into_iter().find(|v| std::env::var(v).is_err())
+}

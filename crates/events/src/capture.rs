@@ -1,0 +1,158 @@
+//! Capturing writes on PostgreSQL: the event log in Grafton's own schema, and per
+//! event trigger a trigger function and an `AFTER … FOR EACH ROW` trigger that
+//! write one event per row changed, in the writing transaction, so an event exists
+//! if and only if its write committed, whichever client wrote. The mutation's
+//! session reaches the function through the transaction-local `grafton.session`.
+
+use grafton_engine::events::ServedTrigger;
+use grafton_schema::config::EventColumns;
+
+/// The channel a trigger function notifies, so deliveries start at once.
+pub const CHANNEL: &str = "grafton_events";
+
+/// The prefix of the database triggers (and functions) Grafton owns.
+pub const PREFIX: &str = "grafton_event_";
+
+/// The event log and its invocation logs, created when missing.
+pub const SCHEMA_SQL: &str = "
+CREATE SCHEMA IF NOT EXISTS grafton_catalog;
+CREATE TABLE IF NOT EXISTS grafton_catalog.event_log (
+  id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  trigger_name text NOT NULL,
+  schema_name text NOT NULL,
+  table_name text NOT NULL,
+  op text NOT NULL,
+  data jsonb NOT NULL,
+  session jsonb,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  tries int NOT NULL DEFAULT 0,
+  next_retry_at timestamptz,
+  locked_at timestamptz,
+  locked_by text,
+  delivered boolean NOT NULL DEFAULT false,
+  dead boolean NOT NULL DEFAULT false,
+  delivered_at timestamptz
+);
+CREATE INDEX IF NOT EXISTS event_log_pending ON grafton_catalog.event_log (created_at)
+  WHERE NOT delivered AND NOT dead;
+CREATE TABLE IF NOT EXISTS grafton_catalog.event_invocation_logs (
+  id bigserial PRIMARY KEY,
+  event_id uuid NOT NULL,
+  trigger_name text NOT NULL,
+  status int,
+  request jsonb,
+  response text,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS event_invocation_logs_event ON grafton_catalog.event_invocation_logs (event_id);
+";
+
+/// `"name"` with its quotes doubled.
+pub fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// `'text'` with its quotes doubled.
+pub fn literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// The database name of a trigger's function and trigger.
+pub fn object_name(trigger: &str) -> String {
+    format!("{PREFIX}{trigger}")
+}
+
+/// A row's JSON for the payload: every column, or those `payload` names.
+fn row_json(row: &str, payload: Option<&EventColumns>) -> String {
+    match payload {
+        Some(EventColumns::Some(columns)) => {
+            let pairs: Vec<String> = (columns.iter())
+                .map(|c| format!("{}, {row}.{}", literal(c), ident(c)))
+                .collect();
+            format!("jsonb_build_object({})", pairs.join(", "))
+        }
+        _ => format!("to_jsonb({row})"),
+    }
+}
+
+/// The SQL that (re)creates `t`'s function and trigger.
+pub fn install_sql(t: &ServedTrigger) -> String {
+    let d = &t.config.definition;
+    let name = object_name(&t.config.name);
+    let table = format!("{}.{}", ident(&t.schema), ident(&t.table));
+    let function = format!("grafton_catalog.{}", ident(&name));
+    let mut ops = Vec::new();
+    let mut fired = Vec::new();
+    if let Some(insert) = &d.insert {
+        ops.push("INSERT");
+        fired.push(format!(
+            "WHEN TG_OP = 'INSERT' THEN data := jsonb_build_object('old', NULL, 'new', {});",
+            row_json("NEW", insert.payload.as_ref())
+        ));
+    }
+    if let Some(update) = &d.update {
+        ops.push("UPDATE");
+        // Listed columns fire only when one of them changed.
+        let changed = match &update.columns {
+            EventColumns::All(_) => "true".to_owned(),
+            EventColumns::Some(list) if list.is_empty() => "false".to_owned(),
+            EventColumns::Some(list) => (list.iter())
+                .map(|c| format!("OLD.{0} IS DISTINCT FROM NEW.{0}", ident(c)))
+                .collect::<Vec<_>>()
+                .join(" OR "),
+        };
+        let payload = update.payload.as_ref();
+        fired.push(format!(
+            "WHEN TG_OP = 'UPDATE' THEN IF NOT ({changed}) THEN RETURN NULL; END IF; \
+             data := jsonb_build_object('old', {}, 'new', {});",
+            row_json("OLD", payload),
+            row_json("NEW", payload)
+        ));
+    }
+    if let Some(delete) = &d.delete {
+        ops.push("DELETE");
+        fired.push(format!(
+            "WHEN TG_OP = 'DELETE' THEN data := jsonb_build_object('old', {}, 'new', NULL);",
+            row_json("OLD", delete.payload.as_ref())
+        ));
+    }
+    let trigger = ident(&name);
+    if ops.is_empty() {
+        // Manual only: no trigger on the table.
+        return format!("DROP TRIGGER IF EXISTS {trigger} ON {table};");
+    }
+    format!(
+        "CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $grafton$
+DECLARE data jsonb;
+BEGIN
+  CASE {cases} END CASE;
+  INSERT INTO grafton_catalog.event_log (trigger_name, schema_name, table_name, op, data, session)
+  VALUES ({literal_name}, TG_TABLE_SCHEMA, TG_TABLE_NAME, TG_OP, data,
+          nullif(current_setting('grafton.session', true), '')::jsonb);
+  PERFORM pg_notify('{CHANNEL}', '');
+  RETURN NULL;
+END $grafton$;
+DROP TRIGGER IF EXISTS {trigger} ON {table};
+CREATE TRIGGER {trigger} AFTER {ops} ON {table} FOR EACH ROW EXECUTE FUNCTION {function}();",
+        cases = fired.join(" "),
+        literal_name = literal(&t.config.name),
+        ops = ops.join(" OR "),
+    )
+}
+
+/// The SQL listing Grafton's triggers now in the database: `(trigger, schema, table)`
+/// as one JSON array.
+pub const INSTALLED_SQL: &str =
+    "SELECT coalesce(json_agg(json_build_array(t.tgname, n.nspname, c.relname)), '[]')::text
+FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE NOT t.tgisinternal AND t.tgname LIKE 'grafton\\_event\\_%'";
+
+/// The SQL that removes one of Grafton's triggers and its function.
+pub fn remove_sql(trigger: &str, schema: &str, table: &str) -> String {
+    format!(
+        "DROP TRIGGER IF EXISTS {0} ON {1}.{2}; DROP FUNCTION IF EXISTS grafton_catalog.{0}();",
+        ident(trigger),
+        ident(schema),
+        ident(table)
+    )
+}

@@ -1,0 +1,236 @@
+//! Event triggers (Hasura's): each row a trigger covers that a transaction
+//! changes, captured in that transaction by a PostgreSQL trigger into Grafton's
+//! event log (`capture`), then delivered to the trigger's webhook at least once,
+//! by whichever instance claims it first (`deliver`), with retries and logs.
+
+pub mod capture;
+mod deliver;
+mod webhook;
+
+use grafton_engine::events::ServedTrigger;
+use grafton_engine::Engine;
+use grafton_execute::ExecuteError;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How events are delivered.
+#[derive(Debug, Clone, Copy)]
+pub struct EventOptions {
+    /// Webhook calls at once, over all triggers (`--events-http-pool-size`).
+    pub http_pool_size: usize,
+    /// How often the log is looked at when no notification came
+    /// (`--events-fetch-interval`).
+    pub fetch_interval: Duration,
+    /// Events claimed at once (`--events-fetch-batch-size`).
+    pub fetch_batch_size: usize,
+    /// A claim older than this is taken to be a crashed instance's: the event is
+    /// delivered again.
+    pub claim_timeout: Duration,
+    /// The most bytes of a webhook's answer read (and logged).
+    pub max_response_bytes: usize,
+}
+
+impl Default for EventOptions {
+    fn default() -> Self {
+        Self {
+            http_pool_size: 100,
+            fetch_interval: Duration::from_secs(1),
+            fetch_batch_size: 100,
+            claim_timeout: Duration::from_secs(360),
+            max_response_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// The event machinery of one instance.
+pub struct Events {
+    engine: Arc<Engine>,
+    options: EventOptions,
+    client: reqwest::Client,
+    /// This process's name in the log's `locked_by`.
+    instance: String,
+    calls: tokio::sync::Semaphore,
+    /// The triggers installed in the database by this instance, last time.
+    installed: tokio::sync::Mutex<Option<Vec<ServedTrigger>>>,
+}
+
+impl Events {
+    /// The event machinery of `engine`.
+    pub fn new(engine: Arc<Engine>, options: EventOptions) -> Result<Self, String> {
+        let client = reqwest::Client::builder()
+            // A webhook's redirect is not followed: its URL comes from metadata only.
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(Duration::from_secs(10))
+            .pool_max_idle_per_host(options.http_pool_size)
+            .build()
+            .map_err(|e| format!("the events' HTTP client: {e}"))?;
+        let instance = format!(
+            "{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        );
+        Ok(Self {
+            engine,
+            options,
+            client,
+            instance,
+            calls: tokio::sync::Semaphore::new(options.http_pool_size.max(1)),
+            installed: tokio::sync::Mutex::new(None),
+        })
+    }
+
+    fn count(&self, result: &str) {
+        self.engine
+            .metrics()
+            .events
+            .with_label_values(&[result])
+            .inc();
+    }
+
+    /// Makes the database's triggers those served: the log created when missing,
+    /// each served trigger (re)installed, Grafton's others removed. Serialized
+    /// across instances by an advisory lock; skipped when nothing changed.
+    pub async fn reconcile(&self) -> Result<(), ExecuteError> {
+        let served: Vec<ServedTrigger> = self.engine.schemas().event_triggers().to_vec();
+        let mut installed = self.installed.lock().await;
+        if installed.as_ref() == Some(&served) {
+            return Ok(());
+        }
+        if served.is_empty() && installed.is_none() && !self.has_log().await? {
+            // Nothing to capture and nothing ever installed: touch nothing.
+            *installed = Some(served);
+            return Ok(());
+        }
+        let db = self.engine.database();
+        let mut tx = db.begin(Duration::from_secs(60)).await?;
+        let lock = grafton_execute::CATALOG_DDL_LOCK;
+        tx.batch(&format!("SELECT pg_advisory_xact_lock({lock})"))
+            .await?;
+        tx.batch(capture::SCHEMA_SQL).await?;
+        let listed = tx
+            .rows(
+                &grafton_sql::Statement {
+                    sql: capture::INSTALLED_SQL.into(),
+                    params: Vec::new(),
+                },
+                &serde_json::Map::new(),
+            )
+            .await?;
+        let text = listed
+            .first()
+            .and_then(|r| r.first())
+            .and_then(|v| v.as_str());
+        let present: Vec<(String, String, String)> = text
+            .and_then(|t| serde_json::from_str(t).ok())
+            .unwrap_or_default();
+        for (trigger, schema, table) in &present {
+            let wanted = served.iter().any(|t| {
+                capture::object_name(&t.config.name) == *trigger
+                    && t.schema == *schema
+                    && t.table == *table
+            });
+            if !wanted {
+                tx.batch(&capture::remove_sql(trigger, schema, table))
+                    .await?;
+            }
+        }
+        for t in &served {
+            tx.batch(&capture::install_sql(t)).await?;
+        }
+        tx.commit().await?;
+        tracing::info!(triggers = served.len(), "event triggers installed");
+        *installed = Some(served);
+        Ok(())
+    }
+
+    async fn has_log(&self) -> Result<bool, ExecuteError> {
+        let db = self.engine.database();
+        let mut tx = db.autocommit(Duration::from_secs(10)).await?;
+        let sql = "SELECT (to_regclass('grafton_catalog.event_log') IS NOT NULL)::text";
+        let statement = grafton_sql::Statement {
+            sql: sql.into(),
+            params: Vec::new(),
+        };
+        let rows = tx.rows(&statement, &serde_json::Map::new()).await?;
+        tx.commit().await?;
+        Ok(rows
+            .first()
+            .and_then(|r| r.first())
+            .and_then(|v| v.as_str())
+            == Some("true"))
+    }
+
+    /// Installs the triggers, then keeps them in step with the schemas served and
+    /// delivers events until aborted: at once after a notification, else every
+    /// `fetch_interval`; at most `http_pool_size` calls at once.
+    pub async fn run(self: Arc<Self>) {
+        if self.engine.database().backend() != grafton_catalog::Backend::Postgres {
+            return;
+        }
+        let mut changes = self.engine.schema_changes();
+        // Idle (no connection of its own) until a trigger is served or a log from
+        // earlier runs may hold events to deliver.
+        loop {
+            if let Err(e) = self.reconcile().await {
+                tracing::error!("event triggers could not be installed: {e}");
+            }
+            let served = !self.engine.schemas().event_triggers().is_empty();
+            if served || self.has_log().await.unwrap_or(false) {
+                break;
+            }
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+        let woken = Arc::new(tokio::sync::Notify::new());
+        let _listening = match self
+            .engine
+            .database()
+            .watch_channel(capture::CHANNEL, woken.clone())
+            .await
+        {
+            Ok(watch) => Some(watch),
+            Err(e) => {
+                tracing::warn!(
+                    "events: not listening for new events ({e}); looking every {:?}",
+                    self.options.fetch_interval
+                );
+                None
+            }
+        };
+        let mut running = tokio::task::JoinSet::new();
+        loop {
+            // Each delivery in flight holds a call: claim no more than can be called.
+            let room = self.options.http_pool_size.saturating_sub(running.len());
+            if room > 0 {
+                match self.claim(room.min(self.options.fetch_batch_size)).await {
+                    Ok(events) => {
+                        let claimed = events.len();
+                        for event in events {
+                            let me = self.clone();
+                            running.spawn(async move { me.deliver(event).await });
+                        }
+                        // A full batch: there may be more waiting.
+                        if claimed == room.min(self.options.fetch_batch_size) && claimed > 0 {
+                            tokio::task::yield_now().await;
+                            continue;
+                        }
+                    }
+                    Err(e) => tracing::warn!("events: claiming: {e}"),
+                }
+            }
+            tokio::select! {
+                () = woken.notified() => {}
+                () = tokio::time::sleep(self.options.fetch_interval) => {}
+                Ok(()) = changes.changed() => {
+                    if let Err(e) = self.reconcile().await {
+                        tracing::error!("event triggers could not be installed: {e}");
+                    }
+                }
+                Some(_) = running.join_next(), if !running.is_empty() => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! Every write a trigger covers reaches its webhook once, in Hasura's payload.
+
+use crate::{Receiver, ADMIN_SECRET};
+use grafton_server::ServeOptions;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+fn database(name: &'static str) -> String {
+    let ddl = crate::common::fixture_sql("metadata_api", true);
+    let sqlite = crate::common::fixture_sql("metadata_api", false);
+    crate::common::own_databases(name, sqlite, ddl).1
+}
+
+async fn post(base: &str, path: &str, headers: &[(&str, &str)], body: Value) -> Value {
+    let mut request = reqwest::Client::new()
+        .post(format!("{base}{path}"))
+        .json(&body);
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    request
+        .send()
+        .await
+        .expect("request")
+        .json()
+        .await
+        .expect("JSON")
+}
+
+const ADMIN: [(&str, &str); 1] = [("x-hasura-admin-secret", ADMIN_SECRET)];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_reach_the_webhook_in_hasuras_payload() {
+    let url = database("events_delivery");
+    let receiver = Receiver::default();
+    let hook = receiver.start().await;
+    let mut o = ServeOptions {
+        database_url: url.clone(),
+        port: 0,
+        metadata_store: true,
+        ..ServeOptions::default()
+    };
+    o.auth.admin_secret = Some(ADMIN_SECRET.into());
+    let server = grafton_server::start(&o).await.expect("starts");
+    let base = format!("http://{}", server.addr);
+    let create = json!({"type": "pg_create_event_trigger", "args": {
+        "name": "author_changes", "table": {"schema": "public", "name": "authors"},
+        "webhook": hook, "insert": {"columns": "*"}, "update": {"columns": ["name"]},
+        "delete": {"columns": "*"},
+        "retry_conf": {"num_retries": 2, "interval_sec": 1, "timeout_sec": 5},
+        "headers": [{"name": "x-secret", "value": "s3"}]}});
+    let answer = post(&base, "/v1/metadata", &ADMIN, create).await;
+    assert_eq!(answer, json!({"message": "success"}));
+
+    // Through Grafton, with the caller's session.
+    let session = [
+        ("x-hasura-admin-secret", ADMIN_SECRET),
+        ("x-hasura-role", "admin"),
+        ("x-hasura-user-id", "7"),
+    ];
+    let insert = json!({"query": "mutation { insert_authors_one(object: {id: 3, name: \"Edsger\"}) { id } }"});
+    let answer = post(&base, "/v1/graphql", &session, insert).await;
+    assert_eq!(answer["data"]["insert_authors_one"]["id"], 3, "{answer}");
+    let calls = receiver.wait_for(1).await;
+    if calls.is_empty() {
+        let u = url.clone();
+        let state = std::thread::spawn(move || {
+            grafton_testkit::psql(&u, b"SELECT (SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'grafton%'), (SELECT count(*) FROM grafton_catalog.event_log), (SELECT string_agg(locked_by || ':' || tries || ':' || dead, ',') FROM grafton_catalog.event_log)")
+        }).join().expect("psql");
+        panic!("nothing delivered; triggers, events: {state}");
+    }
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    let p = &calls[0].body;
+    assert_eq!(p["event"]["op"], "INSERT");
+    assert_eq!(p["event"]["data"]["old"], Value::Null);
+    assert_eq!(
+        p["event"]["data"]["new"],
+        json!({"id": 3, "name": "Edsger", "email": null})
+    );
+    assert_eq!(
+        p["event"]["session_variables"]["x-hasura-user-id"], "7",
+        "{p}"
+    );
+    assert_eq!(
+        p["event"]["session_variables"]["x-hasura-role"], "admin",
+        "{p}"
+    );
+    assert_eq!(p["trigger"], json!({"name": "author_changes"}));
+    assert_eq!(p["table"], json!({"schema": "public", "name": "authors"}));
+    assert_eq!(
+        p["delivery_info"],
+        json!({"max_retries": 2, "current_retry": 0})
+    );
+    assert_eq!(p["id"].as_str().map(str::len), Some(36), "a uuid: {p}");
+    assert!(
+        p["created_at"].as_str().is_some_and(|c| c.ends_with('Z')),
+        "{p}"
+    );
+    assert_eq!(
+        calls[0]
+            .headers
+            .get("x-secret")
+            .and_then(|v| v.to_str().ok()),
+        Some("s3")
+    );
+
+    // From psql: captured too, without a session. An update of a column the
+    // trigger does not watch fires nothing; one it watches does, old and new.
+    let psql = |sql: &'static str| {
+        let url = url.clone();
+        std::thread::spawn(move || grafton_testkit::psql(&url, sql.as_bytes()))
+            .join()
+            .expect("psql");
+    };
+    psql("INSERT INTO authors VALUES (4, 'Barbara', NULL)");
+    psql("UPDATE authors SET email = 'b@example.com' WHERE id = 4");
+    psql("UPDATE authors SET name = 'Barbara L.' WHERE id = 4");
+    let calls = receiver.wait_for(3).await;
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    assert_eq!(calls[1].body["event"]["session_variables"], Value::Null);
+    assert_eq!(calls[2].body["event"]["op"], "UPDATE");
+    assert_eq!(calls[2].body["event"]["data"]["old"]["name"], "Barbara");
+    assert_eq!(calls[2].body["event"]["data"]["new"]["name"], "Barbara L.");
+
+    // A mutation that fails delivers nothing: the event never committed.
+    let failing = json!({"query": "mutation { insert_authors(objects: [{id: 5, name: \"x\"}, {id: 5, name: \"y\"}]) { affected_rows } }"});
+    let answer = post(&base, "/v1/graphql", &session, failing).await;
+    assert!(answer["errors"].is_array(), "{answer}");
+
+    // A webhook that fails, then answers: tried again after its Retry-After.
+    receiver
+        .answers
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push((503, Some(1)));
+    psql("DELETE FROM authors WHERE id = 4");
+    let calls = receiver.wait_for(5).await;
+    assert_eq!(calls.len(), 5, "{calls:?}");
+    assert_eq!(calls[3].body["event"]["op"], "DELETE");
+    assert_eq!(calls[4].body["delivery_info"]["current_retry"], 1);
+    assert_eq!(calls[3].body["id"], calls[4].body["id"]);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        receiver.received().len(),
+        5,
+        "nothing more (the failed insert fired nothing)"
+    );
+    let logs = std::thread::spawn(move || {
+        grafton_testkit::psql(
+            &url,
+            b"SELECT count(*) FROM grafton_catalog.event_invocation_logs WHERE status = 503",
+        )
+    })
+    .join()
+    .expect("psql");
+    assert_eq!(logs.trim(), "1");
+}

@@ -1,0 +1,98 @@
+//! Event triggers (issue 32): writes captured by PostgreSQL triggers in the
+//! writing transaction and delivered to a real local webhook in Hasura's payload,
+//! with retries, whichever client wrote.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod delivery;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+
+pub const ADMIN_SECRET: &str = "events-secret";
+
+/// One call the webhook received.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub body: Value,
+    pub headers: HeaderMap,
+}
+
+/// The answers a webhook gives first: `(status, Retry-After)`.
+pub type Answers = Arc<Mutex<Vec<(u16, Option<u64>)>>>;
+
+/// A webhook on 127.0.0.1 that records every call, and answers from `answers`
+/// (then 200).
+#[derive(Clone, Default)]
+pub struct Receiver {
+    pub calls: Arc<Mutex<Vec<Received>>>,
+    pub answers: Answers,
+}
+
+impl Receiver {
+    /// Starts it; its URL.
+    pub async fn start(&self) -> String {
+        async fn hook(
+            State(r): State<Receiver>,
+            headers: HeaderMap,
+            body: axum::Json<Value>,
+        ) -> axum::response::Response {
+            r.calls
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(Received {
+                    body: body.0,
+                    headers,
+                });
+            let next = {
+                let mut answers = r.answers.lock().unwrap_or_else(|p| p.into_inner());
+                (!answers.is_empty()).then(|| answers.remove(0))
+            };
+            match next {
+                Some((status, retry_after)) => {
+                    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+                    let mut response = (status, "no").into_response();
+                    if let Some(s) = retry_after {
+                        response
+                            .headers_mut()
+                            .insert("retry-after", s.to_string().parse().expect("header"));
+                    }
+                    response
+                }
+                None => (StatusCode::OK, "ok").into_response(),
+            }
+        }
+        let app = axum::Router::new()
+            .route("/hook", axum::routing::post(hook))
+            .with_state(self.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        format!("http://{addr}/hook")
+    }
+
+    /// The calls so far.
+    pub fn received(&self) -> Vec<Received> {
+        self.calls.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Waits until `n` calls came (at most 10 s); the calls.
+    pub async fn wait_for(&self, n: usize) -> Vec<Received> {
+        let started = std::time::Instant::now();
+        loop {
+            let calls = self.received();
+            if calls.len() >= n || started.elapsed() > std::time::Duration::from_secs(10) {
+                return calls;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+}
