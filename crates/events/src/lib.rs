@@ -4,6 +4,7 @@
 //! by whichever instance claims it first (`deliver`), with retries and logs.
 
 pub mod capture;
+mod cleanup;
 mod deliver;
 mod webhook;
 
@@ -28,6 +29,11 @@ pub struct EventOptions {
     pub claim_timeout: Duration,
     /// The most bytes of a webhook's answer read (and logged).
     pub max_response_bytes: usize,
+    /// How long delivered and dead events, and invocation logs, are kept
+    /// (`--events-retention`).
+    pub retention: Duration,
+    /// How often the clean-up runs.
+    pub cleanup_interval: Duration,
 }
 
 impl Default for EventOptions {
@@ -38,6 +44,8 @@ impl Default for EventOptions {
             fetch_batch_size: 100,
             claim_timeout: Duration::from_secs(360),
             max_response_bytes: 64 * 1024,
+            retention: Duration::from_secs(7 * 24 * 3600),
+            cleanup_interval: Duration::from_secs(300),
         }
     }
 }
@@ -201,6 +209,8 @@ impl Events {
             }
         };
         let mut running = tokio::task::JoinSet::new();
+        let mut cleanup = tokio::time::interval(self.options.cleanup_interval);
+        cleanup.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             // Each delivery in flight holds a call: claim no more than can be called.
             let room = self.options.http_pool_size.saturating_sub(running.len());
@@ -230,6 +240,11 @@ impl Events {
                     }
                 }
                 Some(_) = running.join_next(), if !running.is_empty() => {}
+                _ = cleanup.tick() => {
+                    if let Err(e) = self.clean_up().await {
+                        tracing::warn!("cleaning up the event log: {e}");
+                    }
+                }
             }
         }
     }

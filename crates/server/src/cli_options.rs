@@ -155,6 +155,10 @@ pub(crate) struct ListenOptions {
     /// Seconds between two looks at the event log when no notification came.
     #[arg(long, env = "GRAFTON_EVENTS_FETCH_INTERVAL", default_value_t = 1.0)]
     pub(crate) events_fetch_interval: f64,
+    /// Hours delivered and dead events (and every invocation log) are kept before
+    /// the clean-up deletes them.
+    #[arg(long, env = "GRAFTON_EVENTS_RETENTION_HOURS", default_value_t = 168.0)]
+    pub(crate) events_retention_hours: f64,
     /// Events claimed for delivery at once.
     #[arg(long, env = "GRAFTON_EVENTS_FETCH_BATCH_SIZE", default_value_t = 100,
           value_parser = clap::value_parser!(u16).range(1..))]
@@ -313,6 +317,10 @@ pub(crate) fn options(
         o.events.http_pool_size = usize::from(l.events_http_pool_size);
         o.events.fetch_interval = seconds(l.events_fetch_interval, "--events-fetch-interval")?;
         o.events.fetch_batch_size = usize::from(l.events_fetch_batch_size);
+        o.events.retention = seconds(
+            l.events_retention_hours * 3600.0,
+            "--events-retention-hours",
+        )?;
         o.live.batch_size = usize::from(l.live_query_batch_size);
         o.live.max_bytes = usize::try_from(l.live_query_max_bytes).unwrap_or(usize::MAX);
         o.live.concurrency = (l.pool_size / 2).max(1);

@@ -155,3 +155,63 @@ async fn writes_reach_the_webhook_in_hasuras_payload() {
     .expect("psql");
     assert_eq!(logs.trim(), "1");
 }
+
+/// Delivered and dead events, and invocation logs, are deleted once older than
+/// the retention; an event still due stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_is_cleaned_up_and_what_is_due_stays() {
+    let url = database("events_cleanup");
+    let receiver = Receiver::default();
+    let hook = receiver.start().await;
+    let mut o = ServeOptions {
+        database_url: url.clone(),
+        port: 0,
+        metadata_store: true,
+        ..ServeOptions::default()
+    };
+    o.auth.admin_secret = Some(ADMIN_SECRET.into());
+    o.events.retention = Duration::from_millis(500);
+    o.events.cleanup_interval = Duration::from_millis(200);
+    let server = grafton_server::start(&o).await.expect("starts");
+    let base = format!("http://{}", server.addr);
+    let create = json!({"type": "pg_create_event_trigger", "args": {
+        "name": "article_added", "table": "articles", "webhook": hook,
+        "insert": {"columns": "*"}, "retry_conf": {"num_retries": 5, "interval_sec": 3600}}});
+    assert_eq!(
+        post(&base, "/v1/metadata", &ADMIN, create).await,
+        json!({"message": "success"})
+    );
+    // The second event's webhook fails: it stays due (for an hour).
+    receiver
+        .answers
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .extend([(200, None), (500, None)]);
+    let count = |sql: &'static str| {
+        let url = url.clone();
+        std::thread::spawn(move || grafton_testkit::psql(&url, sql.as_bytes()))
+            .join()
+            .expect("psql")
+            .trim()
+            .to_owned()
+    };
+    count("INSERT INTO articles VALUES (10, 1, 'a')");
+    assert_eq!(receiver.wait_for(1).await.len(), 1);
+    count("INSERT INTO articles VALUES (11, 1, 'b')");
+    assert_eq!(receiver.wait_for(2).await.len(), 2);
+    let started = std::time::Instant::now();
+    loop {
+        let left = count("SELECT count(*) FROM grafton_catalog.event_log");
+        let logs = count("SELECT count(*) FROM grafton_catalog.event_invocation_logs");
+        if left == "1" && logs == "0" {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "not cleaned up: {left} events, {logs} logs"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let due = count("SELECT delivered::text || ':' || dead::text FROM grafton_catalog.event_log");
+    assert_eq!(due, "false:false", "the event still due was deleted");
+}

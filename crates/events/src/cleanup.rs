@@ -1,0 +1,66 @@
+//! The event log kept bounded by default: delivered and dead events, and their
+//! invocation logs, are deleted once older than the retention, in small batches
+//! (a batch's rows are not ones any writer or deliverer touches), so the log's
+//! size follows retention × rate, not the project's age.
+
+use crate::Events;
+use grafton_execute::ExecuteError;
+use std::time::Duration;
+
+/// Rows deleted per statement.
+const BATCH: usize = 1_000;
+
+/// The most batches one clean-up runs before it lets the next tick go on.
+const MAX_BATCHES: usize = 100;
+
+impl Events {
+    /// Deletes what the retention no longer keeps; how many events went.
+    pub async fn clean_up(&self) -> Result<usize, ExecuteError> {
+        let keep = self.options.retention.as_secs_f64();
+        let events = format!(
+            "DELETE FROM grafton_catalog.event_log WHERE id IN (
+               SELECT id FROM grafton_catalog.event_log
+               WHERE (delivered OR dead) AND created_at < now() - make_interval(secs => {keep})
+               LIMIT {BATCH})"
+        );
+        let logs = format!(
+            "DELETE FROM grafton_catalog.event_invocation_logs WHERE id IN (
+               SELECT id FROM grafton_catalog.event_invocation_logs
+               WHERE created_at < now() - make_interval(secs => {keep}) LIMIT {BATCH})"
+        );
+        let mut deleted = 0;
+        for (statement, counted) in [(events, true), (logs, false)] {
+            for _ in 0..MAX_BATCHES {
+                let n = self.execute_counting(&statement).await?;
+                if counted {
+                    deleted += n;
+                }
+                if n < BATCH {
+                    break;
+                }
+            }
+        }
+        if deleted > 0 {
+            tracing::info!(deleted, "event log cleaned up");
+        }
+        Ok(deleted)
+    }
+
+    /// Runs `sql` on its own; the rows it changed.
+    async fn execute_counting(&self, sql: &str) -> Result<usize, ExecuteError> {
+        let db = self.engine.database();
+        let mut tx = db.autocommit(Duration::from_secs(60)).await?;
+        let counted = format!("WITH gone AS ({sql} RETURNING 1) SELECT count(*)::text FROM gone");
+        let statement = grafton_sql::Statement {
+            sql: counted,
+            params: Vec::new(),
+        };
+        let rows = tx.rows(&statement, &serde_json::Map::new()).await?;
+        tx.commit().await?;
+        let n = rows
+            .first()
+            .and_then(|r| r.first())
+            .and_then(|v| v.as_str());
+        Ok(n.and_then(|n| n.parse().ok()).unwrap_or(0))
+    }
+}
