@@ -49,18 +49,38 @@ pub(crate) fn served(
                 left_out.push(refuse(format!("its table '{key}' is not served")));
                 continue;
             };
+            if !valid_name(name) {
+                left_out.push(refuse(
+                    "its name is not 1 to 42 letters, digits, '_' or '-'".into(),
+                ));
+                continue;
+            }
             let columns: Vec<String> = found.columns.iter().map(|c| c.name.clone()).collect();
-            let missing = (trigger.definition.update.iter())
-                .flat_map(|u| match &u.columns {
-                    EventColumns::Some(list) => list.clone(),
-                    EventColumns::All(_) => Vec::new(),
-                })
-                .find(|c| !columns.contains(c));
-            if let Some(column) = missing {
+            // Every column it names (what fires an update, what a payload holds)
+            // must be the table's: a missing one would fail every write to it.
+            let d = &trigger.definition;
+            let mut named = Vec::new();
+            for op in [&d.insert, &d.update, &d.delete].into_iter().flatten() {
+                for c in [Some(&op.columns), op.payload.as_ref()]
+                    .into_iter()
+                    .flatten()
+                {
+                    if let EventColumns::Some(list) = c {
+                        named.extend(list.iter().cloned());
+                    }
+                }
+            }
+            if let Some(column) = named.into_iter().find(|c| !columns.contains(c)) {
                 left_out.push(refuse(format!(
-                    "its update column '{column}' is not a column of '{key}'"
+                    "its column '{column}' is not a column of '{key}'"
                 )));
                 continue;
+            }
+            if trigger.cleanup_config.is_some() {
+                tracing::warn!(
+                    trigger = %name,
+                    "its cleanup_config is not read: --events-retention-hours applies to every trigger"
+                );
             }
             if let Some(var) = missing_env(trigger) {
                 left_out.push(refuse(format!(
@@ -100,4 +120,13 @@ fn missing_env(trigger: &EventTriggerConfig) -> Option<String> {
             .filter_map(|h| h.value_from_env.clone()),
     );
     vars.into_iter().find(|v| std::env::var(v).is_err())
+}
+
+/// Hasura's rule for a trigger's name: 1 to 42 letters, digits, `_` or `-`.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 42
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }

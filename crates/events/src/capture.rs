@@ -121,8 +121,8 @@ pub fn install_sql(t: &ServedTrigger) -> String {
         // Manual only: no trigger on the table.
         return format!("DROP TRIGGER IF EXISTS {trigger} ON {table};");
     }
-    format!(
-        "CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $grafton$
+    let body = format!(
+        "
 DECLARE data jsonb;
 BEGIN
   CASE {cases} END CASE;
@@ -131,11 +131,24 @@ BEGIN
           nullif(current_setting('grafton.session', true), '')::jsonb);
   PERFORM pg_notify('{CHANNEL}', '');
   RETURN NULL;
-END $grafton$;
-DROP TRIGGER IF EXISTS {trigger} ON {table};
-CREATE TRIGGER {trigger} AFTER {ops} ON {table} FOR EACH ROW EXECUTE FUNCTION {function}();",
+END ",
         cases = fired.join(" "),
         literal_name = literal(&t.config.name),
+    );
+    // The body's quote is one no name in it holds, so no name can end it.
+    let mut tag = "$grafton$".to_owned();
+    let mut n = 0;
+    while body.contains(&tag) {
+        n += 1;
+        tag = format!("$grafton{n}$");
+    }
+    // SECURITY DEFINER: every role that writes the table may add its events (the
+    // function runs as Grafton's user); its search_path is fixed for that reason.
+    format!(
+        "CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS {tag}{body}{tag};
+DROP TRIGGER IF EXISTS {trigger} ON {table};
+CREATE TRIGGER {trigger} AFTER {ops} ON {table} FOR EACH ROW EXECUTE FUNCTION {function}();",
         ops = ops.join(" OR "),
     )
 }
@@ -155,4 +168,42 @@ pub fn remove_sql(trigger: &str, schema: &str, table: &str) -> String {
         ident(schema),
         ident(table)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use grafton_schema::config::{EventDefinition, EventTriggerConfig, OperationSpec, RetryConf};
+
+    /// A name holding the body's quote cannot end it: another quote is chosen.
+    #[test]
+    fn no_name_can_end_the_function_body() {
+        let hostile = "a$grafton$; DROP TABLE users; --".to_owned();
+        let trigger = ServedTrigger {
+            schema: "public".into(),
+            table: "t".into(),
+            columns: vec![hostile.clone()],
+            config: EventTriggerConfig {
+                name: "t1".into(),
+                definition: EventDefinition {
+                    insert: Some(OperationSpec {
+                        columns: EventColumns::All(grafton_schema::config::AllColumns::All),
+                        payload: Some(EventColumns::Some(vec![hostile])),
+                    }),
+                    ..EventDefinition::default()
+                },
+                retry_conf: RetryConf::default(),
+                webhook: Some("http://127.0.0.1:1/".into()),
+                webhook_from_env: None,
+                headers: Vec::new(),
+                request_transform: None,
+                response_transform: None,
+                cleanup_config: None,
+                comment: None,
+            },
+        };
+        let sql = install_sql(&trigger);
+        assert!(sql.contains("AS $grafton1$"), "{sql}");
+        assert_eq!(sql.matches("$grafton1$").count(), 2, "{sql}");
+    }
 }

@@ -17,6 +17,9 @@ use std::time::Duration;
 /// How long one event-log statement may run.
 const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The longest an event waits before it is tried again.
+const MAX_WAIT_SECS: u64 = 24 * 3600;
+
 fn param(value: Value, ty: &'static str) -> Param {
     Param {
         value: ParamValue::Literal(value),
@@ -103,14 +106,9 @@ SELECT coalesce(json_agg(json_build_object('id', id, 'trigger', trigger_name,
             .find(|t| t.config.name == event.trigger)
             .cloned();
         let Some(trigger) = trigger else {
-            let outcome = Outcome {
-                status: None,
-                ok: false,
-                retry_after: None,
-                response: format!("the event trigger '{}' is no longer served", event.trigger),
-            };
-            self.record(&event, None, &Value::Null, &outcome, true)
-                .await;
+            // Not served here (yet, or any more): given back untried, for an
+            // instance that serves it, or for this one once it follows.
+            self.give_back(&event).await;
             return;
         };
         let payload = payload(&event, &trigger);
@@ -142,7 +140,13 @@ SELECT coalesce(json_agg(json_build_object('id', id, 'trigger', trigger_name,
         let Ok(_permit) = self.calls.acquire().await else {
             return failed("the delivery pool is closed".into());
         };
-        let timeout = Duration::from_secs(u64::from(trigger.config.retry_conf.timeout_sec.max(1)));
+        // Within the claim: a slower call would see its event claimed again.
+        let most = self
+            .options
+            .claim_timeout
+            .saturating_sub(Duration::from_secs(60));
+        let asked = Duration::from_secs(u64::from(trigger.config.retry_conf.timeout_sec.max(1)));
+        let timeout = asked.min(most.max(Duration::from_secs(1)));
         let mut request = self.client.post(&url).timeout(timeout).json(payload);
         for h in &trigger.config.headers {
             match crate::webhook::header_value(h) {
@@ -186,7 +190,12 @@ SELECT coalesce(json_agg(json_build_object('id', id, 'trigger', trigger_name,
         dead: bool,
     ) {
         let interval = trigger.map_or(10, |t| u64::from(t.config.retry_conf.interval_sec));
-        let wait = outcome.retry_after.unwrap_or(0).max(interval);
+        // A Retry-After past a day is held to a day: an event always comes due again.
+        let wait = outcome
+            .retry_after
+            .unwrap_or(0)
+            .max(interval)
+            .min(MAX_WAIT_SECS);
         let id = literal(&event.id);
         let update = if outcome.ok {
             format!(
@@ -230,6 +239,25 @@ SELECT coalesce(json_agg(json_build_object('id', id, 'trigger', trigger_name,
                     "event dead: its webhook failed every try");
             }
             (Ok(()), false, false) => self.count("retried"),
+        }
+    }
+
+    /// Gives one claimed event back, untried, due in ten seconds.
+    async fn give_back(&self, event: &Claimed) {
+        let sql = format!(
+            "UPDATE grafton_catalog.event_log SET locked_at = NULL, \
+             next_retry_at = now() + interval '10 seconds' WHERE id = {}::uuid",
+            literal(&event.id)
+        );
+        let db = self.engine.database();
+        let given = async {
+            let mut tx = db.autocommit(STATEMENT_TIMEOUT).await?;
+            tx.batch(&sql).await?;
+            tx.commit().await
+        }
+        .await;
+        if let Err(e) = given {
+            tracing::warn!(event = %event.id, "giving back an event: {e}");
         }
     }
 

@@ -97,18 +97,37 @@ impl Events {
             .inc();
     }
 
-    /// Makes the database's triggers those served: the log created when missing,
-    /// each served trigger (re)installed, Grafton's others removed. Serialized
-    /// across instances by an advisory lock; skipped when nothing changed.
+    /// Makes the database's triggers those served now (see [`Self::reconcile_with`]).
     pub async fn reconcile(&self) -> Result<(), ExecuteError> {
         let served: Vec<ServedTrigger> = self.engine.schemas().event_triggers().to_vec();
+        self.reconcile_with(&served).await
+    }
+
+    /// Makes the database's triggers `served`: the log created when missing, each
+    /// (re)installed, Grafton's others removed; serialized across instances by an
+    /// advisory lock. Skipped when they are what this instance last installed and
+    /// the database still has them (a reload with no trigger change runs no DDL).
+    pub async fn reconcile_with(&self, served: &[ServedTrigger]) -> Result<(), ExecuteError> {
         let mut installed = self.installed.lock().await;
-        if installed.as_ref() == Some(&served) {
-            return Ok(());
+        if installed.as_deref() == Some(served) {
+            let present = self.present().await?;
+            let expected: Vec<String> = served
+                .iter()
+                .map(|t| capture::object_name(&t.config.name))
+                .collect();
+            let names: Vec<&String> = present.iter().map(|(n, _, _)| n).collect();
+            let manual_only = |t: &ServedTrigger| {
+                let d = &t.config.definition;
+                d.insert.is_none() && d.update.is_none() && d.delete.is_none()
+            };
+            let capturing = served.iter().filter(|t| !manual_only(t)).count();
+            if names.len() == capturing && names.iter().all(|n| expected.contains(n)) {
+                return Ok(());
+            }
         }
         if served.is_empty() && installed.is_none() && !self.has_log().await? {
             // Nothing to capture and nothing ever installed: touch nothing.
-            *installed = Some(served);
+            *installed = Some(Vec::new());
             return Ok(());
         }
         let db = self.engine.database();
@@ -117,22 +136,7 @@ impl Events {
         tx.batch(&format!("SELECT pg_advisory_xact_lock({lock})"))
             .await?;
         tx.batch(capture::SCHEMA_SQL).await?;
-        let listed = tx
-            .rows(
-                &grafton_sql::Statement {
-                    sql: capture::INSTALLED_SQL.into(),
-                    params: Vec::new(),
-                },
-                &serde_json::Map::new(),
-            )
-            .await?;
-        let text = listed
-            .first()
-            .and_then(|r| r.first())
-            .and_then(|v| v.as_str());
-        let present: Vec<(String, String, String)> = text
-            .and_then(|t| serde_json::from_str(t).ok())
-            .unwrap_or_default();
+        let present = present_in(&mut tx).await?;
         for (trigger, schema, table) in &present {
             let wanted = served.iter().any(|t| {
                 capture::object_name(&t.config.name) == *trigger
@@ -144,13 +148,22 @@ impl Events {
                     .await?;
             }
         }
-        for t in &served {
+        for t in served {
             tx.batch(&capture::install_sql(t)).await?;
         }
         tx.commit().await?;
         tracing::info!(triggers = served.len(), "event triggers installed");
-        *installed = Some(served);
+        *installed = Some(served.to_vec());
         Ok(())
+    }
+
+    /// Grafton's triggers in the database now: `(trigger, schema, table)`.
+    async fn present(&self) -> Result<Vec<(String, String, String)>, ExecuteError> {
+        let db = self.engine.database();
+        let mut tx = db.autocommit(Duration::from_secs(10)).await?;
+        let present = present_in(&mut tx).await?;
+        tx.commit().await?;
+        Ok(present)
     }
 
     async fn has_log(&self) -> Result<bool, ExecuteError> {
@@ -248,4 +261,21 @@ impl Events {
             }
         }
     }
+}
+
+async fn present_in(
+    tx: &mut grafton_execute::Tx,
+) -> Result<Vec<(String, String, String)>, ExecuteError> {
+    let statement = grafton_sql::Statement {
+        sql: capture::INSTALLED_SQL.into(),
+        params: Vec::new(),
+    };
+    let rows = tx.rows(&statement, &serde_json::Map::new()).await?;
+    let text = rows
+        .first()
+        .and_then(|r| r.first())
+        .and_then(|v| v.as_str());
+    Ok(text
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or_default())
 }

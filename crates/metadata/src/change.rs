@@ -124,10 +124,10 @@ impl Metadata {
             let added: Vec<&Inconsistency> = added.iter().collect();
             return Err(inconsistent(&added, outcome.replaced, kind));
         }
+        self.install_triggers_of(&schemas).await?;
         let version = (store.save(&doc, stored.version).await).map_err(store_refusal)?;
         let left_out = schemas.left_out().to_vec();
         self.serve(schemas, version);
-        self.install_triggers().await;
         self.engine.metrics().reload(true);
         tracing::info!(version, command = %body["type"], "metadata changed");
         if outcome.answer_consistency {

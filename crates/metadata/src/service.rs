@@ -103,13 +103,31 @@ impl Metadata {
     }
 
     /// Installs the served event triggers in the database (when there is event
-    /// machinery), so a change is answered once its triggers capture writes.
+    /// machinery), after a reload.
     pub(crate) async fn install_triggers(&self) {
         if let Some(events) = self.events.get() {
             if let Err(e) = events.reconcile().await {
                 tracing::error!("event triggers could not be installed: {e}");
             }
         }
+    }
+
+    /// Installs a change's event triggers before it is kept: one that cannot be
+    /// installed refuses the change.
+    pub(crate) async fn install_triggers_of(
+        &self,
+        schemas: &grafton_engine::Schemas,
+    ) -> Result<(), Refusal> {
+        let Some(events) = self.events.get() else {
+            return Ok(());
+        };
+        (events.reconcile_with(schemas.event_triggers()).await).map_err(|e| {
+            Refusal::new(
+                "postgres-error",
+                format!("the event triggers could not be installed: {e}"),
+                "$.args",
+            )
+        })
     }
 
     /// At start-up, once the engine serves what [`first_metadata`] found: a

@@ -5,7 +5,7 @@ use grafton_server::ServeOptions;
 use serde_json::{json, Value};
 use std::time::Duration;
 
-fn database(name: &'static str) -> String {
+pub fn database(name: &'static str) -> String {
     let ddl = crate::common::fixture_sql("metadata_api", true);
     let sqlite = crate::common::fixture_sql("metadata_api", false);
     crate::common::own_databases(name, sqlite, ddl).1
@@ -214,4 +214,43 @@ async fn the_log_is_cleaned_up_and_what_is_due_stays() {
     }
     let due = count("SELECT delivered::text || ':' || dead::text FROM grafton_catalog.event_log");
     assert_eq!(due, "false:false", "the event still due was deleted");
+}
+
+/// Another database role that may write the table fires its trigger too: the
+/// trigger's function writes the log as Grafton's own user.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_roles_writes_fire_too() {
+    let url = database("events_other_role");
+    let receiver = Receiver::default();
+    let hook = receiver.start().await;
+    let mut o = ServeOptions {
+        database_url: url.clone(),
+        port: 0,
+        metadata_store: true,
+        ..ServeOptions::default()
+    };
+    o.auth.admin_secret = Some(ADMIN_SECRET.into());
+    let server = grafton_server::start(&o).await.expect("starts");
+    let base = format!("http://{}", server.addr);
+    let create = json!({"type": "pg_create_event_trigger", "args": {
+        "name": "article_added", "table": "articles", "webhook": hook, "insert": {"columns": "*"}}});
+    assert_eq!(
+        post(&base, "/v1/metadata", &ADMIN, create).await,
+        json!({"message": "success"})
+    );
+    let script = b"DO $r$ BEGIN CREATE ROLE events_app_writer;
+        EXCEPTION WHEN duplicate_object THEN NULL; END $r$;
+        GRANT USAGE ON SCHEMA public TO events_app_writer;
+        GRANT INSERT ON articles TO events_app_writer;
+        SET ROLE events_app_writer;
+        INSERT INTO articles VALUES (900, 1, 'by another role');";
+    std::thread::spawn(move || grafton_testkit::psql(&url, script))
+        .join()
+        .expect("psql");
+    let calls = receiver.wait_for(1).await;
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(
+        calls[0].body["event"]["data"]["new"]["title"],
+        "by another role"
+    );
 }

@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bounds;
 mod delivery;
 
 use axum::extract::State;
