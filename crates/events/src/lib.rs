@@ -3,6 +3,7 @@
 //! event log (`capture`), then delivered to the trigger's webhook at least once,
 //! by whichever instance claims it first (`deliver`), with retries and logs.
 
+mod api;
 pub mod capture;
 mod cleanup;
 mod deliver;
@@ -60,6 +61,8 @@ pub struct Events {
     calls: tokio::sync::Semaphore,
     /// The triggers installed in the database by this instance, last time.
     installed: tokio::sync::Mutex<Option<Vec<ServedTrigger>>>,
+    /// Wakes the deliveries (a manual invocation, a redelivery).
+    woken: Arc<tokio::sync::Notify>,
 }
 
 impl Events {
@@ -86,7 +89,13 @@ impl Events {
             instance,
             calls: tokio::sync::Semaphore::new(options.http_pool_size.max(1)),
             installed: tokio::sync::Mutex::new(None),
+            woken: Arc::new(tokio::sync::Notify::new()),
         })
+    }
+
+    /// Wakes the deliveries now.
+    fn wake(&self) {
+        self.woken.notify_one();
     }
 
     fn count(&self, result: &str) {
@@ -205,7 +214,7 @@ impl Events {
                 return;
             }
         }
-        let woken = Arc::new(tokio::sync::Notify::new());
+        let woken = self.woken.clone();
         let _listening = match self
             .engine
             .database()

@@ -8,6 +8,7 @@ mod answers;
 mod change;
 pub mod commands;
 pub mod document;
+mod event_log;
 mod generated;
 mod query;
 mod refusal;

@@ -102,6 +102,11 @@ impl Metadata {
         let _ = self.events.set(events);
     }
 
+    /// The event machinery, where there is one (PostgreSQL).
+    pub(crate) fn events(&self) -> Option<&Arc<grafton_events::Events>> {
+        self.events.get()
+    }
+
     /// Installs the served event triggers in the database (when there is event
     /// machinery), after a reload.
     pub(crate) async fn install_triggers(&self) {
@@ -375,6 +380,7 @@ impl Metadata {
                 }
                 Ok(Value::Array(answers))
             }
+            kind if crate::event_log::COMMANDS.contains(&kind) => self.event_log(kind, args).await,
             kind if commands::writes(kind) => self.change(body).await,
             other => Err(commands::unserved(other)),
         }

@@ -254,3 +254,77 @@ async fn another_roles_writes_fire_too() {
         "by another role"
     );
 }
+
+/// A manual invocation and a redelivery through the metadata API, and the event
+/// log read back through it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invoked_redelivered_and_read_back() {
+    let url = database("events_api");
+    let receiver = Receiver::default();
+    let hook = receiver.start().await;
+    let mut o = ServeOptions {
+        database_url: url,
+        port: 0,
+        metadata_store: true,
+        ..ServeOptions::default()
+    };
+    o.auth.admin_secret = Some(ADMIN_SECRET.into());
+    let server = grafton_server::start(&o).await.expect("starts");
+    let base = format!("http://{}", server.addr);
+    let meta = |body: Value| post(&base, "/v1/metadata", &ADMIN, body);
+    let create = json!({"type": "bulk", "args": [
+        {"type": "pg_create_event_trigger", "args": {"name": "by_hand", "table": "authors",
+            "webhook": hook, "enable_manual": true}},
+        {"type": "pg_create_event_trigger", "args": {"name": "on_insert", "table": "articles",
+            "webhook": hook, "insert": {"columns": "*"}}},
+    ]});
+    assert!(meta(create).await.is_array());
+    let invoked = meta(json!({"type": "pg_invoke_event_trigger",
+        "args": {"name": "by_hand", "payload": {"id": 1, "name": "Ada"}}}))
+    .await;
+    let id = invoked["event_id"]
+        .as_str()
+        .expect("an event id")
+        .to_owned();
+    let calls = receiver.wait_for(1).await;
+    assert_eq!(calls[0].body["event"]["op"], "MANUAL");
+    assert_eq!(
+        calls[0].body["event"]["data"]["new"],
+        json!({"id": 1, "name": "Ada"})
+    );
+    assert_eq!(calls[0].body["id"], id.as_str());
+    // Read back: delivered, one invocation.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let logs = meta(json!({"type": "pg_get_event_logs", "args": {"name": "by_hand"}})).await;
+    assert_eq!(logs[0]["id"], id.as_str(), "{logs}");
+    assert_eq!(logs[0]["delivered"], true, "{logs}");
+    let invocations =
+        meta(json!({"type": "pg_get_event_invocation_logs", "args": {"name": "by_hand"}})).await;
+    assert_eq!(
+        invocations.as_array().map(Vec::len),
+        Some(1),
+        "{invocations}"
+    );
+    assert_eq!(invocations[0]["status"], 200, "{invocations}");
+    // Redelivered: sent again.
+    let answer = meta(json!({"type": "pg_redeliver_event", "args": {"event_id": id}})).await;
+    assert_eq!(answer, json!({"message": "success"}));
+    assert_eq!(receiver.wait_for(2).await.len(), 2);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let one = meta(json!({"type": "pg_get_event_by_id", "args": {"event_id": id}})).await;
+    assert_eq!(one["event"]["id"], id.as_str(), "{one}");
+    assert_eq!(
+        one["invocations"].as_array().map(Vec::len),
+        Some(2),
+        "{one}"
+    );
+    // Refused: a trigger without manual mode, an event that does not exist.
+    let refused = meta(json!({"type": "pg_invoke_event_trigger",
+        "args": {"name": "on_insert", "payload": {}}}))
+    .await;
+    assert_eq!(refused["code"], "not-supported", "{refused}");
+    let refused = meta(json!({"type": "pg_redeliver_event",
+        "args": {"event_id": "00000000-0000-0000-0000-000000000000"}}))
+    .await;
+    assert_eq!(refused["code"], "not-exists", "{refused}");
+}

@@ -1,0 +1,90 @@
+//! The event log's commands (`pg_invoke_event_trigger`, `pg_redeliver_event`,
+//! `pg_get_event_logs`, `pg_get_event_invocation_logs`, `pg_get_event_by_id`;
+//! also without their `pg_`), answered from the database through the events'
+//! machinery (PostgreSQL only).
+
+use crate::service::Metadata;
+use crate::Refusal;
+use serde_json::{json, Value};
+
+/// The commands of the event log, by name.
+pub(crate) const COMMANDS: &[&str] = &[
+    "pg_invoke_event_trigger",
+    "invoke_event_trigger",
+    "pg_redeliver_event",
+    "redeliver_event",
+    "pg_get_event_logs",
+    "get_event_logs",
+    "pg_get_event_invocation_logs",
+    "get_event_invocation_logs",
+    "pg_get_event_by_id",
+    "get_event_by_id",
+];
+
+fn db_refusal(e: grafton_execute::ExecuteError) -> Refusal {
+    Refusal {
+        server_fault: true,
+        ..Refusal::new("unexpected", format!("the event log: {e}"), "$")
+    }
+}
+
+impl Metadata {
+    /// One event-log command.
+    pub(crate) async fn event_log(&self, kind: &str, args: &Value) -> Result<Value, Refusal> {
+        let Some(events) = self.events() else {
+            return Err(Refusal::new(
+                "not-supported",
+                "event triggers are served on PostgreSQL",
+                "$.type",
+            ));
+        };
+        let number =
+            |key: &str, default: u64| args.get(key).and_then(Value::as_u64).unwrap_or(default);
+        let name = || crate::document::text(args, "name").map(str::to_owned);
+        let event_id = || crate::document::text(args, "event_id").map(str::to_owned);
+        match kind.trim_start_matches("pg_") {
+            "invoke_event_trigger" => {
+                let name = name()?;
+                let row = args.get("payload").cloned().unwrap_or_else(|| json!({}));
+                match events.invoke(&name, &row).await.map_err(db_refusal)? {
+                    Ok(id) => Ok(json!({"event_id": id})),
+                    Err(why) => Err(Refusal::new("not-supported", why, "$.args.name")),
+                }
+            }
+            "redeliver_event" => {
+                let id = event_id()?;
+                match events.redeliver(&id).await.map_err(db_refusal)? {
+                    true => Ok(json!({"message": "success"})),
+                    false => Err(Refusal::new(
+                        "not-exists",
+                        format!("event \"{id}\" does not exist"),
+                        "$.args.event_id",
+                    )),
+                }
+            }
+            "get_event_logs" => {
+                let status = args.get("status").and_then(Value::as_str).unwrap_or("all");
+                let (limit, offset) = (number("limit", 100), number("offset", 0));
+                events
+                    .logs(&name()?, status, limit, offset)
+                    .await
+                    .map_err(db_refusal)
+            }
+            "get_event_invocation_logs" => {
+                let (limit, offset) = (number("limit", 100), number("offset", 0));
+                events
+                    .invocations(&name()?, limit, offset)
+                    .await
+                    .map_err(db_refusal)
+            }
+            _ => {
+                let limit = number("invocation_log_limit", 100);
+                let offset = number("invocation_log_offset", 0);
+                events
+                    .event(&event_id()?, limit, offset)
+                    .await
+                    .map_err(db_refusal)
+            }
+        }
+    }
+}
