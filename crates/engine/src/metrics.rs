@@ -10,6 +10,7 @@ use prometheus::{
 use std::collections::HashSet;
 
 mod connections;
+pub mod events;
 mod replicas;
 pub use connections::ConnectionMetrics;
 /// The counter and gauge types of [`ConnectionMetrics`], for the accept loop.
@@ -81,8 +82,8 @@ pub struct Metrics {
     redis_bypassed: IntGauge,
     /// The `resource_version` of the metadata served (0: none from the store).
     pub metadata_version: IntGauge,
-    /// Event deliveries, by result (`delivered`, `retried`, `dead`).
-    pub events: IntCounterVec,
+    /// Event triggers' deliveries.
+    pub events: events::EventMetrics,
     replicas: replicas::ReplicaMetrics,
     /// Client connections under the cap.
     pub connections: ConnectionMetrics,
@@ -217,12 +218,7 @@ impl Metrics {
                 )
                 .unwrap_or_else(|e| panic!("metric: {e}")),
             ),
-            events: counter_vec(
-                &r,
-                "grafton_event_deliveries_total",
-                "Event trigger deliveries, by result: delivered (a 2xx answer), retried (to be tried again) or dead (every try failed).",
-                &["result"],
-            ),
+            events: events::EventMetrics::new(&r),
             metadata_version: register(
                 &r,
                 IntGauge::new(

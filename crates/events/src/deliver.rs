@@ -40,6 +40,10 @@ pub(crate) struct Claimed {
     session: Value,
     created_at: String,
     tries: u32,
+    /// Seconds since its capture, when it was claimed.
+    age: f64,
+    /// When it was claimed.
+    claimed: std::time::Instant,
 }
 
 /// What a delivery came to.
@@ -63,7 +67,8 @@ impl Events {
 SELECT coalesce(json_agg(json_build_object('id', id, 'trigger', trigger_name,
   'schema', schema_name, 'table', table_name, 'op', op, 'data', data, 'session', session,
   'created_at', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),
-  'tries', tries)), '[]')::text FROM claimed";
+  'tries', tries, 'age', extract(epoch FROM clock_timestamp() - created_at))), '[]')::text
+FROM claimed";
         let statement = Statement {
             sql: sql.into(),
             params: vec![
@@ -95,6 +100,8 @@ SELECT coalesce(json_agg(json_build_object('id', id, 'trigger', trigger_name,
                     .as_u64()
                     .and_then(|n| u32::try_from(n).ok())
                     .unwrap_or(0),
+                age: e["age"].as_f64().unwrap_or(0.0),
+                claimed: std::time::Instant::now(),
             })
             .collect())
     }
@@ -112,7 +119,18 @@ SELECT coalesce(json_agg(json_build_object('id', id, 'trigger', trigger_name,
             return;
         };
         let payload = payload(&event, &trigger);
+        let called = std::time::Instant::now();
         let outcome = self.call(&trigger, &payload).await;
+        let metrics = &self.engine.metrics().events;
+        let name = [trigger.config.name.as_str()];
+        metrics
+            .webhook
+            .with_label_values(&name)
+            .observe(called.elapsed().as_secs_f64());
+        if outcome.ok {
+            let latency = event.age + event.claimed.elapsed().as_secs_f64();
+            metrics.latency.with_label_values(&name).observe(latency);
+        }
         let retries = trigger.config.retry_conf.num_retries;
         let dead = !outcome.ok && event.tries >= retries;
         let request = json!({

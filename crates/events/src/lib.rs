@@ -99,11 +99,8 @@ impl Events {
     }
 
     fn count(&self, result: &str) {
-        self.engine
-            .metrics()
-            .events
-            .with_label_values(&[result])
-            .inc();
+        let metrics = self.engine.metrics();
+        metrics.events.deliveries.with_label_values(&[result]).inc();
     }
 
     /// Makes the database's triggers those served now (see [`Self::reconcile_with`]).

@@ -145,6 +145,36 @@ async fn writes_reach_the_webhook_in_hasuras_payload() {
         5,
         "nothing more (the failed insert fired nothing)"
     );
+    // Counted in /metrics, and the header's value is in neither it nor the logs.
+    let metrics = reqwest::Client::new()
+        .get(format!("{base}/metrics"))
+        .header("x-hasura-admin-secret", ADMIN_SECRET)
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.contains("grafton_event_deliveries_total{result=\"delivered\"} 4"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("grafton_event_deliveries_total{result=\"retried\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("grafton_event_delivery_seconds_count{trigger=\"author_changes\"} 4"),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("s3"), "a header value in /metrics");
+    let u = url.clone();
+    let leaked = std::thread::spawn(move || {
+        grafton_testkit::psql(&u, b"SELECT count(*) FROM grafton_catalog.event_invocation_logs WHERE request::text LIKE '%s3%'")
+    })
+    .join()
+    .expect("psql");
+    assert_eq!(leaked.trim(), "0", "a header value in the invocation logs");
     let logs = std::thread::spawn(move || {
         grafton_testkit::psql(
             &url,
