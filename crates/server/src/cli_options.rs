@@ -159,6 +159,10 @@ pub(crate) struct ListenOptions {
     /// the clean-up deletes them.
     #[arg(long, env = "GRAFTON_EVENTS_RETENTION_HOURS", default_value_t = 168.0)]
     pub(crate) events_retention_hours: f64,
+    /// Seconds after which an event claimed by an instance that never finished it
+    /// (it crashed) is delivered again; webhook calls are held under it.
+    #[arg(long, env = "GRAFTON_EVENTS_CLAIM_TIMEOUT", default_value_t = 360.0)]
+    pub(crate) events_claim_timeout: f64,
     /// Events claimed for delivery at once.
     #[arg(long, env = "GRAFTON_EVENTS_FETCH_BATCH_SIZE", default_value_t = 100,
           value_parser = clap::value_parser!(u16).range(1..))]
@@ -317,6 +321,7 @@ pub(crate) fn options(
         o.events.http_pool_size = usize::from(l.events_http_pool_size);
         o.events.fetch_interval = seconds(l.events_fetch_interval, "--events-fetch-interval")?;
         o.events.fetch_batch_size = usize::from(l.events_fetch_batch_size);
+        o.events.claim_timeout = seconds(l.events_claim_timeout, "--events-claim-timeout")?;
         o.events.retention = seconds(
             l.events_retention_hours * 3600.0,
             "--events-retention-hours",

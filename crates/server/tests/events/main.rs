@@ -6,6 +6,7 @@
 mod common;
 
 mod bounds;
+mod crash;
 mod delivery;
 
 use axum::extract::State;
@@ -32,6 +33,8 @@ pub type Answers = Arc<Mutex<Vec<(u16, Option<u64>)>>>;
 pub struct Receiver {
     pub calls: Arc<Mutex<Vec<Received>>>,
     pub answers: Answers,
+    /// How long it takes to answer each call.
+    pub delay: std::time::Duration,
 }
 
 impl Receiver {
@@ -49,6 +52,9 @@ impl Receiver {
                     body: body.0,
                     headers,
                 });
+            if !r.delay.is_zero() {
+                tokio::time::sleep(r.delay).await;
+            }
             let next = {
                 let mut answers = r.answers.lock().unwrap_or_else(|p| p.into_inner());
                 (!answers.is_empty()).then(|| answers.remove(0))
