@@ -20,6 +20,14 @@ const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest an event waits before it is tried again.
 const MAX_WAIT_SECS: u64 = 24 * 3600;
 
+/// Deliveries recorded in one statement, at most.
+const RECORD_BATCH: usize = 500;
+
+/// What one delivery came to, for the recorder.
+pub(crate) struct Record {
+    row: Value,
+}
+
 fn param(value: Value, ty: &'static str) -> Param {
     Param {
         value: ParamValue::Literal(value),
@@ -214,49 +222,71 @@ FROM claimed";
             .unwrap_or(0)
             .max(interval)
             .min(MAX_WAIT_SECS);
-        let id = literal(&event.id);
-        let update = if outcome.ok {
-            format!(
-                "UPDATE grafton_catalog.event_log SET delivered = true, delivered_at = now(), \
-                     locked_at = NULL, tries = tries + 1 WHERE id = {id}::uuid"
-            )
-        } else {
-            format!(
-                "UPDATE grafton_catalog.event_log SET tries = tries + 1, locked_at = NULL, \
-                     dead = {dead}, next_retry_at = now() + make_interval(secs => {wait}) \
-                     WHERE id = {id}::uuid"
-            )
+        let record = Record {
+            row: json!({
+                "id": event.id, "trigger": event.trigger, "status": outcome.status,
+                "request": request, "response": outcome.response,
+                "ok": outcome.ok, "dead": dead, "wait": wait,
+            }),
         };
-        let log = Statement {
-            sql: "INSERT INTO grafton_catalog.event_invocation_logs \
-                  (event_id, trigger_name, status, request, response) \
-                  VALUES ($1::uuid, $2::text, $3::int4, $4::jsonb, $5::text)"
-                .into(),
-            params: vec![
-                param(Value::String(event.id.clone()), "text"),
-                param(Value::String(event.trigger.clone()), "text"),
-                param(outcome.status.map_or(Value::Null, |s| json!(s)), "int4"),
-                param(Value::String(request.to_string()), "text"),
-                param(Value::String(outcome.response.clone()), "text"),
-            ],
-        };
-        let db = self.engine.database();
-        let result = async {
-            let mut tx = db.begin(STATEMENT_TIMEOUT).await?;
-            tx.batch(&update).await?;
-            tx.rows(&log, &Map::new()).await?;
-            tx.commit().await
+        // To the writer, which records a batch in one statement; bounded, so a
+        // slow database slows the deliveries rather than queueing without end.
+        if self.records.send(record).await.is_err() {
+            tracing::warn!(event = %event.id, "the event recorder has stopped");
         }
-        .await;
-        match (&result, outcome.ok, dead) {
-            (Err(e), _, _) => tracing::warn!(event = %event.id, "recording a delivery: {e}"),
-            (Ok(()), true, _) => self.count("delivered"),
-            (Ok(()), false, true) => {
-                self.count("dead");
-                tracing::warn!(event = %event.id, trigger = %event.trigger, status = ?outcome.status,
-                    "event dead: its webhook failed every try");
+    }
+
+    /// Writes what deliveries came to, many in one statement, until every sender
+    /// is gone: each event's state and its invocation log.
+    pub(crate) async fn recorder(
+        self: std::sync::Arc<Self>,
+        mut rx: tokio::sync::mpsc::Receiver<Record>,
+    ) {
+        let mut batch = Vec::with_capacity(RECORD_BATCH);
+        while rx.recv_many(&mut batch, RECORD_BATCH).await > 0 {
+            let rows: Vec<Value> = batch.drain(..).map(|r| r.row).collect();
+            let sql = "WITH o AS (SELECT * FROM json_to_recordset($1::json) AS x(id uuid,
+                   trigger text, status int4, request jsonb, response text, ok bool, dead bool,
+                   wait float8)),
+                 state AS (UPDATE grafton_catalog.event_log e SET tries = e.tries + 1,
+                   locked_at = NULL, delivered = o.ok,
+                   delivered_at = CASE WHEN o.ok THEN now() END, dead = o.dead,
+                   next_retry_at = CASE WHEN o.ok THEN e.next_retry_at
+                                        ELSE now() + make_interval(secs => o.wait) END
+                   FROM o WHERE e.id = o.id)
+               INSERT INTO grafton_catalog.event_invocation_logs
+                 (event_id, trigger_name, status, request, response)
+               SELECT id, trigger, status, request, response FROM o";
+            let statement = Statement {
+                sql: sql.into(),
+                params: vec![param(
+                    Value::String(Value::Array(rows.clone()).to_string()),
+                    "text",
+                )],
+            };
+            let db = self.engine.database();
+            let result = async {
+                let mut tx = db.autocommit(STATEMENT_TIMEOUT).await?;
+                tx.rows(&statement, &Map::new()).await?;
+                tx.commit().await
             }
-            (Ok(()), false, false) => self.count("retried"),
+            .await;
+            if let Err(e) = result {
+                // Still claimed: delivered again once the claims expire.
+                tracing::warn!(events = rows.len(), "recording deliveries: {e}");
+                continue;
+            }
+            for row in &rows {
+                match (row["ok"] == true, row["dead"] == true) {
+                    (true, _) => self.count("delivered"),
+                    (false, true) => {
+                        self.count("dead");
+                        tracing::warn!(event = %row["id"], trigger = %row["trigger"],
+                            status = %row["status"], "event dead: its webhook failed every try");
+                    }
+                    (false, false) => self.count("retried"),
+                }
+            }
         }
     }
 

@@ -63,6 +63,10 @@ pub struct Events {
     installed: tokio::sync::Mutex<Option<Vec<ServedTrigger>>>,
     /// Wakes the deliveries (a manual invocation, a redelivery).
     woken: Arc<tokio::sync::Notify>,
+    /// Deliveries' outcomes, to the recorder.
+    records: tokio::sync::mpsc::Sender<deliver::Record>,
+    /// The recorder's end, taken when deliveries start.
+    recorded: std::sync::Mutex<Option<tokio::sync::mpsc::Receiver<deliver::Record>>>,
 }
 
 impl Events {
@@ -82,7 +86,10 @@ impl Events {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos())
         );
+        let (records, recorded) = tokio::sync::mpsc::channel(options.http_pool_size.max(1) * 2);
         Ok(Self {
+            records,
+            recorded: std::sync::Mutex::new(Some(recorded)),
             engine,
             options,
             client,
@@ -212,6 +219,12 @@ impl Events {
             }
         }
         let woken = self.woken.clone();
+        let recorded = self
+            .recorded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let _recorder = recorded.map(|rx| AbortOnDrop(tokio::spawn(self.clone().recorder(rx))));
         let _listening = match self
             .engine
             .database()
@@ -233,7 +246,12 @@ impl Events {
         loop {
             // Each delivery in flight holds a call: claim no more than can be called.
             let room = self.options.http_pool_size.saturating_sub(running.len());
-            if room > 0 {
+            // Claims come in batches: not one event per finished delivery, but once
+            // half the pool (or a batch) is free, or nothing is in flight.
+            let worth = (self.options.http_pool_size / 2)
+                .min(self.options.fetch_batch_size)
+                .max(1);
+            if room > 0 && (room >= worth || running.is_empty()) {
                 match self.claim(room.min(self.options.fetch_batch_size)).await {
                     Ok(events) => {
                         let claimed = events.len();
@@ -284,4 +302,13 @@ async fn present_in(
     Ok(text
         .and_then(|t| serde_json::from_str(t).ok())
         .unwrap_or_default())
+}
+
+/// Ends a task with its owner.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }

@@ -55,6 +55,20 @@ fn drops(kind: &str) -> bool {
         || (kind.starts_with("drop_") && kind != "drop_inconsistent_metadata")
 }
 
+/// The event log's commands (answered from the database, `event_log.rs`).
+pub(crate) const EVENT_LOG: &[&str] = &[
+    "pg_invoke_event_trigger",
+    "invoke_event_trigger",
+    "pg_redeliver_event",
+    "redeliver_event",
+    "pg_get_event_logs",
+    "get_event_logs",
+    "pg_get_event_invocation_logs",
+    "get_event_invocation_logs",
+    "pg_get_event_by_id",
+    "get_event_by_id",
+];
+
 /// Whether any command of a bulk's `args` changes the metadata.
 pub fn writes_any(args: &Value) -> bool {
     let Some(items) = args.as_array() else {

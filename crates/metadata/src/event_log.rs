@@ -7,20 +7,6 @@ use crate::service::Metadata;
 use crate::Refusal;
 use serde_json::{json, Value};
 
-/// The commands of the event log, by name.
-pub(crate) const COMMANDS: &[&str] = &[
-    "pg_invoke_event_trigger",
-    "invoke_event_trigger",
-    "pg_redeliver_event",
-    "redeliver_event",
-    "pg_get_event_logs",
-    "get_event_logs",
-    "pg_get_event_invocation_logs",
-    "get_event_invocation_logs",
-    "pg_get_event_by_id",
-    "get_event_by_id",
-];
-
 fn db_refusal(e: grafton_execute::ExecuteError) -> Refusal {
     Refusal {
         server_fault: true,

@@ -380,7 +380,7 @@ impl Metadata {
                 }
                 Ok(Value::Array(answers))
             }
-            kind if crate::event_log::COMMANDS.contains(&kind) => self.event_log(kind, args).await,
+            kind if commands::EVENT_LOG.contains(&kind) => self.event_log(kind, args).await,
             kind if commands::writes(kind) => self.change(body).await,
             other => Err(commands::unserved(other)),
         }
