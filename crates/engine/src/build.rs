@@ -139,6 +139,7 @@ fn build_schemas(
         .map(|s| {
             s.with_left_out(built.left_out)
                 .with_event_triggers(built.event_triggers)
+                .with_cron_triggers(built.cron_triggers)
         })
         .map_err(BuildError::Limits)
 }

@@ -23,6 +23,7 @@ pub(crate) struct Built {
     pub(crate) left_out: Vec<Inconsistency>,
     /// The event triggers served.
     pub(crate) event_triggers: Vec<crate::events::ServedTrigger>,
+    pub(crate) cron_triggers: Vec<grafton_schema::config::CronTriggerConfig>,
 }
 
 /// Why one round stopped.
@@ -64,6 +65,8 @@ pub(crate) fn build(
             Ok((expanded, model, roles)) => {
                 let (event_triggers, refused) = crate::events::served(&expanded, &model, backend);
                 left_out.extend(refused);
+                let (cron_triggers, refused) = crate::schedules::served(&expanded, backend);
+                left_out.extend(refused);
                 if options.strict_metadata && !left_out.is_empty() {
                     return Err(BuildError::Inconsistent(left_out));
                 }
@@ -73,6 +76,7 @@ pub(crate) fn build(
                     roles,
                     left_out,
                     event_triggers,
+                    cron_triggers,
                 });
             }
             Err(Stop::Inconsistent(list)) => {

@@ -106,13 +106,7 @@ fn missing_env(trigger: &EventTriggerConfig) -> Option<String> {
     if let Some(var) = &trigger.webhook_from_env {
         vars.push(var.clone());
     }
-    let mut rest = trigger.webhook.as_deref().unwrap_or("");
-    while let Some(start) = rest.find("{{") {
-        let after = &rest[start + 2..];
-        let Some(end) = after.find("}}") else { break };
-        vars.push(after[..end].trim().to_owned());
-        rest = &after[end + 2..];
-    }
+    vars.extend(template_vars(trigger.webhook.as_deref().unwrap_or("")));
     vars.extend(
         trigger
             .headers
@@ -120,6 +114,19 @@ fn missing_env(trigger: &EventTriggerConfig) -> Option<String> {
             .filter_map(|h| h.value_from_env.clone()),
     );
     vars.into_iter().find(|v| std::env::var(v).is_err())
+}
+
+/// The environment variables a `{{NAME}}` template reads.
+pub(crate) fn template_vars(text: &str) -> Vec<String> {
+    let mut vars = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else { break };
+        vars.push(after[..end].trim().to_owned());
+        rest = &after[end + 2..];
+    }
+    vars
 }
 
 /// Hasura's rule for a trigger's name: 1 to 42 letters, digits, `_` or `-`.

@@ -20,6 +20,7 @@ mod options;
 pub mod planner;
 mod reads;
 pub mod request;
+pub mod schedules;
 pub mod schemas;
 pub mod shared;
 pub mod trusted;

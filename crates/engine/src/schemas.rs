@@ -34,6 +34,8 @@ pub struct Schemas {
     left_out: Vec<grafton_schema::inconsistent::Inconsistency>,
     /// The event triggers served.
     event_triggers: Arc<Vec<crate::events::ServedTrigger>>,
+    /// The cron triggers served.
+    cron_triggers: Arc<Vec<grafton_schema::config::CronTriggerConfig>>,
 }
 
 impl Schemas {
@@ -55,6 +57,7 @@ impl Schemas {
             backend_roles: back,
             left_out: Vec::new(),
             event_triggers: Arc::default(),
+            cron_triggers: Arc::default(),
         }
     }
 
@@ -76,6 +79,20 @@ impl Schemas {
     /// The event triggers served.
     pub fn event_triggers(&self) -> &Arc<Vec<crate::events::ServedTrigger>> {
         &self.event_triggers
+    }
+
+    /// The cron triggers this set serves.
+    pub fn with_cron_triggers(
+        mut self,
+        triggers: Vec<grafton_schema::config::CronTriggerConfig>,
+    ) -> Self {
+        self.cron_triggers = Arc::new(triggers);
+        self
+    }
+
+    /// The cron triggers served.
+    pub fn cron_triggers(&self) -> &Arc<Vec<grafton_schema::config::CronTriggerConfig>> {
+        &self.cron_triggers
     }
 
     /// The metadata objects left out of this set: inconsistent, or not served yet

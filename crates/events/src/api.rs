@@ -3,30 +3,13 @@
 //! reads (`pg_get_event_logs`, `pg_get_event_invocation_logs`,
 //! `pg_get_event_by_id`). Every value is a bind parameter.
 
+use crate::sql::{int, text};
 use crate::Events;
 use grafton_execute::ExecuteError;
-use grafton_sql::{Param, ParamValue, SqlType, Statement};
-use serde_json::{json, Map, Value};
-use std::time::Duration;
+use serde_json::Value;
 
 /// The most rows one read answers with.
 pub const MAX_ROWS: u64 = 1_000;
-
-fn text(v: impl Into<String>) -> Param {
-    Param {
-        value: ParamValue::Literal(Value::String(v.into())),
-        ty: SqlType::Builtin("text"),
-        list: false,
-    }
-}
-
-fn int(n: u64) -> Param {
-    Param {
-        value: ParamValue::Literal(json!(n)),
-        ty: SqlType::Builtin("int8"),
-        list: false,
-    }
-}
 
 const EVENT_JSON: &str = "json_build_object('id', e.id, 'trigger_name', e.trigger_name,
   'schema_name', e.schema_name, 'table_name', e.table_name,
@@ -39,18 +22,6 @@ const LOG_JSON: &str = "json_build_object('id', l.id, 'event_id', l.event_id,
   'response', l.response, 'created_at', l.created_at)";
 
 impl Events {
-    /// One statement whose one value is JSON text; that JSON.
-    async fn one(&self, sql: String, params: Vec<Param>) -> Result<Value, ExecuteError> {
-        let db = self.engine.database();
-        let mut tx = db.autocommit(Duration::from_secs(30)).await?;
-        let rows = tx.rows(&Statement { sql, params }, &Map::new()).await?;
-        tx.commit().await?;
-        let cell = rows.first().and_then(|r| r.first()).and_then(Value::as_str);
-        Ok(cell
-            .and_then(|t| serde_json::from_str(t).ok())
-            .unwrap_or(Value::Null))
-    }
-
     /// Logs an event for `trigger` on its table with `row` as the new row (op
     /// `MANUAL`, as Hasura's); its id. The trigger must be served and allow it.
     pub async fn invoke(

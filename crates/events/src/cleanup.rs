@@ -1,5 +1,6 @@
-//! The event log kept bounded by default: delivered and dead events, and their
-//! invocation logs, are deleted once older than the retention, in small batches
+//! The event log kept bounded by default: delivered and dead events (of event
+//! triggers, cron triggers and one-off events), and their invocation logs, are
+//! deleted once older than the retention, in small batches
 //! (a batch's rows are not ones any writer or deliverer touches), so the log's
 //! size follows retention × rate, not the project's age.
 
@@ -28,8 +29,29 @@ impl Events {
                SELECT id FROM grafton_catalog.event_invocation_logs
                WHERE created_at < now() - make_interval(secs => {keep}) LIMIT {BATCH})"
         );
+        let mut statements = vec![(events, true), (logs, false)];
+        if self.schedules_exist().await? {
+            statements.push((
+                format!(
+                    "DELETE FROM grafton_catalog.scheduled_events WHERE id IN (
+                       SELECT id FROM grafton_catalog.scheduled_events
+                       WHERE (delivered OR dead)
+                         AND scheduled_time < now() - make_interval(secs => {keep})
+                       LIMIT {BATCH})"
+                ),
+                true,
+            ));
+            statements.push((
+                format!(
+                    "DELETE FROM grafton_catalog.scheduled_event_invocation_logs WHERE id IN (
+                       SELECT id FROM grafton_catalog.scheduled_event_invocation_logs
+                       WHERE created_at < now() - make_interval(secs => {keep}) LIMIT {BATCH})"
+                ),
+                false,
+            ));
+        }
         let mut deleted = 0;
-        for (statement, counted) in [(events, true), (logs, false)] {
+        for (statement, counted) in statements {
             for _ in 0..MAX_BATCHES {
                 let n = self.execute_counting(&statement).await?;
                 if counted {

@@ -6,35 +6,17 @@
 //! `Retry-After`) until `num_retries`, then the event is dead. Every call is logged
 //! in `event_invocation_logs` (no header values).
 
+use crate::call::{Log, Record};
 use crate::capture::literal;
+use crate::sql::{param, STATEMENT_TIMEOUT};
 use crate::Events;
 use grafton_engine::events::ServedTrigger;
 use grafton_execute::ExecuteError;
-use grafton_sql::{Param, ParamValue, SqlType, Statement};
+use grafton_sql::Statement;
 use serde_json::{json, Map, Value};
-use std::time::Duration;
-
-/// How long one event-log statement may run.
-const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The longest an event waits before it is tried again.
-const MAX_WAIT_SECS: u64 = 24 * 3600;
 
 /// Deliveries recorded in one statement, at most.
 const RECORD_BATCH: usize = 500;
-
-/// What one delivery came to, for the recorder.
-pub(crate) struct Record {
-    row: Value,
-}
-
-fn param(value: Value, ty: &'static str) -> Param {
-    Param {
-        value: ParamValue::Literal(value),
-        ty: SqlType::Builtin(ty),
-        list: false,
-    }
-}
 
 /// One claimed event.
 #[derive(Debug, Clone)]
@@ -54,14 +36,6 @@ pub(crate) struct Claimed {
     claimed: std::time::Instant,
 }
 
-/// What a delivery came to.
-struct Outcome {
-    status: Option<u16>,
-    ok: bool,
-    retry_after: Option<u64>,
-    response: String,
-}
-
 impl Events {
     /// Claims up to `limit` events due for delivery.
     pub(crate) async fn claim(&self, limit: usize) -> Result<Vec<Claimed>, ExecuteError> {
@@ -77,22 +51,15 @@ SELECT coalesce(json_agg(json_build_object('id', id, 'trigger', trigger_name,
   'created_at', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),
   'tries', tries, 'age', extract(epoch FROM clock_timestamp() - created_at))), '[]')::text
 FROM claimed";
-        let statement = Statement {
-            sql: sql.into(),
-            params: vec![
-                param(Value::String(self.instance.clone()), "text"),
-                param(json!(self.options.claim_timeout.as_secs_f64()), "float8"),
-                param(json!(limit), "int8"),
-            ],
+        let params = vec![
+            param(Value::String(self.instance.clone()), "text"),
+            param(json!(self.options.claim_timeout.as_secs_f64()), "float8"),
+            param(json!(limit), "int8"),
+        ];
+        let list = match self.one(sql.into(), params).await? {
+            Value::Array(list) => list,
+            _ => Vec::new(),
         };
-        let db = self.engine.database();
-        let mut tx = db.autocommit(STATEMENT_TIMEOUT).await?;
-        let rows = tx.rows(&statement, &Map::new()).await?;
-        tx.commit().await?;
-        let text = rows.first().and_then(|r| r.first()).and_then(Value::as_str);
-        let list: Vec<Value> = text
-            .and_then(|t| serde_json::from_str(t).ok())
-            .unwrap_or_default();
         Ok(list
             .into_iter()
             .map(|e| Claimed {
@@ -123,12 +90,15 @@ FROM claimed";
         let Some(trigger) = trigger else {
             // Not served here (yet, or any more): given back untried, for an
             // instance that serves it, or for this one once it follows.
-            self.give_back(&event).await;
+            self.give_back_to(Log::Table, &event.id).await;
             return;
         };
         let payload = payload(&event, &trigger);
         let called = std::time::Instant::now();
-        let outcome = self.call(&trigger, &payload).await;
+        let c = &trigger.config;
+        let url = crate::webhook::url(c);
+        let timeout = c.retry_conf.timeout_sec;
+        let outcome = self.call(url, &c.headers, timeout, &payload).await;
         let metrics = &self.engine.metrics().events;
         let name = [trigger.config.name.as_str()];
         metrics
@@ -141,98 +111,18 @@ FROM claimed";
         }
         let retries = trigger.config.retry_conf.num_retries;
         let dead = !outcome.ok && event.tries >= retries;
-        let request = json!({
-            "payload": payload,
-            "headers": trigger.config.headers.iter().map(|h| json!({"name": h.name})).collect::<Vec<_>>(),
-            "version": "2",
-        });
-        self.record(&event, Some(&trigger), &request, &outcome, dead)
-            .await;
+        let request = crate::call::logged_request(&payload, &trigger.config.headers, "2");
+        let interval = trigger.config.retry_conf.interval_sec;
+        let record = Record::new(Log::Table, &event.id, &event.trigger, &request, &outcome);
+        self.record(record.retry(dead, interval)).await;
     }
 
-    /// POSTs `payload` to the trigger's webhook under its timeout; reads at most
-    /// `max_response_bytes` of the answer.
-    async fn call(&self, trigger: &ServedTrigger, payload: &Value) -> Outcome {
-        let failed = |response: String| Outcome {
-            status: None,
-            ok: false,
-            retry_after: None,
-            response,
-        };
-        let url = match crate::webhook::url(&trigger.config) {
-            Ok(url) => url,
-            Err(e) => return failed(e),
-        };
-        let Ok(_permit) = self.calls.acquire().await else {
-            return failed("the delivery pool is closed".into());
-        };
-        // Within the claim: a slower call would see its event claimed again.
-        let most = self
-            .options
-            .claim_timeout
-            .saturating_sub(Duration::from_secs(60));
-        let asked = Duration::from_secs(u64::from(trigger.config.retry_conf.timeout_sec.max(1)));
-        let timeout = asked.min(most.max(Duration::from_secs(1)));
-        let mut request = self.client.post(&url).timeout(timeout).json(payload);
-        for h in &trigger.config.headers {
-            match crate::webhook::header_value(h) {
-                Ok(v) => request = request.header(h.name.as_str(), v),
-                Err(e) => return failed(e),
-            }
-        }
-        let mut response = match request.send().await {
-            Ok(r) => r,
-            Err(e) => return failed(crate::webhook::describe(&e)),
-        };
-        let status = response.status();
-        let retry_after = (response.headers().get("retry-after"))
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok());
-        let mut body = Vec::new();
-        let cap = self.options.max_response_bytes;
-        while body.len() < cap {
-            match response.chunk().await {
-                Ok(Some(chunk)) => {
-                    body.extend_from_slice(&chunk[..chunk.len().min(cap - body.len())])
-                }
-                Ok(None) | Err(_) => break,
-            }
-        }
-        Outcome {
-            status: Some(status.as_u16()),
-            ok: status.is_success(),
-            retry_after,
-            response: String::from_utf8_lossy(&body).into_owned(),
-        }
-    }
-
-    /// Marks the event delivered, due again, or dead, and logs the invocation.
-    async fn record(
-        &self,
-        event: &Claimed,
-        trigger: Option<&ServedTrigger>,
-        request: &Value,
-        outcome: &Outcome,
-        dead: bool,
-    ) {
-        let interval = trigger.map_or(10, |t| u64::from(t.config.retry_conf.interval_sec));
-        // A Retry-After past a day is held to a day: an event always comes due again.
-        let wait = outcome
-            .retry_after
-            .unwrap_or(0)
-            .max(interval)
-            .min(MAX_WAIT_SECS);
-        let record = Record {
-            row: json!({
-                "id": event.id, "trigger": event.trigger, "status": outcome.status,
-                "request": request, "response": outcome.response,
-                "ok": outcome.ok, "dead": dead, "wait": wait,
-            }),
-        };
+    /// Hands what a delivery came to over to the recorder.
+    pub(crate) async fn record(&self, record: Record) {
         // To the writer, which records a batch in one statement; bounded, so a
         // slow database slows the deliveries rather than queueing without end.
         if self.records.send(record).await.is_err() {
-            tracing::warn!(event = %event.id, "the event recorder has stopped");
+            tracing::warn!("the event recorder has stopped");
         }
     }
 
@@ -244,58 +134,79 @@ FROM claimed";
     ) {
         let mut batch = Vec::with_capacity(RECORD_BATCH);
         while rx.recv_many(&mut batch, RECORD_BATCH).await > 0 {
-            let rows: Vec<Value> = batch.drain(..).map(|r| r.row).collect();
-            let sql = "WITH o AS (SELECT * FROM json_to_recordset($1::json) AS x(id uuid,
-                   trigger text, status int4, request jsonb, response text, ok bool, dead bool,
-                   wait float8)),
-                 state AS (UPDATE grafton_catalog.event_log e SET tries = e.tries + 1,
-                   locked_at = NULL, delivered = o.ok,
-                   delivered_at = CASE WHEN o.ok THEN now() END, dead = o.dead,
-                   next_retry_at = CASE WHEN o.ok THEN e.next_retry_at
-                                        ELSE now() + make_interval(secs => o.wait) END
-                   FROM o WHERE e.id = o.id)
-               INSERT INTO grafton_catalog.event_invocation_logs
-                 (event_id, trigger_name, status, request, response)
-               SELECT id, trigger, status, request, response FROM o";
-            let statement = Statement {
-                sql: sql.into(),
-                params: vec![param(
-                    Value::String(Value::Array(rows.clone()).to_string()),
-                    "text",
-                )],
-            };
-            let db = self.engine.database();
-            let result = async {
-                let mut tx = db.autocommit(STATEMENT_TIMEOUT).await?;
-                tx.rows(&statement, &Map::new()).await?;
-                tx.commit().await
-            }
-            .await;
-            if let Err(e) = result {
-                // Still claimed: delivered again once the claims expire.
-                tracing::warn!(events = rows.len(), "recording deliveries: {e}");
-                continue;
-            }
-            for row in &rows {
-                match (row["ok"] == true, row["dead"] == true) {
-                    (true, _) => self.count("delivered"),
-                    (false, true) => {
-                        self.count("dead");
-                        tracing::warn!(event = %row["id"], trigger = %row["trigger"],
-                            status = %row["status"], "event dead: its webhook failed every try");
-                    }
-                    (false, false) => self.count("retried"),
+            let (table, scheduled): (Vec<Record>, Vec<Record>) =
+                batch.drain(..).partition(|r| r.log == Log::Table);
+            for (log, records) in [(Log::Table, table), (Log::Scheduled, scheduled)] {
+                if !records.is_empty() {
+                    self.write_records(log, records.into_iter().map(|r| r.row).collect())
+                        .await;
                 }
             }
         }
     }
 
-    /// Gives one claimed event back, untried, due in ten seconds.
-    async fn give_back(&self, event: &Claimed) {
+    /// Records one batch of one log's deliveries in one statement.
+    async fn write_records(&self, log: Log, rows: Vec<Value>) {
+        let (events, invocations) = match log {
+            Log::Table => ("event_log", "event_invocation_logs"),
+            Log::Scheduled => ("scheduled_events", "scheduled_event_invocation_logs"),
+        };
         let sql = format!(
-            "UPDATE grafton_catalog.event_log SET locked_at = NULL, \
+            "WITH o AS (SELECT * FROM json_to_recordset($1::json) AS x(id uuid,
+               trigger text, status int4, request jsonb, response text, ok bool, dead bool,
+               wait float8)),
+             state AS (UPDATE grafton_catalog.{events} e SET tries = e.tries + 1,
+               locked_at = NULL, delivered = o.ok,
+               delivered_at = CASE WHEN o.ok THEN now() END, dead = o.dead,
+               next_retry_at = CASE WHEN o.ok THEN e.next_retry_at
+                                    ELSE now() + make_interval(secs => o.wait) END
+               FROM o WHERE e.id = o.id)
+           INSERT INTO grafton_catalog.{invocations}
+             (event_id, trigger_name, status, request, response)
+           SELECT id, trigger, status, request, response FROM o"
+        );
+        let statement = Statement {
+            sql,
+            params: vec![param(
+                Value::String(Value::Array(rows.clone()).to_string()),
+                "text",
+            )],
+        };
+        let db = self.engine.database();
+        let result = async {
+            let mut tx = db.autocommit(STATEMENT_TIMEOUT).await?;
+            tx.rows(&statement, &Map::new()).await?;
+            tx.commit().await
+        }
+        .await;
+        if let Err(e) = result {
+            // Still claimed: delivered again once the claims expire.
+            tracing::warn!(events = rows.len(), "recording deliveries: {e}");
+            return;
+        }
+        for row in &rows {
+            match (row["ok"] == true, row["dead"] == true) {
+                (true, _) => self.count("delivered"),
+                (false, true) => {
+                    self.count("dead");
+                    tracing::warn!(event = %row["id"], trigger = %row["trigger"],
+                        status = %row["status"], "event dead: its webhook failed every try");
+                }
+                (false, false) => self.count("retried"),
+            }
+        }
+    }
+
+    /// Gives one claimed event back, untried, due in ten seconds.
+    pub(crate) async fn give_back_to(&self, log: Log, id: &str) {
+        let table = match log {
+            Log::Table => "event_log",
+            Log::Scheduled => "scheduled_events",
+        };
+        let sql = format!(
+            "UPDATE grafton_catalog.{table} SET locked_at = NULL, \
              next_retry_at = now() + interval '10 seconds' WHERE id = {}::uuid",
-            literal(&event.id)
+            literal(id)
         );
         let db = self.engine.database();
         let given = async {
@@ -305,17 +216,24 @@ FROM claimed";
         }
         .await;
         if let Err(e) = given {
-            tracing::warn!(event = %event.id, "giving back an event: {e}");
+            tracing::warn!(event = %id, "giving back an event: {e}");
         }
     }
 
     /// Gives back what this instance claimed and has not delivered (at shutdown).
     pub async fn release(&self) {
-        let sql = format!(
-            "UPDATE grafton_catalog.event_log SET locked_at = NULL \
-             WHERE locked_by = {} AND NOT delivered",
-            literal(&self.instance)
-        );
+        // Either log may not exist (events of one kind only); the instance's name
+        // is digits and a dash.
+        let me = literal(&self.instance);
+        let mut sql = String::from("DO $release$ BEGIN ");
+        for table in ["event_log", "scheduled_events"] {
+            sql.push_str(&format!(
+                "IF to_regclass('grafton_catalog.{table}') IS NOT NULL THEN \
+                 UPDATE grafton_catalog.{table} SET locked_at = NULL \
+                 WHERE locked_by = {me} AND NOT delivered; END IF; "
+            ));
+        }
+        sql.push_str("END $release$");
         let db = self.engine.database();
         let released = async {
             let mut tx = db.autocommit(STATEMENT_TIMEOUT).await?;

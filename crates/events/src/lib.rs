@@ -4,9 +4,13 @@
 //! by whichever instance claims it first (`deliver`), with retries and logs.
 
 mod api;
+mod call;
 pub mod capture;
 mod cleanup;
 mod deliver;
+pub mod schedule;
+pub mod scheduled_api;
+mod sql;
 mod webhook;
 
 use grafton_engine::events::ServedTrigger;
@@ -63,10 +67,14 @@ pub struct Events {
     installed: tokio::sync::Mutex<Option<Vec<ServedTrigger>>>,
     /// Wakes the deliveries (a manual invocation, a redelivery).
     woken: Arc<tokio::sync::Notify>,
+    /// Wakes the scheduled events' deliveries (a one-off event created).
+    firings_woken: tokio::sync::Notify,
+    /// Whether this instance has made sure the scheduled events' tables exist.
+    schedules_ready: tokio::sync::Mutex<bool>,
     /// Deliveries' outcomes, to the recorder.
-    records: tokio::sync::mpsc::Sender<deliver::Record>,
+    records: tokio::sync::mpsc::Sender<call::Record>,
     /// The recorder's end, taken when deliveries start.
-    recorded: std::sync::Mutex<Option<tokio::sync::mpsc::Receiver<deliver::Record>>>,
+    recorded: std::sync::Mutex<Option<tokio::sync::mpsc::Receiver<call::Record>>>,
 }
 
 impl Events {
@@ -97,6 +105,8 @@ impl Events {
             calls: tokio::sync::Semaphore::new(options.http_pool_size.max(1)),
             installed: tokio::sync::Mutex::new(None),
             woken: Arc::new(tokio::sync::Notify::new()),
+            firings_woken: tokio::sync::Notify::new(),
+            schedules_ready: tokio::sync::Mutex::new(false),
         })
     }
 
@@ -143,11 +153,7 @@ impl Events {
             *installed = Some(Vec::new());
             return Ok(());
         }
-        let db = self.engine.database();
-        let mut tx = db.begin(Duration::from_secs(60)).await?;
-        let lock = grafton_execute::CATALOG_DDL_LOCK;
-        tx.batch(&format!("SELECT pg_advisory_xact_lock({lock})"))
-            .await?;
+        let mut tx = self.ddl().await?;
         tx.batch(capture::SCHEMA_SQL).await?;
         let present = present_in(&mut tx).await?;
         for (trigger, schema, table) in &present {
@@ -180,20 +186,8 @@ impl Events {
     }
 
     async fn has_log(&self) -> Result<bool, ExecuteError> {
-        let db = self.engine.database();
-        let mut tx = db.autocommit(Duration::from_secs(10)).await?;
-        let sql = "SELECT (to_regclass('grafton_catalog.event_log') IS NOT NULL)::text";
-        let statement = grafton_sql::Statement {
-            sql: sql.into(),
-            params: Vec::new(),
-        };
-        let rows = tx.rows(&statement, &serde_json::Map::new()).await?;
-        tx.commit().await?;
-        Ok(rows
-            .first()
-            .and_then(|r| r.first())
-            .and_then(|v| v.as_str())
-            == Some("true"))
+        let sql = "SELECT to_json(to_regclass('grafton_catalog.event_log') IS NOT NULL)::text";
+        Ok(self.one(sql.into(), Vec::new()).await? == serde_json::Value::Bool(true))
     }
 
     /// Installs the triggers, then keeps them in step with the schemas served and
@@ -203,6 +197,18 @@ impl Events {
         if self.engine.database().backend() != grafton_catalog::Backend::Postgres {
             return;
         }
+        let recorded = self
+            .recorded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let _recorder = recorded.map(|rx| AbortOnDrop(tokio::spawn(self.clone().recorder(rx))));
+        let _schedules = AbortOnDrop(tokio::spawn(self.clone().run_schedules()));
+        self.run_triggers().await;
+    }
+
+    /// The event triggers' part of [`Self::run`].
+    async fn run_triggers(self: Arc<Self>) {
         let mut changes = self.engine.schema_changes();
         // Idle (no connection of its own) until a trigger is served or a log from
         // earlier runs may hold events to deliver.
@@ -219,12 +225,6 @@ impl Events {
             }
         }
         let woken = self.woken.clone();
-        let recorded = self
-            .recorded
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        let _recorder = recorded.map(|rx| AbortOnDrop(tokio::spawn(self.clone().recorder(rx))));
         let _listening = match self
             .engine
             .database()

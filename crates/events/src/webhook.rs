@@ -5,7 +5,7 @@
 use grafton_schema::config::{EventTriggerConfig, HeaderConf};
 
 /// `text` with each `{{NAME}}` replaced by the environment variable's value.
-fn templated(text: &str) -> Result<String, String> {
+pub(crate) fn templated(text: &str) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("{{") {

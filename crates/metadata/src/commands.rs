@@ -7,8 +7,10 @@ use crate::Refusal;
 use grafton_schema::inconsistent::Inconsistency;
 use serde_json::{json, Value};
 
+pub use crons::exported;
 pub use drop::{dependent, object as drop_object};
 
+mod crons;
 mod drop;
 mod events;
 mod functions;
@@ -67,6 +69,11 @@ pub(crate) const EVENT_LOG: &[&str] = &[
     "get_event_invocation_logs",
     "pg_get_event_by_id",
     "get_event_by_id",
+    "get_cron_triggers",
+    "create_scheduled_event",
+    "delete_scheduled_event",
+    "get_scheduled_events",
+    "get_scheduled_event_invocations",
 ];
 
 /// Whether any command of a bulk's `args` changes the metadata.
@@ -135,6 +142,8 @@ fn edit(kind: &str) -> Option<Edit> {
         "update_scope_of_collection_in_allowlist" => project::rescope,
         "pg_create_event_trigger" => events::create,
         "pg_delete_event_trigger" => events::delete,
+        "create_cron_trigger" => crons::create,
+        "delete_cron_trigger" => crons::delete,
         _ => return None,
     })
 }
@@ -197,6 +206,8 @@ pub fn apply(
             }
             grafton_schema::hasura::to_config(&metadata)
                 .map_err(|e| Refusal::new("parse-failed", e, "$.args"))?;
+            let mut metadata = metadata;
+            crons::keep_hidden(doc, &mut metadata)?;
             *doc = metadata;
             Ok(Outcome {
                 answer: success(),
@@ -305,13 +316,6 @@ const KNOWN: &[&str] = &[
     "create_remote_schema_remote_relationship",
     "update_remote_schema_remote_relationship",
     "delete_remote_schema_remote_relationship",
-    "create_cron_trigger",
-    "delete_cron_trigger",
-    "get_cron_triggers",
-    "create_scheduled_event",
-    "delete_scheduled_event",
-    "get_scheduled_events",
-    "get_scheduled_event_invocations",
     "set_graphql_schema_introspection_options",
     "add_host_to_tls_allowlist",
     "drop_host_from_tls_allowlist",

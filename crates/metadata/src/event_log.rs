@@ -7,7 +7,7 @@ use crate::service::Metadata;
 use crate::Refusal;
 use serde_json::{json, Value};
 
-fn db_refusal(e: grafton_execute::ExecuteError) -> Refusal {
+pub(crate) fn db_refusal(e: grafton_execute::ExecuteError) -> Refusal {
     Refusal {
         server_fault: true,
         ..Refusal::new("unexpected", format!("the event log: {e}"), "$")
@@ -17,6 +17,14 @@ fn db_refusal(e: grafton_execute::ExecuteError) -> Refusal {
 impl Metadata {
     /// One event-log command.
     pub(crate) async fn event_log(&self, kind: &str, args: &Value) -> Result<Value, Refusal> {
+        if kind == "get_cron_triggers" {
+            let (doc, _) = self.document().await?;
+            let crons = doc.get("cron_triggers").cloned();
+            return Ok(json!({"cron_triggers": crons.unwrap_or_else(|| json!([]))}));
+        }
+        if kind.contains("scheduled_event") {
+            return self.scheduled_events(kind, args).await;
+        }
         let Some(events) = self.events() else {
             return Err(Refusal::new(
                 "not-supported",

@@ -12,6 +12,7 @@ mod event_log;
 mod generated;
 mod query;
 mod refusal;
+mod scheduled_events;
 pub mod service;
 mod start;
 pub mod store;

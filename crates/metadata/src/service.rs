@@ -275,7 +275,7 @@ impl Metadata {
 
     /// The metadata document served: the store's, the files', or (nothing stored)
     /// the document of what is served now.
-    async fn document(&self) -> Result<(Value, u64), Refusal> {
+    pub(crate) async fn document(&self) -> Result<(Value, u64), Refusal> {
         match &self.source {
             Source::Store(store) => {
                 let stored = store.load().await.map_err(store_refusal)?;
@@ -305,6 +305,7 @@ impl Metadata {
         match kind {
             "export_metadata" => {
                 let (doc, version) = self.document().await?;
+                let doc = commands::exported(doc);
                 if body.get("version").and_then(Value::as_u64) == Some(2) {
                     return Ok(json!({"resource_version": version, "metadata": doc}));
                 }

@@ -3,8 +3,12 @@
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
+mod cron;
+mod database;
+pub use database::DatabaseConfig;
 mod events;
 mod functions;
+pub use cron::{CronTriggerConfig, ScheduleRetryConf};
 pub use events::{
     AllColumns, Columns as EventColumns, EventDefinition, EventTriggerConfig, HeaderConf,
     OperationSpec, RetryConf,
@@ -50,6 +54,9 @@ pub struct Config {
     /// a role also needs the function's `permissions`.
     #[serde(default)]
     pub infer_function_permissions: Option<bool>,
+    /// Cron triggers (Hasura's `cron_triggers`): webhooks called on a schedule.
+    #[serde(default)]
+    pub cron_triggers: Vec<CronTriggerConfig>,
     /// Whether every table, view and foreign key of the exposed schemas is served
     /// (`true`: the default without Hasura metadata), or only the tables listed
     /// under `tables` and the relationships the config names (`false`: the default
@@ -79,19 +86,6 @@ pub struct Config {
     /// the config file's directory, set by whoever loads it.
     #[serde(skip)]
     pub base_dir: PathBuf,
-}
-
-/// The `database` section: read replicas and read-your-writes. The command line's
-/// `--read-replica-url` and `--primary-after-write-ms` win over it.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DatabaseConfig {
-    /// PostgreSQL streaming replicas that serve queries and subscription polls.
-    #[serde(default)]
-    pub read_replicas: Vec<String>,
-    /// After a caller's mutation, its reads go to the primary for this long.
-    #[serde(default)]
-    pub primary_after_write_ms: Option<u64>,
 }
 
 /// Settings for one table or view.

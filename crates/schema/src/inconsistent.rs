@@ -44,7 +44,7 @@ pub enum ObjectKind {
     Action,
     /// The custom types of actions (not served yet).
     CustomTypes,
-    /// A cron trigger (not served yet).
+    /// A cron trigger.
     CronTrigger,
     /// A remote schema (not served yet).
     RemoteSchema,

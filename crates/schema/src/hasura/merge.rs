@@ -17,6 +17,11 @@ pub fn merge(config: &mut Config, other: Config) {
         config.auto_track = other.auto_track;
     }
     config.allow_list.extend(other.allow_list);
+    for cron in other.cron_triggers {
+        if !config.cron_triggers.iter().any(|c| c.name == cron.name) {
+            config.cron_triggers.push(cron);
+        }
+    }
     config.left_out.extend(other.left_out);
     let introspection = &mut config.graphql_schema_introspection.disabled_for_roles;
     introspection.extend(other.graphql_schema_introspection.disabled_for_roles);

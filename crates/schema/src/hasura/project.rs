@@ -1,6 +1,6 @@
 //! The project-wide parts of Hasura metadata: `api_limits`, `query_collections`
-//! with the `allowlist`, `inherited_roles` and `graphql_schema_introspection` are
-//! served; actions, cron triggers, remote schemas, REST endpoints and the sources'
+//! with the `allowlist`, `inherited_roles`, `graphql_schema_introspection` and
+//! `cron_triggers` are served; actions, remote schemas, REST endpoints and the sources'
 //! unread parts are reported. Absent or empty (`{}`, `[]`, `null`) parts say
 //! nothing.
 
@@ -123,8 +123,8 @@ fn names(v: Option<&Value>) -> Vec<String> {
     list.iter().map(super::convert::json_name).collect()
 }
 
-/// The project-wide objects Grafton does not serve yet (actions, cron triggers,
-/// remote schemas, REST endpoints), each by name, and the parts of the sources it
+/// The project-wide objects Grafton does not serve yet (actions, remote schemas,
+/// REST endpoints), each by name, and the parts of the sources it
 /// does not read (a source's customization, a second source): reported as
 /// inconsistent metadata, never dropped in silence.
 fn unserved(
@@ -151,7 +151,6 @@ fn unserved(
         ));
     }
     for (key, kind) in [
-        ("cron_triggers", ObjectKind::CronTrigger),
         ("remote_schemas", ObjectKind::RemoteSchema),
         ("rest_endpoints", ObjectKind::Endpoint),
     ] {
@@ -308,6 +307,9 @@ pub(super) fn apply(doc: &Map<String, Value>, config: &mut Config) -> Result<(),
     config.left_out.extend(left_out);
     if let Some(limits) = read(doc, "api_limits")? {
         config.api_limits = limits;
+    }
+    if let Some(crons) = read(doc, "cron_triggers")? {
+        config.cron_triggers = crons;
     }
     if let Some(introspection) = read(doc, "graphql_schema_introspection")? {
         config.graphql_schema_introspection = introspection;

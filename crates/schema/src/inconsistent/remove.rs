@@ -17,6 +17,11 @@ pub fn remove(config: &mut Config, object: &Inconsistency) -> bool {
     if object.kind == Function {
         return config.functions.remove(name).is_some();
     }
+    if object.kind == CronTrigger {
+        let before = config.cron_triggers.len();
+        config.cron_triggers.retain(|c| c.name != name);
+        return before != config.cron_triggers.len();
+    }
     let Some(table) = object.table.as_deref() else {
         return false;
     };

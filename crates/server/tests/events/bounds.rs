@@ -2,41 +2,13 @@
 //! webhook (one that hangs, one that sends far more than is read, one that
 //! redirects) costs each delivery its timeout at most, and is tried again.
 
-use crate::{Receiver, ADMIN_SECRET};
-use grafton_server::ServeOptions;
+use crate::{options, psql, Receiver};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-fn options(url: &str) -> ServeOptions {
-    let mut o = ServeOptions {
-        database_url: url.to_owned(),
-        port: 0,
-        metadata_store: true,
-        ..ServeOptions::default()
-    };
-    o.auth.admin_secret = Some(ADMIN_SECRET.into());
-    o
-}
-
 async fn metadata(base: &str, body: Value) -> Value {
-    reqwest::Client::new()
-        .post(format!("{base}/v1/metadata"))
-        .header("x-hasura-admin-secret", ADMIN_SECRET)
-        .json(&body)
-        .send()
-        .await
-        .expect("metadata")
-        .json()
-        .await
-        .expect("JSON")
-}
-
-fn psql(url: &str, sql: String) -> String {
-    let url = url.to_owned();
-    std::thread::spawn(move || grafton_testkit::psql(&url, sql.as_bytes()))
-        .join()
-        .expect("psql")
+    crate::metadata_with_status(base, body).await.1
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -229,21 +229,38 @@ async fn the_log_is_cleaned_up_and_what_is_due_stays() {
     assert_eq!(receiver.wait_for(1).await.len(), 1);
     count("INSERT INTO articles VALUES (11, 1, 'b')");
     assert_eq!(receiver.wait_for(2).await.len(), 2);
+    // Scheduled events too: one delivered now, one an hour ahead.
+    for at in [
+        chrono::Utc::now(),
+        chrono::Utc::now() + chrono::Duration::hours(1),
+    ] {
+        let create = json!({"type": "create_scheduled_event", "args": {
+            "webhook": hook, "schedule_at": at.to_rfc3339()}});
+        let answer = post(&base, "/v1/metadata", &ADMIN, create).await;
+        assert_eq!(answer["message"], "success", "{answer}");
+    }
+    assert_eq!(receiver.wait_for(3).await.len(), 3);
     let started = std::time::Instant::now();
     loop {
         let left = count("SELECT count(*) FROM grafton_catalog.event_log");
         let logs = count("SELECT count(*) FROM grafton_catalog.event_invocation_logs");
-        if left == "1" && logs == "0" {
+        let scheduled = count("SELECT count(*) FROM grafton_catalog.scheduled_events");
+        let scheduled_logs =
+            count("SELECT count(*) FROM grafton_catalog.scheduled_event_invocation_logs");
+        if left == "1" && logs == "0" && scheduled == "1" && scheduled_logs == "0" {
             break;
         }
         assert!(
             started.elapsed() < Duration::from_secs(10),
-            "not cleaned up: {left} events, {logs} logs"
+            "not cleaned up: {left} events, {logs} logs, {scheduled} scheduled, {scheduled_logs} logs"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let due = count("SELECT delivered::text || ':' || dead::text FROM grafton_catalog.event_log");
     assert_eq!(due, "false:false", "the event still due was deleted");
+    let ahead =
+        count("SELECT (scheduled_time > now())::text FROM grafton_catalog.scheduled_events");
+    assert_eq!(ahead, "true", "the scheduled event ahead was deleted");
 }
 
 /// Another database role that may write the table fires its trigger too: the

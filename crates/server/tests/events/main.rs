@@ -8,6 +8,7 @@ mod common;
 mod bounds;
 mod crash;
 mod delivery;
+mod schedules;
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -102,4 +103,36 @@ impl Receiver {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
     }
+}
+
+/// An instance on `url` with the metadata API (admin secret [`ADMIN_SECRET`]).
+pub fn options(url: &str) -> grafton_server::ServeOptions {
+    let mut o = grafton_server::ServeOptions {
+        database_url: url.to_owned(),
+        port: 0,
+        metadata_store: true,
+        ..grafton_server::ServeOptions::default()
+    };
+    o.auth.admin_secret = Some(ADMIN_SECRET.into());
+    o
+}
+
+/// A `/v1/metadata` request as admin: its status and answer.
+pub async fn metadata_with_status(base: &str, body: Value) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(format!("{base}/v1/metadata"))
+        .header("x-hasura-admin-secret", ADMIN_SECRET)
+        .json(&body)
+        .send()
+        .await
+        .expect("metadata");
+    let status = response.status().as_u16();
+    (status, response.json().await.expect("JSON"))
+}
+
+/// `sql` run through psql on `url`; its output, trimmed.
+pub fn psql(url: &str, sql: String) -> String {
+    let url = url.to_owned();
+    let out = std::thread::spawn(move || grafton_testkit::psql(&url, sql.as_bytes()));
+    out.join().expect("psql").trim().to_owned()
 }
