@@ -76,11 +76,10 @@ pub(crate) fn served(
                 )));
                 continue;
             }
-            if trigger.cleanup_config.is_some() {
-                tracing::warn!(
-                    trigger = %name,
-                    "its cleanup_config is not read: --events-retention-hours applies to every trigger"
-                );
+            let cleanup = trigger.cleanup_config.as_ref();
+            if let Some(Err(e)) = cleanup.map(|c| crate::schedules::Schedule::parse(&c.schedule)) {
+                left_out.push(refuse(format!("its cleanup_config: {e}")));
+                continue;
             }
             if let Some(var) = missing_env(trigger) {
                 left_out.push(refuse(format!(
@@ -106,7 +105,9 @@ fn missing_env(trigger: &EventTriggerConfig) -> Option<String> {
     if let Some(var) = &trigger.webhook_from_env {
         vars.push(var.clone());
     }
-    vars.extend(template_vars(trigger.webhook.as_deref().unwrap_or("")));
+    vars.extend(crate::webhooks::template_vars(
+        trigger.webhook.as_deref().unwrap_or(""),
+    ));
     vars.extend(
         trigger
             .headers
@@ -114,19 +115,6 @@ fn missing_env(trigger: &EventTriggerConfig) -> Option<String> {
             .filter_map(|h| h.value_from_env.clone()),
     );
     vars.into_iter().find(|v| std::env::var(v).is_err())
-}
-
-/// The environment variables a `{{NAME}}` template reads.
-pub(crate) fn template_vars(text: &str) -> Vec<String> {
-    let mut vars = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find("{{") {
-        let after = &rest[start + 2..];
-        let Some(end) = after.find("}}") else { break };
-        vars.push(after[..end].trim().to_owned());
-        rest = &after[end + 2..];
-    }
-    vars
 }
 
 /// Hasura's rule for a trigger's name: 1 to 42 letters, digits, `_` or `-`.

@@ -24,6 +24,7 @@ pub mod schedules;
 pub mod schemas;
 pub mod shared;
 pub mod trusted;
+mod webhooks;
 
 pub use build::{build, schemas_from_catalog, BuildError, EngineOptions, Reloaded};
 pub use engine::{Caller, Engine};

@@ -59,7 +59,7 @@ pub(crate) fn served(
         } else if let Err(e) = Schedule::parse(&cron.schedule) {
             Some(e)
         } else {
-            let vars = crate::events::template_vars(&cron.webhook)
+            let vars = crate::webhooks::template_vars(&cron.webhook)
                 .into_iter()
                 .chain(cron.headers.iter().filter_map(|h| h.value_from_env.clone()));
             let missing = vars.into_iter().find(|v| std::env::var(v).is_err());

@@ -18,16 +18,25 @@ impl Events {
     /// Deletes what the retention no longer keeps; how many events went.
     pub async fn clean_up(&self) -> Result<usize, ExecuteError> {
         let keep = self.options.retention.as_secs_f64();
+        // A trigger with its own `cleanup_config` is cleaned by that alone.
+        let own: Vec<String> = (self.engine.schemas().event_triggers().iter())
+            .filter(|t| t.config.cleanup_config.is_some())
+            .map(|t| crate::capture::literal(&t.config.name))
+            .collect();
+        let others = match own.is_empty() {
+            true => String::new(),
+            false => format!("AND trigger_name NOT IN ({})", own.join(", ")),
+        };
         let events = format!(
             "DELETE FROM grafton_catalog.event_log WHERE id IN (
                SELECT id FROM grafton_catalog.event_log
                WHERE (delivered OR dead) AND created_at < now() - make_interval(secs => {keep})
-               LIMIT {BATCH})"
+                 {others} LIMIT {BATCH})"
         );
         let logs = format!(
             "DELETE FROM grafton_catalog.event_invocation_logs WHERE id IN (
                SELECT id FROM grafton_catalog.event_invocation_logs
-               WHERE created_at < now() - make_interval(secs => {keep}) LIMIT {BATCH})"
+               WHERE created_at < now() - make_interval(secs => {keep}) {others} LIMIT {BATCH})"
         );
         let mut statements = vec![(events, true), (logs, false)];
         if self.schedules_exist().await? {

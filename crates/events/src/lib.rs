@@ -11,6 +11,7 @@ mod deliver;
 pub mod schedule;
 pub mod scheduled_api;
 mod sql;
+pub mod trigger_cleanup;
 mod webhook;
 
 use grafton_engine::events::ServedTrigger;
@@ -108,6 +109,13 @@ impl Events {
             firings_woken: tokio::sync::Notify::new(),
             schedules_ready: tokio::sync::Mutex::new(false),
         })
+    }
+
+    /// Whether the event trigger `name` is served.
+    pub fn serves_trigger(&self, name: &str) -> bool {
+        let schemas = self.engine.schemas();
+        let triggers = schemas.event_triggers();
+        triggers.iter().any(|t| t.config.name == name)
     }
 
     /// Wakes the deliveries now.
@@ -243,6 +251,12 @@ impl Events {
         let mut running = tokio::task::JoinSet::new();
         let mut cleanup = tokio::time::interval(self.options.cleanup_interval);
         cleanup.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // Triggers' own clean-ups are looked at each minute (their schedules'
+        // finest step), or at the default clean-up's pace when that is finer.
+        let mut own_cleanups =
+            tokio::time::interval(self.options.cleanup_interval.min(Duration::from_secs(60)));
+        own_cleanups.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut cleaned = std::collections::HashMap::new();
         loop {
             // Each delivery in flight holds a call: claim no more than can be called.
             let room = self.options.http_pool_size.saturating_sub(running.len());
@@ -282,6 +296,7 @@ impl Events {
                         tracing::warn!("cleaning up the event log: {e}");
                     }
                 }
+                _ = own_cleanups.tick() => self.scheduled_cleanups(&mut cleaned).await,
             }
         }
     }

@@ -39,8 +39,18 @@ impl Events {
     /// Runs `sql`, whose one value is JSON text, on its own; that JSON (`null`
     /// when there is none).
     pub(crate) async fn one(&self, sql: String, params: Vec<Param>) -> Result<Value, ExecuteError> {
+        self.one_within(sql, params, STATEMENT_TIMEOUT).await
+    }
+
+    /// [`Self::one`] under `timeout`.
+    pub(crate) async fn one_within(
+        &self,
+        sql: String,
+        params: Vec<Param>,
+        timeout: Duration,
+    ) -> Result<Value, ExecuteError> {
         let db = self.engine.database();
-        let mut tx = db.autocommit(STATEMENT_TIMEOUT).await?;
+        let mut tx = db.autocommit(timeout).await?;
         let rows = tx.rows(&Statement { sql, params }, &Map::new()).await?;
         tx.commit().await?;
         let cell = rows.first().and_then(|r| r.first()).and_then(Value::as_str);

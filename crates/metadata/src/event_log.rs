@@ -32,6 +32,9 @@ impl Metadata {
                 "$.type",
             ));
         };
+        if kind == "cleanup_event_trigger_logs" {
+            return clean_up(events, args).await;
+        }
         let number =
             |key: &str, default: u64| args.get(key).and_then(Value::as_u64).unwrap_or(default);
         let name = || crate::document::text(args, "name").map(str::to_owned);
@@ -81,4 +84,24 @@ impl Metadata {
             }
         }
     }
+}
+
+/// `cleanup_event_trigger_logs`: `{event_trigger_name, batch_size, clear_older_than,
+/// timeout, clean_invocation_logs}`, run now.
+async fn clean_up(events: &grafton_events::Events, args: &Value) -> Result<Value, Refusal> {
+    let name = crate::document::text(args, "event_trigger_name")?;
+    let served = events.serves_trigger(name);
+    if !served {
+        return Err(Refusal::new(
+            "not-exists",
+            format!("event trigger {name} does not exist"),
+            "$.args.event_trigger_name",
+        ));
+    }
+    let cleanup: grafton_events::trigger_cleanup::LogCleanup =
+        serde_json::from_value(args.clone()).map_err(|e| Refusal::parse(e.to_string()))?;
+    events
+        .clean_trigger(name, &cleanup)
+        .await
+        .map_err(db_refusal)
 }

@@ -10,8 +10,8 @@ mod events;
 mod functions;
 pub use cron::{CronTriggerConfig, ScheduleRetryConf};
 pub use events::{
-    AllColumns, Columns as EventColumns, EventDefinition, EventTriggerConfig, HeaderConf,
-    OperationSpec, RetryConf,
+    AllColumns, CleanupConfig, Columns as EventColumns, EventDefinition, EventTriggerConfig,
+    HeaderConf, OperationSpec, RetryConf,
 };
 pub use functions::{
     ComputedFieldConfig, ExposedAs, FunctionConfig, FunctionPermission, FunctionRootFields,

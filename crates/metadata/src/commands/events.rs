@@ -100,3 +100,80 @@ pub fn delete(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
     }
     Ok(())
 }
+
+/// `pause_event_trigger_cleanups` / `resume_event_trigger_cleanups`:
+/// `{event_triggers: {sources: "*" | [source]}}` (every trigger with a
+/// `cleanup_config` there) or `{event_triggers: [{source_name, event_triggers:
+/// [name]}]}` (those, each needing a `cleanup_config`); sets `paused`.
+pub fn pause_cleanups(doc: &mut Value, args: &Value, paused: bool) -> Result<(), Refusal> {
+    let which = args.get("event_triggers").cloned().unwrap_or(Value::Null);
+    let mut named: Vec<(Value, Option<String>)> = Vec::new();
+    match &which {
+        Value::Object(o) => {
+            let sources: Vec<String> = match o.get("sources") {
+                Some(Value::String(s)) if s == "*" => vec!["default".into()],
+                Some(Value::Array(list)) => list
+                    .iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect(),
+                _ => {
+                    return Err(Refusal::parse(
+                        "event_triggers.sources: expected \"*\" or a list",
+                    ))
+                }
+            };
+            for s in sources {
+                named.push((json!({"source": s}), None));
+            }
+        }
+        Value::Array(list) => {
+            for entry in list {
+                let source = entry
+                    .get("source_name")
+                    .cloned()
+                    .unwrap_or(json!("default"));
+                let names = entry.get("event_triggers").and_then(Value::as_array);
+                for n in names.into_iter().flatten().filter_map(Value::as_str) {
+                    named.push((json!({"source": source}), Some(n.to_owned())));
+                }
+            }
+        }
+        _ => return Err(Refusal::parse("key \"event_triggers\" not found")),
+    }
+    for (source_args, name) in named {
+        let tables = list(source(doc, &source_args)?, "tables")?;
+        let Some(name) = name else {
+            // A whole source: each trigger that has a clean-up.
+            for table in tables.iter_mut() {
+                let triggers = table
+                    .get_mut("event_triggers")
+                    .and_then(Value::as_array_mut);
+                for t in triggers.into_iter().flatten() {
+                    if let Some(c) = t.get_mut("cleanup_config").filter(|c| c.is_object()) {
+                        c["paused"] = json!(paused);
+                    }
+                }
+            }
+            continue;
+        };
+        let Some((t, i)) = find(tables, &name) else {
+            return Err(Refusal::new(
+                "not-exists",
+                format!("event trigger {name} does not exist"),
+                "$.args",
+            ));
+        };
+        let trigger = &mut tables[t]["event_triggers"][i];
+        match trigger.get_mut("cleanup_config").filter(|c| c.is_object()) {
+            Some(c) => c["paused"] = json!(paused),
+            None => {
+                return Err(Refusal::new(
+                    "not-exists",
+                    format!("cleanup config does not exist for {name}"),
+                    "$.args",
+                ))
+            }
+        }
+    }
+    Ok(())
+}

@@ -30,9 +30,10 @@ pub struct EventTriggerConfig {
     /// See `request_transform`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_transform: Option<serde_json::Value>,
-    /// Hasura's log clean-up settings (Grafton cleans up by default).
+    /// Its own clean-up of the log, on a schedule, instead of the default
+    /// retention (Hasura's `cleanup_config`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cleanup_config: Option<serde_json::Value>,
+    pub cleanup_config: Option<CleanupConfig>,
     /// A comment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
@@ -134,4 +135,30 @@ pub struct HeaderConf {
     /// The environment variable holding its value (never logged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_from_env: Option<String>,
+}
+
+/// A trigger's own clean-up of its events (Hasura's `cleanup_config`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CleanupConfig {
+    /// When it runs: cron syntax in UTC.
+    pub schedule: String,
+    /// Events deleted per statement.
+    #[serde(default = "ten_thousand")]
+    pub batch_size: u32,
+    /// Delivered and dead events older than this many hours are deleted.
+    pub clear_older_than: u32,
+    /// Seconds one batch may take.
+    #[serde(default = "sixty")]
+    pub timeout: u32,
+    /// Whether the deleted events' invocation logs go too.
+    #[serde(default)]
+    pub clean_invocation_logs: bool,
+    /// Paused: it does not run (`pause_event_trigger_cleanups`).
+    #[serde(default)]
+    pub paused: bool,
+}
+
+fn ten_thousand() -> u32 {
+    10_000
 }

@@ -6,6 +6,7 @@
 mod common;
 
 mod bounds;
+mod cleanups;
 mod crash;
 mod delivery;
 mod schedules;
