@@ -16,4 +16,7 @@ pub struct Caller {
     pub ip: Option<std::net::IpAddr>,
     /// When the credentials expire (a JWT's `exp`): a WebSocket ends then.
     pub expires: Option<std::time::SystemTime>,
+    /// The request's trace as a W3C `traceparent` (Grafton's own span when
+    /// traces are exported, else the caller's), for events' `trace_context`.
+    pub traceparent: Option<String>,
 }

@@ -125,3 +125,44 @@ fn valid_name(name: &str) -> bool {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
+
+/// Hasura's `trace_context` of an event: `{trace_id, span_id, sampling_state}`
+/// from a W3C `traceparent`, or fresh ids (and no sampling decision) without one.
+pub fn trace_context(traceparent: Option<&str>) -> serde_json::Value {
+    let parsed = traceparent.and_then(|t| {
+        let parts: Vec<&str> = t.trim().split('-').collect();
+        let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+        match parts.as_slice() {
+            [_, trace, span, flags] if hex(trace, 32) && hex(span, 16) && hex(flags, 2) => {
+                let sampled = u8::from_str_radix(flags, 16).is_ok_and(|f| f & 1 == 1);
+                Some((trace.to_lowercase(), span.to_lowercase(), sampled))
+            }
+            _ => None,
+        }
+    });
+    match parsed {
+        Some((trace, span, sampled)) => serde_json::json!({
+            "trace_id": trace, "span_id": span,
+            "sampling_state": if sampled { "1" } else { "0" },
+        }),
+        None => serde_json::json!({
+            "trace_id": format!("{:016x}{:016x}", random_u64(), random_u64()),
+            "span_id": format!("{:016x}", random_u64()),
+        }),
+    }
+}
+
+/// 64 random bits, cheaply: a randomly keyed hash of a counter (ids, sampling;
+/// nothing secret).
+pub fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static KEY: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+        std::sync::OnceLock::new();
+    let mut h = KEY
+        .get_or_init(std::collections::hash_map::RandomState::new)
+        .build_hasher();
+    h.write_u64(NEXT.fetch_add(1, Ordering::Relaxed));
+    h.finish()
+}

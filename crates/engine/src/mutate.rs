@@ -34,7 +34,7 @@ pub(crate) async fn run(
     mutation: &Mutation,
     variables: &Map<String, Value>,
     timeout: std::time::Duration,
-    session: Option<&str>,
+    session: Option<(&str, &str)>,
 ) -> Result<String, EngineError> {
     if let Some(one) = one_statement(model, rules, mutation).filter(|_| session.is_none()) {
         let writing = Some((
@@ -46,9 +46,9 @@ pub(crate) async fn run(
             .map_err(|e| name_constraint(model, e, writing));
     }
     let mut tx = db.begin(timeout).await?;
-    if let Some(session) = session {
-        tx.rows(&grafton_sql::render::set_session(session), &Map::new())
-            .await?;
+    if let Some((session, trace)) = session {
+        let set = grafton_sql::render::set_session(session, trace);
+        tx.rows(&set, &Map::new()).await?;
     }
     let mut run = Run {
         model,

@@ -14,10 +14,13 @@ pub struct Schedule(croner::Cron);
 
 impl Schedule {
     /// `text` read as cron syntax: five fields (minute to weekday), or six with
-    /// seconds first, or an alias such as `@hourly`.
+    /// seconds first, or an alias such as `@hourly`. Hasura's `0/5` (from 0,
+    /// every 5) is read as Hasura reads it; a year field is not cron's.
     pub fn parse(text: &str) -> Result<Self, String> {
         let parser = croner::parser::CronParser::builder()
             .seconds(croner::parser::Seconds::Optional)
+            .year(croner::parser::Year::Disallowed)
+            .sloppy_ranges(true)
             .build();
         parser
             .parse(text.trim())
@@ -101,6 +104,17 @@ mod tests {
         let got = hourly.instants(at("2026-01-01T10:00:00Z"), at("2026-01-02T00:00:00Z"), 3);
         assert_eq!(got[0], at("2026-01-01T11:00:00Z"));
         assert_eq!(got.len(), 3);
+    }
+
+    /// Steps from a number, as Hasura's parser reads them (`0/5`: 0, 5, 10, …).
+    #[test]
+    fn steps_from_a_number_are_hasuras() {
+        let s = Schedule::parse("5/15 * * * *").expect("parses");
+        let got = s.instants(at("2026-01-01T10:00:00Z"), at("2026-01-01T11:00:00Z"), 10);
+        let minutes: Vec<u32> = got.iter().map(chrono::Timelike::minute).collect();
+        assert_eq!(minutes, [5, 20, 35, 50]);
+        assert!(Schedule::parse("0 0/2 * * *").is_ok());
+        assert!(Schedule::parse("0 0 1 1 * 2030").is_err(), "no year field");
     }
 
     #[test]

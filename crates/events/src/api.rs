@@ -63,8 +63,10 @@ impl Events {
     pub async fn redeliver(&self, event_id: &str) -> Result<bool, ExecuteError> {
         let sql = "WITH e AS (UPDATE grafton_catalog.event_log SET delivered = false, dead = false,
               tries = 0, next_retry_at = NULL, locked_at = NULL
-            WHERE id::text = $1::text RETURNING 1) SELECT to_json(count(*) > 0)::text FROM e";
-        let found = self.one(sql.into(), vec![text(event_id)]).await?;
+            WHERE id = $1::uuid RETURNING 1) SELECT to_json(count(*) > 0)::text FROM e";
+        let found = self
+            .one(sql.into(), vec![crate::sql::event_id(event_id)])
+            .await?;
         self.wake();
         Ok(found == Value::Bool(true))
     }
@@ -123,14 +125,18 @@ impl Events {
     ) -> Result<Value, ExecuteError> {
         let sql = format!(
             "SELECT json_build_object('event', (SELECT {EVENT_JSON} FROM grafton_catalog.event_log e
-                 WHERE e.id::text = $1::text),
+                 WHERE e.id = $1::uuid),
                'invocations', (SELECT coalesce(json_agg(x ORDER BY x_id DESC), '[]') FROM (
                  SELECT {LOG_JSON} AS x, l.id AS x_id FROM grafton_catalog.event_invocation_logs l
-                 WHERE l.event_id::text = $1::text ORDER BY l.id DESC LIMIT $2::int8 OFFSET $3::int8) s))::text"
+                 WHERE l.event_id = $1::uuid ORDER BY l.id DESC LIMIT $2::int8 OFFSET $3::int8) s))::text"
         );
         self.one(
             sql,
-            vec![text(event_id), int(limit.min(MAX_ROWS)), int(offset)],
+            vec![
+                crate::sql::event_id(event_id),
+                int(limit.min(MAX_ROWS)),
+                int(offset),
+            ],
         )
         .await
     }

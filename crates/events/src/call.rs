@@ -40,6 +40,16 @@ pub(crate) enum Log {
     Scheduled,
 }
 
+impl Log {
+    /// Its table in `grafton_catalog` (and its metrics' `log` label).
+    pub(crate) fn table(self) -> &'static str {
+        match self {
+            Log::Table => "event_log",
+            Log::Scheduled => "scheduled_events",
+        }
+    }
+}
+
 /// What one delivery came to, for the recorder.
 pub(crate) struct Record {
     pub(crate) log: Log,
@@ -79,6 +89,7 @@ impl Events {
     /// most `max_response_bytes` of the answer.
     pub(crate) async fn call(
         &self,
+        log: Log,
         url: Result<String, String>,
         headers: &[HeaderConf],
         timeout_secs: u32,
@@ -91,6 +102,8 @@ impl Events {
         let Ok(_permit) = self.calls.acquire().await else {
             return Outcome::failed("the delivery pool is closed".into());
         };
+        let in_flight = &self.engine.metrics().events.in_flight;
+        let _counted = InFlight::new(in_flight.with_label_values(&[log.table()]));
         // Within the claim: a slower call would see its event claimed again.
         let most = self
             .options
@@ -129,6 +142,22 @@ impl Events {
             retry_after,
             response: String::from_utf8_lossy(&body).into_owned(),
         }
+    }
+}
+
+/// One call counted in flight while it lasts.
+struct InFlight(grafton_engine::metrics::Gauge);
+
+impl InFlight {
+    fn new(gauge: grafton_engine::metrics::Gauge) -> Self {
+        gauge.inc();
+        Self(gauge)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.dec();
     }
 }
 

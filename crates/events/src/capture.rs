@@ -2,7 +2,8 @@
 //! event trigger a trigger function and an `AFTER … FOR EACH ROW` trigger that
 //! write one event per row changed, in the writing transaction, so an event exists
 //! if and only if its write committed, whichever client wrote. The mutation's
-//! session reaches the function through the transaction-local `grafton.session`.
+//! session and trace context reach the function through the transaction-local
+//! `grafton.session` and `grafton.trace`.
 
 use grafton_engine::events::ServedTrigger;
 use grafton_schema::config::EventColumns;
@@ -33,6 +34,7 @@ CREATE TABLE IF NOT EXISTS grafton_catalog.event_log (
   dead boolean NOT NULL DEFAULT false,
   delivered_at timestamptz
 );
+ALTER TABLE grafton_catalog.event_log ADD COLUMN IF NOT EXISTS trace_context jsonb;
 CREATE INDEX IF NOT EXISTS event_log_pending ON grafton_catalog.event_log (created_at)
   WHERE NOT delivered AND NOT dead;
 CREATE TABLE IF NOT EXISTS grafton_catalog.event_invocation_logs (
@@ -126,9 +128,11 @@ pub fn install_sql(t: &ServedTrigger) -> String {
 DECLARE data jsonb;
 BEGIN
   CASE {cases} END CASE;
-  INSERT INTO grafton_catalog.event_log (trigger_name, schema_name, table_name, op, data, session)
+  INSERT INTO grafton_catalog.event_log
+    (trigger_name, schema_name, table_name, op, data, session, trace_context)
   VALUES ({literal_name}, TG_TABLE_SCHEMA, TG_TABLE_NAME, TG_OP, data,
-          nullif(current_setting('grafton.session', true), '')::jsonb);
+          nullif(current_setting('grafton.session', true), '')::jsonb,
+          nullif(current_setting('grafton.trace', true), '')::jsonb);
   PERFORM pg_notify('{CHANNEL}', '');
   RETURN NULL;
 END ",

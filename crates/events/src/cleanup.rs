@@ -4,6 +4,7 @@
 //! (a batch's rows are not ones any writer or deliverer touches), so the log's
 //! size follows retention × rate, not the project's age.
 
+use crate::call::Log;
 use crate::Events;
 use grafton_execute::ExecuteError;
 use std::time::Duration;
@@ -38,43 +39,70 @@ impl Events {
                SELECT id FROM grafton_catalog.event_invocation_logs
                WHERE created_at < now() - make_interval(secs => {keep}) {others} LIMIT {BATCH})"
         );
-        let mut statements = vec![(events, true), (logs, false)];
-        if self.schedules_exist().await? {
-            statements.push((
-                format!(
-                    "DELETE FROM grafton_catalog.scheduled_events WHERE id IN (
-                       SELECT id FROM grafton_catalog.scheduled_events
-                       WHERE (delivered OR dead)
-                         AND scheduled_time < now() - make_interval(secs => {keep})
-                       LIMIT {BATCH})"
-                ),
-                true,
-            ));
-            statements.push((
-                format!(
-                    "DELETE FROM grafton_catalog.scheduled_event_invocation_logs WHERE id IN (
-                       SELECT id FROM grafton_catalog.scheduled_event_invocation_logs
-                       WHERE created_at < now() - make_interval(secs => {keep}) LIMIT {BATCH})"
-                ),
-                false,
-            ));
-        }
-        let mut deleted = 0;
-        for (statement, counted) in statements {
-            for _ in 0..MAX_BATCHES {
-                let n = self.execute_counting(&statement).await?;
-                if counted {
-                    deleted += n;
-                }
-                if n < BATCH {
-                    break;
-                }
-            }
-        }
+        let deleted = self.delete_in_batches(&events).await?;
+        self.delete_in_batches(&logs).await?;
         if deleted > 0 {
             tracing::info!(deleted, "event log cleaned up");
         }
         Ok(deleted)
+    }
+
+    /// Runs the `DELETE … LIMIT {BATCH}` `statement` until it deletes less than a
+    /// batch (at most [`MAX_BATCHES`] times); how many rows went.
+    async fn delete_in_batches(&self, statement: &str) -> Result<usize, ExecuteError> {
+        let mut deleted = 0;
+        for _ in 0..MAX_BATCHES {
+            let n = self.execute_counting(statement).await?;
+            deleted += n;
+            if n < BATCH {
+                break;
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// Counts the events waiting in `log` (scheduled ones once due), for
+    /// `/metrics`.
+    pub(crate) async fn count_pending(&self, log: Log) {
+        let due = match log {
+            Log::Table => "",
+            Log::Scheduled => "AND scheduled_time <= now()",
+        };
+        let sql = format!(
+            "SELECT to_json(count(*))::text FROM grafton_catalog.{}
+             WHERE NOT delivered AND NOT dead {due}",
+            log.table()
+        );
+        let gauge = &self.engine.metrics().events.pending;
+        match self.one(sql, Vec::new()).await {
+            Ok(n) => gauge
+                .with_label_values(&[log.table()])
+                .set(n.as_i64().unwrap_or(0)),
+            Err(e) => tracing::debug!("counting the waiting events: {e}"),
+        }
+    }
+
+    /// Deletes the delivered and dead scheduled events the retention no longer
+    /// keeps (by when they ended), and their invocation logs.
+    pub(crate) async fn clean_up_firings(&self) {
+        let keep = self.options.retention.as_secs_f64();
+        let firings = format!(
+            "DELETE FROM grafton_catalog.scheduled_events WHERE id IN (
+               SELECT id FROM grafton_catalog.scheduled_events
+               WHERE (delivered OR dead) AND greatest(scheduled_time, delivered_at, next_retry_at)
+                 < now() - make_interval(secs => {keep})
+               LIMIT {BATCH})"
+        );
+        let logs = format!(
+            "DELETE FROM grafton_catalog.scheduled_event_invocation_logs WHERE id IN (
+               SELECT id FROM grafton_catalog.scheduled_event_invocation_logs
+               WHERE created_at < now() - make_interval(secs => {keep}) LIMIT {BATCH})"
+        );
+        for statement in [firings, logs] {
+            if let Err(e) = self.delete_in_batches(&statement).await {
+                tracing::warn!("cleaning up the scheduled events: {e}");
+            }
+        }
     }
 
     /// Runs `sql` on its own; the rows it changed.

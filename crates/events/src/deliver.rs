@@ -28,6 +28,7 @@ pub(crate) struct Claimed {
     op: String,
     data: Value,
     session: Value,
+    trace: Value,
     created_at: String,
     tries: u32,
     /// Seconds since its capture, when it was claimed.
@@ -45,9 +46,11 @@ impl Events {
     WHERE NOT delivered AND NOT dead AND (next_retry_at IS NULL OR next_retry_at <= now())
       AND (locked_at IS NULL OR locked_at < now() - make_interval(secs => $2::float8))
     ORDER BY created_at LIMIT $3::int8 FOR UPDATE SKIP LOCKED)
-  RETURNING id, trigger_name, schema_name, table_name, op, data, session, created_at, tries)
+  RETURNING id, trigger_name, schema_name, table_name, op, data, session, trace_context,
+    created_at, tries)
 SELECT coalesce(json_agg(json_build_object('id', id, 'trigger', trigger_name,
   'schema', schema_name, 'table', table_name, 'op', op, 'data', data, 'session', session,
+  'trace', trace_context,
   'created_at', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),
   'tries', tries, 'age', extract(epoch FROM clock_timestamp() - created_at))), '[]')::text
 FROM claimed";
@@ -70,6 +73,7 @@ FROM claimed";
                 op: e["op"].as_str().unwrap_or_default().to_owned(),
                 data: e["data"].clone(),
                 session: e["session"].clone(),
+                trace: e["trace"].clone(),
                 created_at: e["created_at"].as_str().unwrap_or_default().to_owned(),
                 tries: e["tries"]
                     .as_u64()
@@ -98,7 +102,9 @@ FROM claimed";
         let c = &trigger.config;
         let url = crate::webhook::url(c);
         let timeout = c.retry_conf.timeout_sec;
-        let outcome = self.call(url, &c.headers, timeout, &payload).await;
+        let outcome = self
+            .call(Log::Table, url, &c.headers, timeout, &payload)
+            .await;
         let metrics = &self.engine.metrics().events;
         let name = [trigger.config.name.as_str()];
         metrics
@@ -147,9 +153,10 @@ FROM claimed";
 
     /// Records one batch of one log's deliveries in one statement.
     async fn write_records(&self, log: Log, rows: Vec<Value>) {
-        let (events, invocations) = match log {
-            Log::Table => ("event_log", "event_invocation_logs"),
-            Log::Scheduled => ("scheduled_events", "scheduled_event_invocation_logs"),
+        let events = log.table();
+        let invocations = match log {
+            Log::Table => "event_invocation_logs",
+            Log::Scheduled => "scheduled_event_invocation_logs",
         };
         let sql = format!(
             "WITH o AS (SELECT * FROM json_to_recordset($1::json) AS x(id uuid,
@@ -199,10 +206,7 @@ FROM claimed";
 
     /// Gives one claimed event back, untried, due in ten seconds.
     pub(crate) async fn give_back_to(&self, log: Log, id: &str) {
-        let table = match log {
-            Log::Table => "event_log",
-            Log::Scheduled => "scheduled_events",
-        };
+        let table = log.table();
         let sql = format!(
             "UPDATE grafton_catalog.{table} SET locked_at = NULL, \
              next_retry_at = now() + interval '10 seconds' WHERE id = {}::uuid",
@@ -253,6 +257,7 @@ fn payload(event: &Claimed, trigger: &ServedTrigger) -> Value {
         "event": {
             "session_variables": event.session,
             "op": event.op,
+            "trace_context": event.trace,
             "data": {"old": event.data["old"], "new": event.data["new"]},
         },
         "created_at": event.created_at,

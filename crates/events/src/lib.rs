@@ -7,6 +7,7 @@ mod api;
 mod call;
 pub mod capture;
 mod cleanup;
+mod cron_firings;
 mod deliver;
 pub mod schedule;
 pub mod scheduled_api;
@@ -70,6 +71,8 @@ pub struct Events {
     woken: Arc<tokio::sync::Notify>,
     /// Wakes the scheduled events' deliveries (a one-off event created).
     firings_woken: tokio::sync::Notify,
+    /// Says this instance applied a metadata change (its cron firings follow).
+    crons_changed: tokio::sync::Notify,
     /// Whether this instance has made sure the scheduled events' tables exist.
     schedules_ready: tokio::sync::Mutex<bool>,
     /// Deliveries' outcomes, to the recorder.
@@ -107,6 +110,7 @@ impl Events {
             installed: tokio::sync::Mutex::new(None),
             woken: Arc::new(tokio::sync::Notify::new()),
             firings_woken: tokio::sync::Notify::new(),
+            crons_changed: tokio::sync::Notify::new(),
             schedules_ready: tokio::sync::Mutex::new(false),
         })
     }
@@ -251,10 +255,10 @@ impl Events {
         let mut running = tokio::task::JoinSet::new();
         let mut cleanup = tokio::time::interval(self.options.cleanup_interval);
         cleanup.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        // Triggers' own clean-ups are looked at each minute (their schedules'
-        // finest step), or at the default clean-up's pace when that is finer.
+        // Every 15 s (or at the default clean-up's pace when that is finer) the
+        // waiting events are counted and the triggers' own clean-ups looked at.
         let mut own_cleanups =
-            tokio::time::interval(self.options.cleanup_interval.min(Duration::from_secs(60)));
+            tokio::time::interval(self.options.cleanup_interval.min(Duration::from_secs(15)));
         own_cleanups.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut cleaned = std::collections::HashMap::new();
         loop {
@@ -296,7 +300,10 @@ impl Events {
                         tracing::warn!("cleaning up the event log: {e}");
                     }
                 }
-                _ = own_cleanups.tick() => self.scheduled_cleanups(&mut cleaned).await,
+                _ = own_cleanups.tick() => {
+                    self.count_pending(call::Log::Table).await;
+                    self.scheduled_cleanups(&mut cleaned).await;
+                }
             }
         }
     }

@@ -5,15 +5,12 @@
 //! log's). A firing later than its `tolerance_seconds` is dead, never called.
 
 use crate::call::{Log, Record};
-use crate::sql::{one_text, param, STATEMENT_TIMEOUT};
+use crate::sql::{param, STATEMENT_TIMEOUT};
 use crate::Events;
-use chrono::Utc;
-use grafton_engine::schedules::Schedule;
 use grafton_execute::ExecuteError;
 use grafton_schema::config::{HeaderConf, ScheduleRetryConf};
 use grafton_sql::Statement;
 use serde_json::{json, Map, Value};
-use std::time::Duration;
 
 /// The scheduled events and their invocation logs, created when missing.
 pub const SCHEMA_SQL: &str = "
@@ -51,10 +48,9 @@ CREATE TABLE IF NOT EXISTS grafton_catalog.scheduled_event_invocation_logs (
 );
 CREATE INDEX IF NOT EXISTS scheduled_event_invocation_logs_event
   ON grafton_catalog.scheduled_event_invocation_logs (event_id);
+CREATE INDEX IF NOT EXISTS scheduled_event_invocation_logs_trigger
+  ON grafton_catalog.scheduled_event_invocation_logs (trigger_name, id);
 ";
-
-/// Firings of each cron trigger kept ahead (as Hasura's).
-const AHEAD: usize = 100;
 
 /// The SQL writing timestamp `column` as Hasura's answers and payloads do: ISO
 /// 8601 in UTC, its fraction only when it has one (3 or 6 digits).
@@ -107,54 +103,6 @@ impl Events {
         *self.schedules_ready.lock().await
     }
 
-    /// Writes each served cron trigger's next firings (those already written are
-    /// kept), and removes the waiting firings no trigger asks for any more: of a
-    /// trigger gone, or of a schedule changed. One instance at a time does it;
-    /// the others skip (the unique key keeps each instant one row regardless).
-    pub(crate) async fn generate(&self) -> Result<(), ExecuteError> {
-        let now = Utc::now();
-        let until = now + chrono::Duration::days(366);
-        let schemas = self.engine.schemas();
-        let wanted: Vec<Value> = (schemas.cron_triggers().iter())
-            .filter_map(|c| {
-                let schedule = Schedule::parse(&c.schedule).ok()?;
-                let times: Vec<String> = (schedule.instants(now, until, AHEAD).iter())
-                    .map(|t| t.to_rfc3339())
-                    .collect();
-                Some(json!({"name": c.name, "times": times}))
-            })
-            .collect();
-        let sql = "WITH w AS (SELECT * FROM json_to_recordset($1::json) AS x(name text, times json)),
-  wanted AS (SELECT w.name, t::timestamptz AS at FROM w, json_array_elements_text(w.times) t),
-  gone AS (DELETE FROM grafton_catalog.scheduled_events e
-    WHERE e.trigger_name IS NOT NULL AND e.tries = 0 AND e.locked_at IS NULL
-      AND NOT e.delivered AND NOT e.dead
-      AND (e.trigger_name NOT IN (SELECT name FROM w)
-           OR (e.scheduled_time > $2::timestamptz AND NOT EXISTS (
-                 SELECT 1 FROM wanted x WHERE x.name = e.trigger_name AND x.at = e.scheduled_time))))
-INSERT INTO grafton_catalog.scheduled_events (trigger_name, scheduled_time)
-SELECT name, at FROM wanted ON CONFLICT (trigger_name, scheduled_time) DO NOTHING";
-        let statement = Statement {
-            sql: sql.into(),
-            params: vec![
-                param(Value::String(Value::Array(wanted).to_string()), "text"),
-                param(Value::String(now.to_rfc3339()), "text"),
-            ],
-        };
-        let db = self.engine.database();
-        let mut tx = db.begin(STATEMENT_TIMEOUT).await?;
-        let lock = grafton_execute::CATALOG_DDL_LOCK + 1;
-        let took = one_text(
-            &mut tx,
-            &format!("SELECT pg_try_advisory_xact_lock({lock})::text"),
-        )
-        .await?;
-        if took.as_deref() == Some("true") {
-            tx.rows(&statement, &Map::new()).await?;
-        }
-        tx.commit().await
-    }
-
     /// Claims up to `limit` firings due now.
     pub(crate) async fn claim_firings(&self, limit: usize) -> Result<Vec<Firing>, ExecuteError> {
         let sql = format!(
@@ -164,6 +112,8 @@ SELECT name, at FROM wanted ON CONFLICT (trigger_name, scheduled_time) DO NOTHIN
     WHERE NOT delivered AND NOT dead AND scheduled_time <= now()
       AND (next_retry_at IS NULL OR next_retry_at <= now())
       AND (locked_at IS NULL OR locked_at < now() - make_interval(secs => $2::float8))
+      AND (trigger_name IS NULL
+           OR trigger_name IN (SELECT json_array_elements_text($4::json)))
     ORDER BY scheduled_time LIMIT $3::int8 FOR UPDATE SKIP LOCKED)
   RETURNING *)
 SELECT coalesce(json_agg(json_build_object('id', id, 'trigger', trigger_name,
@@ -175,10 +125,16 @@ FROM claimed",
             at = iso("scheduled_time"),
             created = iso("created_at"),
         );
+        // Only the cron triggers served here: another instance may serve more.
+        let schemas = self.engine.schemas();
+        let served: Vec<&str> = (schemas.cron_triggers().iter())
+            .map(|c| c.name.as_str())
+            .collect();
         let params = vec![
             param(Value::String(self.instance.clone()), "text"),
             param(json!(self.options.claim_timeout.as_secs_f64()), "float8"),
             param(json!(limit), "int8"),
+            param(Value::String(json!(served).to_string()), "text"),
         ];
         let list = match self.one(sql, params).await? {
             Value::Array(list) => list,
@@ -225,7 +181,9 @@ FROM claimed",
         }
         let body = webhook_body(&firing, cron.as_ref(), payload);
         let called = std::time::Instant::now();
-        let outcome = self.call(url, headers, retry.timeout_seconds, &body).await;
+        let outcome = self
+            .call(Log::Scheduled, url, headers, retry.timeout_seconds, &body)
+            .await;
         let metrics = &self.engine.metrics().events;
         let seconds = called.elapsed().as_secs_f64();
         metrics.webhook.with_label_values(&[label]).observe(seconds);
@@ -302,70 +260,5 @@ fn firing(e: Value) -> Firing {
             .and_then(|n| u32::try_from(n).ok())
             .unwrap_or(0),
         late: e["late"].as_f64().unwrap_or(0.0),
-    }
-}
-
-/// How often the firings ahead are written, besides at each change of schema.
-const GENERATE_EVERY: Duration = Duration::from_secs(60);
-
-impl Events {
-    /// Writes the cron triggers' firings and delivers the firings due, until
-    /// aborted: idle (no connection of its own) until a cron trigger is served or
-    /// a one-off event is created.
-    pub(crate) async fn run_schedules(self: std::sync::Arc<Self>) {
-        let mut changes = self.engine.schema_changes();
-        loop {
-            if !self.engine.schemas().cron_triggers().is_empty()
-                || self.schedules_exist().await.unwrap_or(false)
-            {
-                break;
-            }
-            tokio::select! {
-                changed = changes.changed() => if changed.is_err() { return },
-                () = self.firings_woken.notified() => {}
-            }
-        }
-        while let Err(e) = self.prepare_schedules().await {
-            tracing::error!("the scheduled events' tables could not be created: {e}");
-            tokio::time::sleep(self.options.fetch_interval.max(Duration::from_secs(5))).await;
-        }
-        let mut generating = tokio::time::interval(GENERATE_EVERY);
-        generating.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut running = tokio::task::JoinSet::new();
-        loop {
-            let room = self.options.http_pool_size.saturating_sub(running.len());
-            if room > 0 {
-                match self
-                    .claim_firings(room.min(self.options.fetch_batch_size))
-                    .await
-                {
-                    Ok(firings) => {
-                        for firing in firings {
-                            let me = self.clone();
-                            running.spawn(async move { me.deliver_firing(firing).await });
-                        }
-                    }
-                    Err(e) => tracing::warn!("scheduled events: claiming: {e}"),
-                }
-            }
-            tokio::select! {
-                () = self.firings_woken.notified() => {}
-                () = tokio::time::sleep(self.options.fetch_interval) => {}
-                changed = changes.changed() => {
-                    if changed.is_err() {
-                        return;
-                    }
-                    if let Err(e) = self.generate().await {
-                        tracing::warn!("cron triggers: writing their next firings: {e}");
-                    }
-                }
-                _ = generating.tick() => {
-                    if let Err(e) = self.generate().await {
-                        tracing::warn!("cron triggers: writing their next firings: {e}");
-                    }
-                }
-                Some(_) = running.join_next(), if !running.is_empty() => {}
-            }
-        }
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::api::MAX_ROWS;
 use crate::schedule::iso;
-use crate::sql::{int, nullable, text};
+use crate::sql::{event_id, int, is_uuid, nullable, text};
 use crate::Events;
 use grafton_execute::ExecuteError;
 use grafton_schema::config::{HeaderConf, ScheduleRetryConf};
@@ -123,13 +123,13 @@ impl Events {
         }
         let sql = format!(
             "WITH gone AS (DELETE FROM grafton_catalog.scheduled_events e
-               WHERE e.id::text = $1::text AND {} RETURNING 1),
+               WHERE e.id = $1::uuid AND {} RETURNING 1),
              logs AS (DELETE FROM grafton_catalog.scheduled_event_invocation_logs l
-               WHERE l.event_id::text = $1::text AND EXISTS (SELECT 1 FROM gone))
+               WHERE l.event_id = $1::uuid AND EXISTS (SELECT 1 FROM gone))
              SELECT to_json(count(*) > 0)::text FROM gone",
             kind.condition()
         );
-        Ok(self.one(sql, vec![text(id)]).await? == Value::Bool(true))
+        Ok(self.one(sql, vec![event_id(id)]).await? == Value::Bool(true))
     }
 
     /// Scheduled events of `kind` (of one cron trigger when `trigger` names it),
@@ -150,19 +150,21 @@ impl Events {
             kind.condition(),
             status_filter(statuses)
         );
+        // The count only when asked: it reads every row the filter keeps.
+        let count = match with_count {
+            true => format!(
+                ", 'count', (SELECT count(*) FROM grafton_catalog.scheduled_events e WHERE {filter})"
+            ),
+            false => String::new(),
+        };
         let sql = format!(
             "SELECT json_build_object('events', (SELECT coalesce(json_agg(x ORDER BY x_at), '[]') FROM (
                  SELECT {} AS x, e.scheduled_time AS x_at FROM grafton_catalog.scheduled_events e
-                 WHERE {filter} ORDER BY e.scheduled_time LIMIT $2::int8 OFFSET $3::int8) s),
-               'count', (SELECT count(*) FROM grafton_catalog.scheduled_events e WHERE {filter}))::text",
+                 WHERE {filter} ORDER BY e.scheduled_time LIMIT $2::int8 OFFSET $3::int8) s){count})::text",
             event_json(kind)
         );
         let params = vec![nullable(trigger), int(limit.min(MAX_ROWS)), int(offset)];
-        let mut answer = self.one(sql, params).await?;
-        if !with_count {
-            answer.as_object_mut().map(|a| a.remove("count"));
-        }
-        Ok(answer)
+        self.one(sql, params).await
     }
 
     /// The invocation logs of one scheduled event, or of a cron trigger's events,
@@ -175,12 +177,14 @@ impl Events {
         (limit, offset): (u64, u64),
         with_count: bool,
     ) -> Result<Value, ExecuteError> {
-        if !self.schedules_exist().await? {
+        // An id that is no UUID names no event.
+        let unknown = event_id.is_some_and(|id| !is_uuid(id));
+        if unknown || !self.schedules_exist().await? {
             return Ok(json!({"invocations": []}));
         }
         let filter = format!(
             "EXISTS (SELECT 1 FROM grafton_catalog.scheduled_events e WHERE e.id = l.event_id AND {})
-             AND ($1::text IS NULL OR l.event_id::text = $1::text)
+             AND ($1::text IS NULL OR l.event_id = $1::uuid)
              AND ($2::text IS NULL OR l.trigger_name = $2::text)",
             kind.condition()
         );
@@ -193,12 +197,17 @@ impl Events {
                'created_at', {})",
             iso("l.created_at")
         );
+        let count = match with_count {
+            true => format!(
+                ", 'count', (SELECT count(*) FROM grafton_catalog.scheduled_event_invocation_logs l
+                 WHERE {filter})"
+            ),
+            false => String::new(),
+        };
         let sql = format!(
             "SELECT json_build_object('invocations', (SELECT coalesce(json_agg(x ORDER BY x_id DESC), '[]') FROM (
                  SELECT {log} AS x, l.id AS x_id FROM grafton_catalog.scheduled_event_invocation_logs l
-                 WHERE {filter} ORDER BY l.id DESC LIMIT $3::int8 OFFSET $4::int8) s),
-               'count', (SELECT count(*) FROM grafton_catalog.scheduled_event_invocation_logs l
-                 WHERE {filter}))::text"
+                 WHERE {filter} ORDER BY l.id DESC LIMIT $3::int8 OFFSET $4::int8) s){count})::text"
         );
         let params = vec![
             nullable(event_id),
@@ -206,11 +215,7 @@ impl Events {
             int(limit.min(MAX_ROWS)),
             int(offset),
         ];
-        let mut answer = self.one(sql, params).await?;
-        if !with_count {
-            answer.as_object_mut().map(|a| a.remove("count"));
-        }
-        Ok(answer)
+        self.one(sql, params).await
     }
 
     /// Whether the scheduled events' tables exist.

@@ -30,6 +30,21 @@ pub(crate) fn nullable(v: Option<&str>) -> Param {
     param(v.map_or(Value::Null, |t| Value::String(t.into())), "text")
 }
 
+/// An event's id as a parameter: NULL (which matches no row) when it is not a
+/// UUID, so the column is compared as it is indexed (`= $n::uuid`).
+pub(crate) fn event_id(id: &str) -> Param {
+    nullable(Some(id).filter(|id| is_uuid(id)))
+}
+
+/// Whether `id` is a UUID's text (8-4-4-4-12 hexadecimal digits).
+pub(crate) fn is_uuid(id: &str) -> bool {
+    id.len() == 36
+        && id.char_indices().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => c == '-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
 /// An `int8` parameter.
 pub(crate) fn int(n: u64) -> Param {
     param(json!(n), "int8")

@@ -53,9 +53,7 @@ pub fn document(schemas: &Schemas) -> Value {
     }
     let mut doc = crate::document::empty();
     doc["sources"][0]["tables"] = Value::Array(tables);
-    // Cron triggers of a config file are served, so they are shown.
-    if !schemas.cron_triggers().is_empty() {
-        doc["cron_triggers"] = json!(schemas.cron_triggers().as_slice());
-    }
+    // A config file's cron triggers stay the file's (they are not written into
+    // the store, where they would outlive the file).
     doc
 }

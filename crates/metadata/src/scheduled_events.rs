@@ -14,6 +14,24 @@ fn read<T: serde::de::DeserializeOwned>(args: &Value) -> Result<T, Refusal> {
     serde_json::from_value(args.clone()).map_err(|e| Refusal::parse(e.to_string()))
 }
 
+/// `text` as an instant, written RFC 3339 in UTC: ISO 8601 with an offset, or
+/// without one (UTC, as Hasura reads it), with `T` or a space; years 1 to 9999.
+fn instant(text: &str) -> Option<String> {
+    use chrono::{DateTime, NaiveDateTime, Utc};
+    let t = text.trim();
+    let at: DateTime<Utc> = match DateTime::parse_from_rfc3339(t) {
+        Ok(at) => at.with_timezone(&Utc),
+        Err(_) => ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f"]
+            .iter()
+            .find_map(|f| NaiveDateTime::parse_from_str(t, f).ok())?
+            .and_utc(),
+    };
+    let year = chrono::Datelike::year(&at);
+    (1..=9999)
+        .contains(&year)
+        .then(|| at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+}
+
 impl Metadata {
     /// One scheduled-event command.
     pub(crate) async fn scheduled_events(
@@ -66,17 +84,18 @@ impl Metadata {
         let with_count = args.get("get_rows_count") == Some(&Value::Bool(true));
         match kind {
             "create_scheduled_event" => {
-                let new: NewEvent = read(args)?;
-                if chrono::DateTime::parse_from_rfc3339(&new.schedule_at).is_err() {
+                let mut new: NewEvent = read(args)?;
+                let Some(at) = instant(&new.schedule_at) else {
                     return Err(Refusal::new(
                         "parse-failed",
                         format!(
-                            "schedule_at: '{}' is not an ISO 8601 time with its offset",
+                            "schedule_at: '{}' is not an ISO 8601 time (UTC when it has no offset)",
                             new.schedule_at
                         ),
                         "$.args.schedule_at",
                     ));
-                }
+                };
+                new.schedule_at = at;
                 let id = events.create_scheduled(&new).await.map_err(db_refusal)?;
                 Ok(json!({"message": "success", "event_id": id}))
             }
@@ -91,6 +110,14 @@ impl Metadata {
                     Some(v) if !v.is_null() => read(v)?,
                     _ => Vec::new(),
                 };
+                let known = ["scheduled", "locked", "delivered", "error", "dead"];
+                if let Some(s) = statuses.iter().find(|s| !known.contains(&s.as_str())) {
+                    return Err(Refusal::new(
+                        "parse-failed",
+                        format!("status: '{s}' is not one of {}", known.join(", ")),
+                        "$.args.status",
+                    ));
+                }
                 events
                     .scheduled(of(args)?, trigger, &statuses, page(args), with_count)
                     .await

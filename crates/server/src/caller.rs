@@ -45,5 +45,6 @@ pub(crate) async fn caller_with_request(
         backend_only: session.backend_only,
         ip: peer.map(|Peer(addr)| addr.ip()),
         expires: session.expires,
+        traceparent: crate::telemetry::traceparent(headers),
     })
 }

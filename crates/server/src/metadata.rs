@@ -151,6 +151,7 @@ async fn explained(state: &AppState, body: Value) -> Result<Value, Refusal> {
         backend_only: false,
         ip: None,
         expires: None,
+        traceparent: None,
     };
     match state.engine.explain(&caller, &request).await {
         Ok(fields) => Ok(Value::Array(fields)),

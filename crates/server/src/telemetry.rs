@@ -45,17 +45,9 @@ pub(crate) fn sampled(headers: &axum::http::HeaderMap) -> bool {
     random_53() < THRESHOLD.load(Ordering::Relaxed)
 }
 
-/// 53 random bits, cheaply: a keyed hash of a counter.
+/// 53 random bits, cheaply.
 fn random_53() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    static KEY: std::sync::OnceLock<std::collections::hash_map::RandomState> =
-        std::sync::OnceLock::new();
-    let mut h = KEY
-        .get_or_init(std::collections::hash_map::RandomState::new)
-        .build_hasher();
-    h.write_u64(NEXT.fetch_add(1, Ordering::Relaxed));
-    h.finish() >> 11
+    grafton_engine::events::random_u64() >> 11
 }
 
 /// How the process logs.
@@ -212,6 +204,25 @@ pub(crate) fn continue_trace(span: &tracing::Span, headers: &axum::http::HeaderM
     let propagator = opentelemetry_sdk::propagation::TraceContextPropagator::new();
     let parent = propagator.extract(&Headers(headers));
     let _ = span.set_parent(parent);
+}
+
+/// The request's trace as a W3C `traceparent`: this request's own span when
+/// traces are exported (so an event's `trace_context` continues it), else the
+/// caller's `traceparent`, if any.
+pub(crate) fn traceparent(headers: &axum::http::HeaderMap) -> Option<String> {
+    use opentelemetry::trace::TraceContextExt;
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    if tracing_on() {
+        let context = tracing::Span::current().context();
+        let span = context.span();
+        let c = span.span_context();
+        if c.is_valid() {
+            let flags = c.trace_flags().to_u8();
+            return Some(format!("00-{}-{}-{flags:02x}", c.trace_id(), c.span_id()));
+        }
+    }
+    let given = headers.get("traceparent").and_then(|v| v.to_str().ok());
+    given.map(str::to_owned)
 }
 
 /// Names a started span (`query Items`, as OpenTelemetry's GraphQL conventions

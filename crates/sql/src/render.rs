@@ -59,17 +59,21 @@ const JUNCTION_FANOUT: usize = 32;
 /// SQLite's default cap is 127 arguments per function call.
 const SQLITE_MAX_PAIRS: usize = 60;
 
-/// The statement that sets the transaction-local setting `grafton.session` to the
-/// session's JSON (PostgreSQL): what event-trigger functions read as the
-/// `session_variables` of the write that fired them.
-pub fn set_session(session_json: &str) -> Statement {
+/// The statement that sets the transaction-local settings `grafton.session` and
+/// `grafton.trace` to the session's and the trace context's JSON (PostgreSQL):
+/// what event-trigger functions read as the `session_variables` and
+/// `trace_context` of the write that fired them.
+pub fn set_session(session_json: &str, trace_json: &str) -> Statement {
+    let text = |v: &str| crate::Param {
+        value: crate::ParamValue::Literal(serde_json::Value::String(v.to_owned())),
+        ty: crate::SqlType::Builtin("text"),
+        list: false,
+    };
     Statement {
-        sql: "SELECT set_config('grafton.session', $1::text, true)".into(),
-        params: vec![crate::Param {
-            value: crate::ParamValue::Literal(serde_json::Value::String(session_json.to_owned())),
-            ty: crate::SqlType::Builtin("text"),
-            list: false,
-        }],
+        sql: "SELECT set_config('grafton.session', $1::text, true), \
+              set_config('grafton.trace', $2::text, true)"
+            .into(),
+        params: vec![text(session_json), text(trace_json)],
     }
 }
 

@@ -37,7 +37,7 @@ pub(super) async fn run(
         mutation,
         variables,
         planner.limits().time,
-        session.as_deref(),
+        session.as_ref().map(|(s, t)| (s.as_str(), t.as_str())),
     )
     .instrument(grafton_execute::trace::span(
         engine.db.dialect(),
@@ -53,14 +53,15 @@ pub(super) async fn run(
     Ok(format!("{{\"data\":{data}}}"))
 }
 
-/// The caller's session as JSON (Hasura's `session_variables`), when a table the
-/// mutation writes has an event trigger: its events carry it.
+/// The caller's session and trace context as JSON (Hasura's `session_variables`
+/// and `trace_context`), when a table the mutation writes has an event trigger:
+/// its events carry them.
 fn triggered_session(
     engine: &Engine,
     model: &grafton_schema::SchemaModel,
     written: &std::collections::BTreeSet<grafton_schema::TableId>,
     caller: &Caller,
-) -> Option<String> {
+) -> Option<(String, String)> {
     let schemas = engine.schemas();
     let triggers = schemas.event_triggers();
     let fires = written.iter().any(|&t| {
@@ -75,5 +76,6 @@ fn triggered_session(
     let mut session = caller.vars.clone();
     let role = caller.role.clone().unwrap_or_else(|| "admin".to_owned());
     session.insert("x-hasura-role".into(), Value::String(role));
-    Some(Value::Object(session).to_string())
+    let trace = crate::events::trace_context(caller.traceparent.as_deref());
+    Some((Value::Object(session).to_string(), trace.to_string()))
 }

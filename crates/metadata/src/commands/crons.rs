@@ -66,6 +66,13 @@ pub fn create(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
                 "$.args",
             ))
         }
+        None if replace => {
+            return Err(Refusal::new(
+                "not-exists",
+                format!("cron trigger with name: {name} does not exist"),
+                "$.args",
+            ))
+        }
         None => crons.push(trigger),
     }
     Ok(())

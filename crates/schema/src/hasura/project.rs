@@ -308,8 +308,18 @@ pub(super) fn apply(doc: &Map<String, Value>, config: &mut Config) -> Result<(),
     if let Some(limits) = read(doc, "api_limits")? {
         config.api_limits = limits;
     }
-    if let Some(crons) = read(doc, "cron_triggers")? {
-        config.cron_triggers = crons;
+    // Each cron trigger read alone: one Grafton cannot read is reported, not
+    // the whole metadata refused.
+    let crons = doc.get("cron_triggers").and_then(Value::as_array);
+    for (i, cron) in crons.into_iter().flatten().enumerate() {
+        match super::document::typed(cron, &format!("cron_triggers[{i}]")) {
+            Ok(c) => config.cron_triggers.push(c),
+            Err(e) => {
+                let name = super::convert::json_name(cron);
+                let kind = ObjectKind::CronTrigger;
+                config.left_out.push(Inconsistency::new(kind, &name, e));
+            }
+        }
     }
     if let Some(introspection) = read(doc, "graphql_schema_introspection")? {
         config.graphql_schema_introspection = introspection;

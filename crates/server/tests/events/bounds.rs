@@ -138,3 +138,75 @@ async fn a_hostile_webhook_costs_its_timeout_and_no_more() {
         statuses.trim()
     );
 }
+
+/// `/metrics` counts the events waiting and the calls under way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_and_in_flight_events_are_counted() {
+    let receiver = Receiver {
+        delay: Duration::from_millis(1500),
+        ..Receiver::default()
+    };
+    let hook = receiver.start().await;
+    let url = crate::delivery::database("events_gauges");
+    let mut o = options(&url);
+    o.events.http_pool_size = 1;
+    o.events.cleanup_interval = Duration::from_millis(100);
+    let server = grafton_server::start(&o).await.expect("starts");
+    let base = format!("http://{}", server.addr);
+    let create = json!({"type": "pg_create_event_trigger", "args": {
+        "name": "slow", "table": "articles", "webhook": hook, "insert": {"columns": "*"}}});
+    assert_eq!(metadata(&base, create).await, json!({"message": "success"}));
+    psql(
+        &url,
+        "INSERT INTO articles SELECT g, 1, 't' FROM generate_series(600, 602) g".into(),
+    );
+    let gauge = |text: &str, name: &str| -> i64 {
+        let line = text.lines().find(|l| l.starts_with(name));
+        line.and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse::<f64>().ok())
+            .map_or(-1, |v| v as i64)
+    };
+    let metrics = || async {
+        reqwest::Client::new()
+            .get(format!("{base}/metrics"))
+            .header("x-hasura-admin-secret", crate::ADMIN_SECRET)
+            .send()
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("text")
+    };
+    // One call at a time (the pool), each 1.5 s: while the first is under way,
+    // all three wait.
+    receiver.wait_for(1).await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let during = metrics().await;
+    assert_eq!(
+        gauge(&during, "grafton_events_in_flight{log=\"event_log\"}"),
+        1,
+        "{during}"
+    );
+    assert_eq!(
+        gauge(&during, "grafton_events_pending{log=\"event_log\"}"),
+        3,
+        "{during}"
+    );
+    receiver.wait_for(3).await;
+    let started = Instant::now();
+    loop {
+        let after = metrics().await;
+        let (flying, waiting) = (
+            gauge(&after, "grafton_events_in_flight{log=\"event_log\"}"),
+            gauge(&after, "grafton_events_pending{log=\"event_log\"}"),
+        );
+        if (flying, waiting) == (0, 0) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "in flight {flying}, waiting {waiting}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

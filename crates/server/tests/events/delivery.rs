@@ -57,6 +57,10 @@ async fn writes_reach_the_webhook_in_hasuras_payload() {
         ("x-hasura-admin-secret", ADMIN_SECRET),
         ("x-hasura-role", "admin"),
         ("x-hasura-user-id", "7"),
+        (
+            "traceparent",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        ),
     ];
     let insert = json!({"query": "mutation { insert_authors_one(object: {id: 3, name: \"Edsger\"}) { id } }"});
     let answer = post(&base, "/v1/graphql", &session, insert).await;
@@ -83,6 +87,13 @@ async fn writes_reach_the_webhook_in_hasuras_payload() {
     );
     assert_eq!(
         p["event"]["session_variables"]["x-hasura-role"], "admin",
+        "{p}"
+    );
+    // The mutation's trace continues in the event (Hasura's trace_context).
+    assert_eq!(
+        p["event"]["trace_context"],
+        json!({"trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
+               "span_id": "00f067aa0ba902b7", "sampling_state": "1"}),
         "{p}"
     );
     assert_eq!(p["trigger"], json!({"name": "author_changes"}));
@@ -118,6 +129,7 @@ async fn writes_reach_the_webhook_in_hasuras_payload() {
     let calls = receiver.wait_for(3).await;
     assert_eq!(calls.len(), 3, "{calls:?}");
     assert_eq!(calls[1].body["event"]["session_variables"], Value::Null);
+    assert_eq!(calls[1].body["event"]["trace_context"], Value::Null);
     assert_eq!(calls[2].body["event"]["op"], "UPDATE");
     assert_eq!(calls[2].body["event"]["data"]["old"]["name"], "Barbara");
     assert_eq!(calls[2].body["event"]["data"]["new"]["name"], "Barbara L.");
@@ -175,6 +187,23 @@ async fn writes_reach_the_webhook_in_hasuras_payload() {
     .join()
     .expect("psql");
     assert_eq!(leaked.trim(), "0", "a header value in the invocation logs");
+
+    // Without a traceparent, the event still has a trace: fresh ids, as Hasura's.
+    let untraced = [("x-hasura-admin-secret", ADMIN_SECRET)];
+    let update = json!({"query": "mutation { update_authors_by_pk(pk_columns: {id: 3}, _set: {name: \"E. W.\"}) { id } }"});
+    let answer = post(&base, "/v1/graphql", &untraced, update).await;
+    assert_eq!(answer["data"]["update_authors_by_pk"]["id"], 3, "{answer}");
+    let calls = receiver.wait_for(6).await;
+    let trace = &calls[5].body["event"]["trace_context"];
+    let hex = |v: &Value, n: usize| {
+        v.as_str()
+            .is_some_and(|s| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
+    assert!(
+        hex(&trace["trace_id"], 32) && hex(&trace["span_id"], 16),
+        "{trace}"
+    );
+    assert!(trace.get("sampling_state").is_none(), "{trace}");
     let logs = std::thread::spawn(move || {
         grafton_testkit::psql(
             &url,

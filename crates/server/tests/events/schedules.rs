@@ -79,6 +79,13 @@ async fn a_cron_trigger_fires_each_instant_once_across_two_instances() {
         received.len(),
         "each instant fires once: {received:?}"
     );
+    // And none is missed between the first and the last.
+    let mut times: Vec<chrono::DateTime<chrono::Utc>> =
+        instants.iter().filter_map(|t| t.parse().ok()).collect();
+    times.sort();
+    for pair in times.windows(2) {
+        assert_eq!((pair[1] - pair[0]).num_seconds(), 2, "a gap: {times:?}");
+    }
     let p = &received[0].body;
     assert_eq!(p["name"], "tick", "{p}");
     assert_eq!(p["payload"], json!({"job": "sync"}), "{p}");
@@ -263,4 +270,122 @@ async fn a_one_off_event_fires_is_retried_and_a_stale_one_is_dead() {
     let create = json!({"type": "create_scheduled_event", "args": {"webhook": hook, "schedule_at": "tomorrow"}});
     let (status, refused) = metadata(&base, create).await;
     assert_eq!((status, &refused["code"]), (400, &json!("parse-failed")));
+}
+
+/// A waiting cron firing deleted by hand is not written again (Hasura's way to
+/// skip one run); a changed schedule replaces the waiting firings.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_firing_stays_deleted_and_a_new_schedule_replaces_the_old() {
+    let url = crate::delivery::database("events_cron_edit");
+    let receiver = Receiver::default();
+    let hook = receiver.start().await;
+    let server = grafton_server::start(&options(&url)).await.expect("starts");
+    let base = format!("http://{}", server.addr);
+    let create = |schedule: &str, replace: bool| {
+        json!({"type": "create_cron_trigger", "args": {
+            "name": "hourly", "webhook": hook, "schedule": schedule,
+            "include_in_metadata": true, "replace": replace}})
+    };
+    // replace: true for a trigger that is not there is Hasura's not-exists.
+    let (status, refused) = metadata(&base, create("0 * * * *", true)).await;
+    assert_eq!(
+        (status, &refused["code"]),
+        (400, &json!("not-exists")),
+        "{refused}"
+    );
+    assert_eq!(
+        metadata(&base, create("0 * * * *", false)).await.1["message"],
+        "success"
+    );
+    let upcoming = json!({"type": "get_scheduled_events", "args": {
+        "type": "cron", "trigger_name": "hourly", "limit": 1}});
+    let first = until(&base, upcoming, |a| a["events"][0]["id"].is_string()).await;
+    let first = &first["events"][0];
+    let (id, at) = (first["id"].clone(), first["scheduled_time"].clone());
+    let delete =
+        json!({"type": "delete_scheduled_event", "args": {"type": "cron", "event_id": id}});
+    assert_eq!(metadata(&base, delete).await.1["message"], "success");
+    // Another change writes firings again: the deleted one is not among them.
+    let other = json!({"type": "create_cron_trigger", "args": {
+        "name": "other", "webhook": hook, "schedule": "0 0 * * *", "include_in_metadata": true}});
+    assert_eq!(metadata(&base, other).await.1["message"], "success");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let sql = format!(
+        "SELECT count(*) FROM grafton_catalog.scheduled_events
+         WHERE trigger_name = 'hourly' AND scheduled_time = '{}'::timestamptz",
+        at.as_str().unwrap_or_default()
+    );
+    assert_eq!(crate::psql(&url, sql), "0", "the deleted firing came back");
+    let waiting = "SELECT count(*) FROM grafton_catalog.scheduled_events
+        WHERE trigger_name = 'hourly' AND NOT delivered AND NOT dead";
+    let n: u32 = crate::psql(&url, waiting.into()).parse().unwrap_or(0);
+    assert!(n >= 100, "topped up: {n}");
+
+    // A new schedule: the waiting firings are the new schedule's only.
+    assert_eq!(
+        metadata(&base, create("30 * * * *", true)).await.1["message"],
+        "success"
+    );
+    let wrong = "SELECT count(*) FILTER (WHERE extract(minute FROM scheduled_time) <> 30)
+        || ':' || count(*) FROM grafton_catalog.scheduled_events
+        WHERE trigger_name = 'hourly' AND NOT delivered AND NOT dead";
+    let started = Instant::now();
+    loop {
+        let got = crate::psql(&url, wrong.into());
+        let (bad, all) = got.split_once(':').unwrap_or(("?", "0"));
+        if bad == "0" && all.parse::<u32>().unwrap_or(0) >= 100 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "{got}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// With no cron trigger and no event trigger, a one-off event is delivered by
+/// an instance that was idle when it was created (the creator gone), and
+/// cleaned up after the retention.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_off_events_alone_are_delivered_by_any_instance_and_cleaned_up() {
+    let url = crate::delivery::database("events_one_off_alone");
+    let receiver = Receiver::default();
+    let hook = receiver.start().await;
+    let mut o = options(&url);
+    o.events.retention = Duration::from_millis(500);
+    o.events.cleanup_interval = Duration::from_millis(200);
+    let idle = grafton_server::start(&o).await.expect("B");
+    let creator = grafton_server::start(&o).await.expect("A");
+    let base = format!("http://{}", creator.addr);
+    let soon = (chrono::Utc::now() + chrono::Duration::seconds(3)).to_rfc3339();
+    let create =
+        json!({"type": "create_scheduled_event", "args": {"webhook": hook, "schedule_at": soon}});
+    let (_, answer) = metadata(&base, create).await;
+    let id = answer["event_id"].clone();
+    creator.stop().await;
+    let calls = receiver.wait_for(1).await;
+    let started = Instant::now();
+    while receiver.received().is_empty() && started.elapsed() < Duration::from_secs(20) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let calls = if calls.is_empty() {
+        receiver.received()
+    } else {
+        calls
+    };
+    assert_eq!(calls.len(), 1, "the idle instance delivered nothing");
+    assert_eq!(calls[0].body["id"], id);
+    let left = "SELECT count(*) || ':' || (SELECT count(*) FROM grafton_catalog.scheduled_event_invocation_logs)
+        FROM grafton_catalog.scheduled_events";
+    let started = Instant::now();
+    loop {
+        let got = crate::psql(&url, left.into());
+        if got == "0:0" {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "not cleaned up: {got}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(idle);
 }
