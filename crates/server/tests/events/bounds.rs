@@ -210,3 +210,55 @@ async fn waiting_and_in_flight_events_are_counted() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// A webhook down (connections refused) for a while, then back: every event is
+/// delivered, each retried meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_down_for_a_while_then_back_gets_everything() {
+    // A port nothing listens on, for now.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let hook = format!("http://127.0.0.1:{port}/hook");
+    let url = crate::delivery::database("events_down");
+    let server = grafton_server::start(&options(&url)).await.expect("starts");
+    let base = format!("http://{}", server.addr);
+    let create = json!({"type": "pg_create_event_trigger", "args": {
+        "name": "article_added", "table": "articles", "webhook": hook, "insert": {"columns": "*"},
+        "retry_conf": {"num_retries": 30, "interval_sec": 1}}});
+    assert_eq!(metadata(&base, create).await, json!({"message": "success"}));
+    psql(
+        &url,
+        "INSERT INTO articles SELECT g, 1, 't' FROM generate_series(700, 749) g".into(),
+    );
+    // Down: every event is tried and fails.
+    let tried = "SELECT count(*) FILTER (WHERE tries > 0 AND NOT delivered AND NOT dead)
+        FROM grafton_catalog.event_log";
+    let started = Instant::now();
+    while psql(&url, tried.into()) != "50" {
+        assert!(started.elapsed() < Duration::from_secs(15), "not all tried");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Back: everything arrives.
+    let receiver = Receiver::default();
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .expect("the webhook's port");
+    receiver.start_with(listener).await;
+    let calls = receiver.wait_for(50).await;
+    let ids: HashSet<String> = (calls.iter())
+        .filter_map(|c| c.body["event"]["data"]["new"]["id"].as_i64())
+        .map(|id| id.to_string())
+        .collect();
+    assert_eq!(ids.len(), 50, "delivered {} of 50", ids.len());
+    let settled = "SELECT count(*) FILTER (WHERE delivered) FROM grafton_catalog.event_log";
+    let started = Instant::now();
+    while psql(&url, settled.into()) != "50" {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "not all recorded"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

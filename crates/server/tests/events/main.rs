@@ -42,6 +42,14 @@ pub struct Receiver {
 impl Receiver {
     /// Starts it; its URL.
     pub async fn start(&self) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        self.start_with(listener).await
+    }
+
+    /// Starts it on `listener`; its URL.
+    pub async fn start_with(&self, listener: tokio::net::TcpListener) -> String {
         async fn hook(
             State(r): State<Receiver>,
             headers: HeaderMap,
@@ -78,9 +86,6 @@ impl Receiver {
         let app = axum::Router::new()
             .route("/hook", axum::routing::post(hook))
             .with_state(self.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
         let addr = listener.local_addr().expect("addr");
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
