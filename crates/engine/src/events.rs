@@ -1,6 +1,7 @@
 //! Which event triggers of the config are served: those on a table served, whose
-//! update columns exist, on PostgreSQL (whose triggers capture the writes of
-//! every client). The others are left out and reported, never dropped in silence.
+//! columns exist and whose environment variables are set (on PostgreSQL and
+//! SQLite alike: the database's triggers capture the writes of every client).
+//! The others are left out and reported, never dropped in silence.
 
 use grafton_catalog::Backend;
 use grafton_schema::config::{EventColumns, EventTriggerConfig};
@@ -35,12 +36,6 @@ pub(crate) fn served(
         for (name, trigger) in &table.event_triggers {
             let refuse =
                 |why: String| Inconsistency::of_table(ObjectKind::EventTrigger, key, name, why);
-            if backend != Backend::Postgres {
-                left_out.push(refuse(
-                    "event triggers are served on PostgreSQL (SQLite's are not yet)".into(),
-                ));
-                continue;
-            }
             let (schema, bare) = key.split_once('.').unwrap_or((default_schema, key));
             let found = (model.tables.iter())
                 .map(|t| &model.catalog.tables[t.catalog_index])

@@ -46,9 +46,16 @@ pub(crate) async fn run(
             .map_err(|e| name_constraint(model, e, writing));
     }
     let mut tx = db.begin(timeout).await?;
+    let sqlite = db.dialect() == grafton_sql::Dialect::Sqlite;
     if let Some((session, trace)) = session {
-        let set = grafton_sql::render::set_session(session, trace);
-        tx.rows(&set, &Map::new()).await?;
+        if sqlite {
+            let (create, set) = grafton_sql::render::set_session_sqlite(session, trace);
+            tx.batch(&create).await?;
+            tx.rows(&set, &Map::new()).await?;
+        } else {
+            let set = grafton_sql::render::set_session(session, trace);
+            tx.rows(&set, &Map::new()).await?;
+        }
     }
     let mut run = Run {
         model,
@@ -61,6 +68,11 @@ pub(crate) async fn run(
     let writing = run.writing;
     match result {
         Ok(data) => {
+            if sqlite && session.is_some() {
+                // The session row is this transaction's alone.
+                let table = grafton_sql::render::SQLITE_EVENT_SESSION;
+                tx.batch(&format!("DELETE FROM {table}")).await?;
+            }
             tx.commit().await?;
             Ok(data)
         }

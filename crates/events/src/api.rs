@@ -44,6 +44,11 @@ impl Events {
             )));
         }
         self.reconcile().await?;
+        if self.sqlite() {
+            let id = (self.invoke_sqlite(trigger, (&t.schema, &t.table), row)).await?;
+            self.wake();
+            return Ok(Ok(id));
+        }
         let sql = "WITH e AS (INSERT INTO grafton_catalog.event_log
               (trigger_name, schema_name, table_name, op, data)
             VALUES ($1::text, $2::text, $3::text, 'MANUAL', jsonb_build_object('old', NULL, 'new', $4::jsonb))
@@ -61,6 +66,11 @@ impl Events {
 
     /// Delivers an event again: due now, its tries and death forgotten.
     pub async fn redeliver(&self, event_id: &str) -> Result<bool, ExecuteError> {
+        if self.sqlite() {
+            let found = self.redeliver_sqlite(event_id).await?;
+            self.wake();
+            return Ok(found);
+        }
         let sql = "WITH e AS (UPDATE grafton_catalog.event_log SET delivered = false, dead = false,
               tries = 0, next_retry_at = NULL, locked_at = NULL
             WHERE id = $1::uuid RETURNING 1) SELECT to_json(count(*) > 0)::text FROM e";
@@ -84,6 +94,10 @@ impl Events {
             "processed" => "AND (e.delivered OR e.dead)",
             _ => "",
         };
+        if self.sqlite() {
+            let page = (limit.min(MAX_ROWS), offset);
+            return self.logs_sqlite(trigger, filter, page).await;
+        }
         let sql = format!(
             "SELECT coalesce(json_agg(x ORDER BY x_at DESC), '[]')::text FROM (
                SELECT {EVENT_JSON} AS x, e.created_at AS x_at FROM grafton_catalog.event_log e
@@ -104,6 +118,9 @@ impl Events {
         limit: u64,
         offset: u64,
     ) -> Result<Value, ExecuteError> {
+        if self.sqlite() {
+            return (self.invocations_sqlite(trigger, (limit.min(MAX_ROWS), offset))).await;
+        }
         let sql = format!(
             "SELECT coalesce(json_agg(x ORDER BY x_id DESC), '[]')::text FROM (
                SELECT {LOG_JSON} AS x, l.id AS x_id FROM grafton_catalog.event_invocation_logs l
@@ -123,6 +140,9 @@ impl Events {
         limit: u64,
         offset: u64,
     ) -> Result<Value, ExecuteError> {
+        if self.sqlite() {
+            return (self.event_sqlite(event_id, (limit.min(MAX_ROWS), offset))).await;
+        }
         let sql = format!(
             "SELECT json_build_object('event', (SELECT {EVENT_JSON} FROM grafton_catalog.event_log e
                  WHERE e.id = $1::uuid),

@@ -20,9 +20,16 @@ impl Events {
     pub async fn clean_up(&self) -> Result<usize, ExecuteError> {
         let keep = self.options.retention.as_secs_f64();
         // A trigger with its own `cleanup_config` is cleaned by that alone.
-        let own: Vec<String> = (self.engine.schemas().event_triggers().iter())
+        let own_names: Vec<String> = (self.engine.schemas().event_triggers().iter())
             .filter(|t| t.config.cleanup_config.is_some())
-            .map(|t| crate::capture::literal(&t.config.name))
+            .map(|t| t.config.name.clone())
+            .collect();
+        if self.sqlite() {
+            return self.clean_up_sqlite(&own_names, keep).await;
+        }
+        let own: Vec<String> = own_names
+            .iter()
+            .map(|n| crate::capture::literal(n))
             .collect();
         let others = match own.is_empty() {
             true => String::new(),
@@ -64,6 +71,14 @@ impl Events {
     /// Counts the events waiting in `log` (scheduled ones once due), for
     /// `/metrics`.
     pub(crate) async fn count_pending(&self, log: Log) {
+        if self.sqlite() {
+            let gauge = &self.engine.metrics().events.pending;
+            match self.pending_sqlite().await {
+                Ok(n) => gauge.with_label_values(&[log.table()]).set(n),
+                Err(e) => tracing::debug!("counting the waiting events: {e}"),
+            }
+            return;
+        }
         let due = match log {
             Log::Table => "",
             Log::Scheduled => "AND scheduled_time <= now()",
@@ -103,6 +118,28 @@ impl Events {
                 tracing::warn!("cleaning up the scheduled events: {e}");
             }
         }
+    }
+
+    /// [`Self::clean_up`] on SQLite.
+    async fn clean_up_sqlite(&self, own: &[String], keep: f64) -> Result<usize, ExecuteError> {
+        let mut deleted = 0;
+        for _ in 0..MAX_BATCHES {
+            let batch = BATCH as u64;
+            let (n, _) = (self.clean_batch_sqlite(None, own, keep, batch, false)).await?;
+            deleted += n as usize;
+            if n < batch {
+                break;
+            }
+        }
+        for _ in 0..MAX_BATCHES {
+            if self.clean_logs_sqlite(own, keep, BATCH as u64).await? < BATCH as u64 {
+                break;
+            }
+        }
+        if deleted > 0 {
+            tracing::info!(deleted, "event log cleaned up");
+        }
+        Ok(deleted)
     }
 
     /// Runs `sql` on its own; the rows it changed.

@@ -2,11 +2,12 @@
 //!
 //! Writing is append-only, as Hasura's: a trigger with fewer than 100 firings
 //! waiting gets 100 more after its latest, so a firing deleted by hand stays
-//! deleted. Only the instance that applies a metadata change (and each instance
-//! at start) removes waiting firings: those of triggers the metadata no longer
-//! names, and the future ones a changed schedule no longer gives. An instance
-//! that merely does not serve a trigger (an unset variable, an older schema)
-//! never deletes its firings, and never claims them.
+//! deleted. Waiting firings are removed only as an instance takes a metadata
+//! change (its own, or another's it follows) and at start, when its schema is
+//! the newest: those of triggers the metadata no longer names, and the future
+//! ones a changed schedule no longer gives. A trigger the metadata names but
+//! this instance leaves out (an environment variable unset here) keeps its
+//! firings, and is not claimed here.
 
 use crate::sql::{one_text, param, STATEMENT_TIMEOUT};
 use crate::Events;
@@ -108,7 +109,7 @@ impl Events {
         Ok(())
     }
 
-    /// After a metadata change this instance applied (and at start): removes
+    /// After a metadata change this instance took (and at start): removes
     /// the waiting, unclaimed firings of cron triggers the metadata no longer
     /// names, and the future ones a served trigger's schedule no longer gives;
     /// then tops up.
@@ -216,10 +217,9 @@ impl Events {
             let written = tokio::select! {
                 () = self.firings_woken.notified() => Ok(()),
                 () = tokio::time::sleep(self.options.fetch_interval) => Ok(()),
-                () = self.crons_changed.notified() => self.reconcile_crons().await,
                 changed = changes.changed() => match changed {
                     Err(_) => return,
-                    Ok(()) => self.generate().await,
+                    Ok(()) => self.reconcile_crons().await,
                 },
                 _ = generating.tick() => self.generate().await,
                 _ = cleanup.tick() => {
@@ -236,11 +236,5 @@ impl Events {
                 tracing::warn!("cron triggers: writing their firings: {e}");
             }
         }
-    }
-
-    /// Says this instance applied a metadata change: its cron triggers' waiting
-    /// firings are brought in line with it.
-    pub fn crons_changed(&self) {
-        self.crons_changed.notify_one();
     }
 }

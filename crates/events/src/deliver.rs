@@ -40,6 +40,10 @@ pub(crate) struct Claimed {
 impl Events {
     /// Claims up to `limit` events due for delivery.
     pub(crate) async fn claim(&self, limit: usize) -> Result<Vec<Claimed>, ExecuteError> {
+        if self.sqlite() {
+            let list = self.claim_sqlite(limit).await?;
+            return Ok(list.into_iter().map(claimed).collect());
+        }
         let sql = "WITH claimed AS (
   UPDATE grafton_catalog.event_log SET locked_at = now(), locked_by = $1::text
   WHERE id IN (SELECT id FROM grafton_catalog.event_log
@@ -63,26 +67,7 @@ FROM claimed";
             Value::Array(list) => list,
             _ => Vec::new(),
         };
-        Ok(list
-            .into_iter()
-            .map(|e| Claimed {
-                id: e["id"].as_str().unwrap_or_default().to_owned(),
-                trigger: e["trigger"].as_str().unwrap_or_default().to_owned(),
-                schema: e["schema"].as_str().unwrap_or_default().to_owned(),
-                table: e["table"].as_str().unwrap_or_default().to_owned(),
-                op: e["op"].as_str().unwrap_or_default().to_owned(),
-                data: e["data"].clone(),
-                session: e["session"].clone(),
-                trace: e["trace"].clone(),
-                created_at: e["created_at"].as_str().unwrap_or_default().to_owned(),
-                tries: e["tries"]
-                    .as_u64()
-                    .and_then(|n| u32::try_from(n).ok())
-                    .unwrap_or(0),
-                age: e["age"].as_f64().unwrap_or(0.0),
-                claimed: std::time::Instant::now(),
-            })
-            .collect())
+        Ok(list.into_iter().map(claimed).collect())
     }
 
     /// Delivers one claimed event and records what came of it.
@@ -180,12 +165,17 @@ FROM claimed";
             )],
         };
         let db = self.engine.database();
-        let result = async {
-            let mut tx = db.autocommit(STATEMENT_TIMEOUT).await?;
-            tx.rows(&statement, &Map::new()).await?;
-            tx.commit().await
-        }
-        .await;
+        let result = match self.sqlite() {
+            true => self.write_records_sqlite(&rows).await,
+            false => {
+                async {
+                    let mut tx = db.autocommit(STATEMENT_TIMEOUT).await?;
+                    tx.rows(&statement, &Map::new()).await?;
+                    tx.commit().await
+                }
+                .await
+            }
+        };
         if let Err(e) = result {
             // Still claimed: delivered again once the claims expire.
             tracing::warn!(events = rows.len(), "recording deliveries: {e}");
@@ -213,12 +203,17 @@ FROM claimed";
             literal(id)
         );
         let db = self.engine.database();
-        let given = async {
-            let mut tx = db.autocommit(STATEMENT_TIMEOUT).await?;
-            tx.batch(&sql).await?;
-            tx.commit().await
-        }
-        .await;
+        let given = match self.sqlite() {
+            true => self.give_back_sqlite(id).await,
+            false => {
+                async {
+                    let mut tx = db.autocommit(STATEMENT_TIMEOUT).await?;
+                    tx.batch(&sql).await?;
+                    tx.commit().await
+                }
+                .await
+            }
+        };
         if let Err(e) = given {
             tracing::warn!(event = %id, "giving back an event: {e}");
         }
@@ -226,6 +221,14 @@ FROM claimed";
 
     /// Gives back what this instance claimed and has not delivered (at shutdown).
     pub async fn release(&self) {
+        if self.sqlite() {
+            if self.has_log().await.unwrap_or(false) {
+                if let Err(e) = self.release_sqlite().await {
+                    tracing::warn!("giving back claimed events: {e}");
+                }
+            }
+            return;
+        }
         // Either log may not exist (events of one kind only); the instance's name
         // is digits and a dash.
         let me = literal(&self.instance);
@@ -248,6 +251,27 @@ FROM claimed";
         if let Err(e) = released {
             tracing::warn!("giving back claimed events: {e}");
         }
+    }
+}
+
+/// A claim's JSON read.
+fn claimed(e: Value) -> Claimed {
+    let text = |key: &str| e[key].as_str().unwrap_or_default().to_owned();
+    Claimed {
+        id: text("id"),
+        trigger: text("trigger"),
+        schema: text("schema"),
+        table: text("table"),
+        op: text("op"),
+        data: e["data"].clone(),
+        session: e["session"].clone(),
+        trace: e["trace"].clone(),
+        created_at: text("created_at"),
+        tries: (e["tries"].as_u64())
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or(0),
+        age: e["age"].as_f64().unwrap_or(0.0),
+        claimed: std::time::Instant::now(),
     }
 }
 

@@ -9,15 +9,17 @@ pub mod capture;
 mod cleanup;
 mod cron_firings;
 mod deliver;
+mod install;
 pub mod schedule;
 pub mod scheduled_api;
 mod sql;
+mod sqlite_capture;
+mod sqlite_log;
 pub mod trigger_cleanup;
 mod webhook;
 
 use grafton_engine::events::ServedTrigger;
 use grafton_engine::Engine;
-use grafton_execute::ExecuteError;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -71,8 +73,6 @@ pub struct Events {
     woken: Arc<tokio::sync::Notify>,
     /// Wakes the scheduled events' deliveries (a one-off event created).
     firings_woken: tokio::sync::Notify,
-    /// Says this instance applied a metadata change (its cron firings follow).
-    crons_changed: tokio::sync::Notify,
     /// Whether this instance has made sure the scheduled events' tables exist.
     schedules_ready: tokio::sync::Mutex<bool>,
     /// Deliveries' outcomes, to the recorder.
@@ -110,7 +110,6 @@ impl Events {
             installed: tokio::sync::Mutex::new(None),
             woken: Arc::new(tokio::sync::Notify::new()),
             firings_woken: tokio::sync::Notify::new(),
-            crons_changed: tokio::sync::Notify::new(),
             schedules_ready: tokio::sync::Mutex::new(false),
         })
     }
@@ -120,6 +119,11 @@ impl Events {
         let schemas = self.engine.schemas();
         let triggers = schemas.event_triggers();
         triggers.iter().any(|t| t.config.name == name)
+    }
+
+    /// Whether cron triggers and scheduled events are served (PostgreSQL).
+    pub fn schedules_served(&self) -> bool {
+        !self.sqlite()
     }
 
     /// Wakes the deliveries now.
@@ -132,90 +136,19 @@ impl Events {
         metrics.events.deliveries.with_label_values(&[result]).inc();
     }
 
-    /// Makes the database's triggers those served now (see [`Self::reconcile_with`]).
-    pub async fn reconcile(&self) -> Result<(), ExecuteError> {
-        let served: Vec<ServedTrigger> = self.engine.schemas().event_triggers().to_vec();
-        self.reconcile_with(&served).await
-    }
-
-    /// Makes the database's triggers `served`: the log created when missing, each
-    /// (re)installed, Grafton's others removed; serialized across instances by an
-    /// advisory lock. Skipped when they are what this instance last installed and
-    /// the database still has them (a reload with no trigger change runs no DDL).
-    pub async fn reconcile_with(&self, served: &[ServedTrigger]) -> Result<(), ExecuteError> {
-        let mut installed = self.installed.lock().await;
-        if installed.as_deref() == Some(served) {
-            let present = self.present().await?;
-            let expected: Vec<String> = served
-                .iter()
-                .map(|t| capture::object_name(&t.config.name))
-                .collect();
-            let names: Vec<&String> = present.iter().map(|(n, _, _)| n).collect();
-            let manual_only = |t: &ServedTrigger| {
-                let d = &t.config.definition;
-                d.insert.is_none() && d.update.is_none() && d.delete.is_none()
-            };
-            let capturing = served.iter().filter(|t| !manual_only(t)).count();
-            if names.len() == capturing && names.iter().all(|n| expected.contains(n)) {
-                return Ok(());
-            }
-        }
-        if served.is_empty() && installed.is_none() && !self.has_log().await? {
-            // Nothing to capture and nothing ever installed: touch nothing.
-            *installed = Some(Vec::new());
-            return Ok(());
-        }
-        let mut tx = self.ddl().await?;
-        tx.batch(capture::SCHEMA_SQL).await?;
-        let present = present_in(&mut tx).await?;
-        for (trigger, schema, table) in &present {
-            let wanted = served.iter().any(|t| {
-                capture::object_name(&t.config.name) == *trigger
-                    && t.schema == *schema
-                    && t.table == *table
-            });
-            if !wanted {
-                tx.batch(&capture::remove_sql(trigger, schema, table))
-                    .await?;
-            }
-        }
-        for t in served {
-            tx.batch(&capture::install_sql(t)).await?;
-        }
-        tx.commit().await?;
-        tracing::info!(triggers = served.len(), "event triggers installed");
-        *installed = Some(served.to_vec());
-        Ok(())
-    }
-
-    /// Grafton's triggers in the database now: `(trigger, schema, table)`.
-    async fn present(&self) -> Result<Vec<(String, String, String)>, ExecuteError> {
-        let db = self.engine.database();
-        let mut tx = db.autocommit(Duration::from_secs(10)).await?;
-        let present = present_in(&mut tx).await?;
-        tx.commit().await?;
-        Ok(present)
-    }
-
-    async fn has_log(&self) -> Result<bool, ExecuteError> {
-        let sql = "SELECT to_json(to_regclass('grafton_catalog.event_log') IS NOT NULL)::text";
-        Ok(self.one(sql.into(), Vec::new()).await? == serde_json::Value::Bool(true))
-    }
-
     /// Installs the triggers, then keeps them in step with the schemas served and
     /// delivers events until aborted: at once after a notification, else every
     /// `fetch_interval`; at most `http_pool_size` calls at once.
     pub async fn run(self: Arc<Self>) {
-        if self.engine.database().backend() != grafton_catalog::Backend::Postgres {
-            return;
-        }
         let recorded = self
             .recorded
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
         let _recorder = recorded.map(|rx| AbortOnDrop(tokio::spawn(self.clone().recorder(rx))));
-        let _schedules = AbortOnDrop(tokio::spawn(self.clone().run_schedules()));
+        // Cron triggers and scheduled events are PostgreSQL's.
+        let _schedules =
+            (!self.sqlite()).then(|| AbortOnDrop(tokio::spawn(self.clone().run_schedules())));
         self.run_triggers().await;
     }
 
@@ -237,20 +170,22 @@ impl Events {
             }
         }
         let woken = self.woken.clone();
-        let _listening = match self
-            .engine
-            .database()
-            .watch_channel(capture::CHANNEL, woken.clone())
-            .await
-        {
-            Ok(watch) => Some(watch),
-            Err(e) => {
-                tracing::warn!(
-                    "events: not listening for new events ({e}); looking every {:?}",
-                    self.options.fetch_interval
-                );
-                None
-            }
+        // SQLite has no notifications: its log is looked at every fetch_interval.
+        let _listening = match self.sqlite() {
+            true => None,
+            false => match (self.engine.database())
+                .watch_channel(capture::CHANNEL, woken.clone())
+                .await
+            {
+                Ok(watch) => Some(watch),
+                Err(e) => {
+                    tracing::warn!(
+                        "events: not listening for new events ({e}); looking every {:?}",
+                        self.options.fetch_interval
+                    );
+                    None
+                }
+            },
         };
         let mut running = tokio::task::JoinSet::new();
         let mut cleanup = tokio::time::interval(self.options.cleanup_interval);
@@ -307,23 +242,6 @@ impl Events {
             }
         }
     }
-}
-
-async fn present_in(
-    tx: &mut grafton_execute::Tx,
-) -> Result<Vec<(String, String, String)>, ExecuteError> {
-    let statement = grafton_sql::Statement {
-        sql: capture::INSTALLED_SQL.into(),
-        params: Vec::new(),
-    };
-    let rows = tx.rows(&statement, &serde_json::Map::new()).await?;
-    let text = rows
-        .first()
-        .and_then(|r| r.first())
-        .and_then(|v| v.as_str());
-    Ok(text
-        .and_then(|t| serde_json::from_str(t).ok())
-        .unwrap_or_default())
 }
 
 /// Ends a task with its owner.

@@ -65,6 +65,18 @@ impl Events {
         let timeout = Duration::from_secs(u64::from(cleanup.timeout.max(1)));
         let (mut events, mut logs) = (0, 0);
         for _ in 0..MAX_BATCHES {
+            if self.sqlite() {
+                let hours = f64::from(cleanup.clear_older_than) * 3600.0;
+                let logs_too = cleanup.clean_invocation_logs;
+                let (n, l) =
+                    (self.clean_batch_sqlite(Some(trigger), &[], hours, batch, logs_too)).await?;
+                events += n;
+                logs += l;
+                if n < batch {
+                    break;
+                }
+                continue;
+            }
             let params = vec![
                 text(trigger),
                 param(json!(cleanup.clear_older_than), "int4"),

@@ -128,10 +128,6 @@ impl Metadata {
         let version = (store.save(&doc, stored.version).await).map_err(store_refusal)?;
         let left_out = schemas.left_out().to_vec();
         self.serve(schemas, version);
-        if let Some(events) = self.events() {
-            // This instance applied it: its cron firings follow it.
-            events.crons_changed();
-        }
         self.engine.metrics().reload(true);
         tracing::info!(version, command = %body["type"], "metadata changed");
         if outcome.answer_consistency {

@@ -39,7 +39,8 @@ impl Metadata {
         kind: &str,
         args: &Value,
     ) -> Result<Value, Refusal> {
-        let Some(events) = self.events() else {
+        let events = self.events().filter(|e| e.schedules_served());
+        let Some(events) = events else {
             return Err(Refusal::new(
                 "not-supported",
                 "scheduled events are served on PostgreSQL",

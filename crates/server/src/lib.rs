@@ -222,27 +222,23 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
     if options.metadata_store {
         background.push(AbortOnDrop(reload::follow(metadata.clone()).await?));
     }
-    // Event triggers are captured and delivered on PostgreSQL.
-    let events = match engine.database().backend() {
-        grafton_catalog::Backend::Postgres => {
-            let events =
-                grafton_events::Events::new(engine.clone(), options.events).map_err(|message| {
-                    StartError::Config {
-                        path: "event triggers".into(),
-                        message,
-                    }
-                })?;
-            let events = Arc::new(events);
-            // Installed before serving, and before each change is answered.
-            if let Err(e) = events.reconcile().await {
-                tracing::error!("event triggers could not be installed: {e}");
+    // Event triggers are captured by the database (PostgreSQL, or SQLite in the
+    // same file) and delivered by every instance.
+    let events =
+        grafton_events::Events::new(engine.clone(), options.events).map_err(|message| {
+            StartError::Config {
+                path: "event triggers".into(),
+                message,
             }
-            metadata.set_events(events.clone());
-            background.push(AbortOnDrop(tokio::spawn(events.clone().run())));
-            Some(events)
-        }
-        grafton_catalog::Backend::Sqlite => None,
-    };
+        })?;
+    let events = Arc::new(events);
+    // Installed before serving, and before each change is answered.
+    if let Err(e) = events.reconcile().await {
+        tracing::error!("event triggers could not be installed: {e}");
+    }
+    metadata.set_events(events.clone());
+    background.push(AbortOnDrop(tokio::spawn(events.clone().run())));
+    let events = Some(events);
     if options.watch {
         let changed = Arc::new(tokio::sync::Notify::new());
         let watch = engine.database().watch_ddl(changed.clone()).await?;

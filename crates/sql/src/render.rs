@@ -77,6 +77,31 @@ pub fn set_session(session_json: &str, trace_json: &str) -> Statement {
     }
 }
 
+/// The SQLite table that stands for those settings: the one row a mutation
+/// writes first and deletes last, in its transaction (SQLite has one writer at a
+/// time, so no other write sees it).
+pub const SQLITE_EVENT_SESSION: &str = "grafton_catalog_event_session";
+
+/// SQLite's [`set_session`]: the session table made if missing, then its row.
+pub fn set_session_sqlite(session_json: &str, trace_json: &str) -> (String, Statement) {
+    let text = |v: &str| crate::Param {
+        value: crate::ParamValue::Literal(serde_json::Value::String(v.to_owned())),
+        ty: crate::SqlType::Builtin("text"),
+        list: false,
+    };
+    let create = format!(
+        "CREATE TABLE IF NOT EXISTS {SQLITE_EVENT_SESSION} \
+         (id INTEGER PRIMARY KEY CHECK (id = 1), session TEXT, trace TEXT)"
+    );
+    let set = Statement {
+        sql: format!(
+            "INSERT OR REPLACE INTO {SQLITE_EVENT_SESSION} (id, session, trace) VALUES (1, ?1, ?2)"
+        ),
+        params: vec![text(session_json), text(trace_json)],
+    };
+    (create, set)
+}
+
 /// Renders a top-level `SELECT`.
 pub fn render(select: &Select, dialect: Dialect) -> Statement {
     let mut r = Renderer {

@@ -10,6 +10,7 @@ mod cleanups;
 mod crash;
 mod delivery;
 mod schedules;
+mod sqlite;
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
