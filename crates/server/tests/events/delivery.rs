@@ -404,3 +404,50 @@ async fn invoked_redelivered_and_read_back() {
     .await;
     assert_eq!(refused["code"], "not-exists", "{refused}");
 }
+
+/// A JWT caller's session (its role and claims) is the event's
+/// `session_variables`, as Hasura's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jwt_callers_session_reaches_the_event() {
+    const KEY: &str = "an-hs256-key-of-at-least-32-bytes!!";
+    let url = database("events_jwt");
+    let receiver = Receiver::default();
+    let hook = receiver.start().await;
+    let mut o = crate::options(&url);
+    o.auth.jwt = Some(json!({"type": "HS256", "key": KEY}).to_string());
+    let server = grafton_server::start(&o).await.expect("starts");
+    let base = format!("http://{}", server.addr);
+    let setup = json!({"type": "bulk", "args": [
+        {"type": "pg_create_insert_permission", "args": {"table": "authors", "role": "user",
+            "permission": {"check": {}, "columns": ["id", "name"]}}},
+        {"type": "pg_create_select_permission", "args": {"table": "authors", "role": "user",
+            "permission": {"filter": {}, "columns": ["id", "name"]}}},
+        {"type": "pg_create_event_trigger", "args": {"name": "author_added", "table": "authors",
+            "webhook": hook, "insert": {"columns": "*"}}}]});
+    let (status, answer) = crate::metadata_with_status(&base, setup).await;
+    assert_eq!(status, 200, "{answer}");
+    let claims = json!({"x-hasura-allowed-roles": ["user"], "x-hasura-default-role": "user",
+        "x-hasura-user-id": "42", "x-hasura-org": "acme"});
+    let token = crate::common::hs256_token(KEY, Duration::from_secs(60), claims);
+    let bearer = format!("Bearer {token}");
+    let insert =
+        json!({"query": "mutation { insert_authors_one(object: {id: 9, name: \"Jo\"}) { id } }"});
+    let answer = post(
+        &base,
+        "/v1/graphql",
+        &[("authorization", bearer.as_str())],
+        insert,
+    )
+    .await;
+    assert_eq!(answer["data"]["insert_authors_one"]["id"], 9, "{answer}");
+    let calls = receiver.wait_for(1).await;
+    assert_eq!(calls.len(), 1);
+    let session = &calls[0].body["event"]["session_variables"];
+    assert_eq!(session["x-hasura-role"], "user", "{session}");
+    assert_eq!(session["x-hasura-user-id"], "42", "{session}");
+    assert_eq!(session["x-hasura-org"], "acme", "{session}");
+    assert!(
+        session.get("x-hasura-allowed-roles").is_none(),
+        "as Hasura's, the role list is not a session variable: {session}"
+    );
+}
