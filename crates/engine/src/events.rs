@@ -3,7 +3,7 @@
 //! SQLite alike: the database's triggers capture the writes of every client).
 //! The others are left out and reported, never dropped in silence.
 
-use grafton_catalog::Backend;
+use grafton_catalog::{Backend, ScalarKind};
 use grafton_schema::config::{EventColumns, EventTriggerConfig};
 use grafton_schema::inconsistent::{Inconsistency, ObjectKind};
 use grafton_schema::{Config, SchemaModel};
@@ -17,6 +17,10 @@ pub struct ServedTrigger {
     pub table: String,
     /// The table's columns, in order (what a payload holds).
     pub columns: Vec<String>,
+    /// Those of them that are booleans (SQLite stores 1 and 0).
+    pub booleans: Vec<String>,
+    /// Those of them that hold JSON (SQLite stores text).
+    pub jsons: Vec<String>,
     /// The trigger.
     pub config: EventTriggerConfig,
 }
@@ -44,6 +48,14 @@ pub(crate) fn served(
                 left_out.push(refuse(format!("its table '{key}' is not served")));
                 continue;
             };
+            if found.kind != grafton_catalog::TableKind::Table {
+                // A view takes no row triggers on either database: one failed
+                // install would hold up every other trigger's.
+                left_out.push(refuse(format!(
+                    "'{key}' is a view: event triggers are on tables"
+                )));
+                continue;
+            }
             if !valid_name(name) {
                 left_out.push(refuse(
                     "its name is not 1 to 42 letters, digits, '_' or '-'".into(),
@@ -51,6 +63,14 @@ pub(crate) fn served(
                 continue;
             }
             let columns: Vec<String> = found.columns.iter().map(|c| c.name.clone()).collect();
+            let of = |kinds: &[ScalarKind]| -> Vec<String> {
+                (found.columns.iter())
+                    .filter(|c| kinds.contains(&c.scalar))
+                    .map(|c| c.name.clone())
+                    .collect()
+            };
+            let booleans = of(&[ScalarKind::Boolean]);
+            let jsons = of(&[ScalarKind::Json, ScalarKind::Jsonb]);
             // Every column it names (what fires an update, what a payload holds)
             // must be the table's: a missing one would fail every write to it.
             let d = &trigger.definition;
@@ -86,6 +106,8 @@ pub(crate) fn served(
                 schema: found.schema.clone(),
                 table: found.name.clone(),
                 columns,
+                booleans,
+                jsons,
                 config: trigger.clone(),
             });
         }

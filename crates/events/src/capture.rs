@@ -187,6 +187,8 @@ mod tests {
             schema: "public".into(),
             table: "t".into(),
             columns: vec![hostile.clone()],
+            booleans: Vec::new(),
+            jsons: Vec::new(),
             config: EventTriggerConfig {
                 name: "t1".into(),
                 definition: EventDefinition {

@@ -161,9 +161,28 @@ impl Events {
         let mut tx = db.begin(STATEMENT_TIMEOUT).await?;
         tx.batch(&format!("SELECT pg_advisory_xact_lock({LOCK})"))
             .await?;
-        tx.rows(&statement, &Map::new()).await?;
+        // Only a view as new as the stored metadata deletes: one behind it (a
+        // change saved since it was built) would undo that change's firings; it
+        // follows soon, and reconciles then.
+        if !self.behind_the_store(&mut tx).await? {
+            tx.rows(&statement, &Map::new()).await?;
+        }
         self.append(&mut tx).await?;
         tx.commit().await
+    }
+
+    /// Whether the metadata store holds a newer version than the one served.
+    async fn behind_the_store(&self, tx: &mut grafton_execute::Tx) -> Result<bool, ExecuteError> {
+        let exists = "SELECT (to_regclass('grafton_catalog.metadata') IS NOT NULL)::text";
+        if one_text(tx, exists).await?.as_deref() != Some("true") {
+            return Ok(false);
+        }
+        let served = self.engine.metrics().metadata_version.get();
+        let newer = format!(
+            "SELECT EXISTS (SELECT 1 FROM grafton_catalog.metadata
+               WHERE resource_version > {served})::text"
+        );
+        Ok(one_text(tx, &newer).await?.as_deref() == Some("true"))
     }
 
     /// Writes the cron triggers' firings and delivers the firings due, until

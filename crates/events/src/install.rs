@@ -89,6 +89,16 @@ impl Events {
         Ok(())
     }
 
+    /// Whether the database's triggers are those of the triggers served.
+    pub(crate) async fn in_place(&self) -> Result<bool, ExecuteError> {
+        let served: Vec<ServedTrigger> = self.engine.schemas().event_triggers().to_vec();
+        let sqlite = self.sqlite();
+        let expected: Vec<String> = served.iter().flat_map(|t| objects(t, sqlite)).collect();
+        let present = self.present().await?;
+        let names: Vec<&String> = present.iter().map(|(n, _, _)| n).collect();
+        Ok(names.len() == expected.len() && names.iter().all(|n| expected.contains(n)))
+    }
+
     /// Grafton's triggers in the database now: `(trigger, schema, table)`.
     async fn present(&self) -> Result<Vec<(String, String, String)>, ExecuteError> {
         let db = self.engine.database();
@@ -136,4 +146,62 @@ async fn present_in(
     Ok(text
         .and_then(|t| serde_json::from_str(t).ok())
         .unwrap_or_default())
+}
+
+impl Events {
+    /// On SQLite, before `run_sql` in `tx`: Grafton's triggers dropped, so the
+    /// SQL may drop or rename a column they name (SQLite checks triggers).
+    pub async fn lift_sqlite(&self, tx: &mut grafton_execute::Tx) -> Result<(), ExecuteError> {
+        if !self.sqlite() {
+            return Ok(());
+        }
+        for (trigger, _, _) in present_in(tx, true).await? {
+            tx.batch(&sqlite_capture::remove_sql(&trigger)).await?;
+        }
+        Ok(())
+    }
+
+    /// On SQLite, after `run_sql` in `tx`, before it commits: the triggers
+    /// installed again over the tables as the SQL left them, so no write goes
+    /// uncaptured. One whose table or named column went stays out (the reload
+    /// after reports it).
+    pub async fn restore_sqlite(&self, tx: &mut grafton_execute::Tx) -> Result<(), ExecuteError> {
+        if !self.sqlite() {
+            return Ok(());
+        }
+        let served: Vec<ServedTrigger> = self.engine.schemas().event_triggers().to_vec();
+        for mut t in served {
+            let sql = format!(
+                "SELECT coalesce(json_group_array(name), '[]') FROM pragma_table_xinfo({})",
+                crate::capture::literal(&t.table)
+            );
+            let Some(list) = crate::sql::one_text(tx, &sql).await? else {
+                continue;
+            };
+            let columns: Vec<String> = serde_json::from_str(&list).unwrap_or_default();
+            if columns.is_empty() || names_missing(&t, &columns) {
+                tracing::warn!(trigger = %t.config.name, "run_sql left the trigger's table or columns out: not reinstalled");
+                continue;
+            }
+            t.columns = columns;
+            tx.batch(&sqlite_capture::install_sql(&t)).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `t` names a column (fired by, or in a payload) not in `columns`.
+fn names_missing(t: &ServedTrigger, columns: &[String]) -> bool {
+    use grafton_schema::config::EventColumns;
+    let d = &t.config.definition;
+    let ops = [&d.insert, &d.update, &d.delete];
+    ops.into_iter().flatten().any(|op| {
+        [Some(&op.columns), op.payload.as_ref()]
+            .into_iter()
+            .flatten()
+            .any(|c| match c {
+                EventColumns::Some(list) => list.iter().any(|c| !columns.contains(c)),
+                EventColumns::All(_) => false,
+            })
+    })
 }

@@ -73,6 +73,8 @@ pub struct Events {
     woken: Arc<tokio::sync::Notify>,
     /// Wakes the scheduled events' deliveries (a one-off event created).
     firings_woken: tokio::sync::Notify,
+    /// See [`Self::sqlite_ddl`].
+    sqlite_ddl: Arc<tokio::sync::Notify>,
     /// Whether this instance has made sure the scheduled events' tables exist.
     schedules_ready: tokio::sync::Mutex<bool>,
     /// Deliveries' outcomes, to the recorder.
@@ -110,6 +112,7 @@ impl Events {
             installed: tokio::sync::Mutex::new(None),
             woken: Arc::new(tokio::sync::Notify::new()),
             firings_woken: tokio::sync::Notify::new(),
+            sqlite_ddl: Arc::new(tokio::sync::Notify::new()),
             schedules_ready: tokio::sync::Mutex::new(false),
         })
     }
@@ -124,6 +127,34 @@ impl Events {
     /// Whether cron triggers and scheduled events are served (PostgreSQL).
     pub fn schedules_served(&self) -> bool {
         !self.sqlite()
+    }
+
+    /// On SQLite, where no DDL is watched: says so (for a schema reload, then
+    /// a reinstall with the tables' columns as they are) when the file's schema
+    /// changed since the last look: a table rebuilt by another tool drops its
+    /// triggers with it, a column added is missing from the payloads. The
+    /// reinstall changes it once more; the reload after it finds every trigger
+    /// in place and runs no DDL.
+    async fn follow_sqlite_schema(&self, last: &mut Option<i64>) {
+        let Ok(version) = self.schema_version_sqlite().await else {
+            return;
+        };
+        let changed = match *last {
+            Some(v) => v != version,
+            // The first look: whatever happened before it, the triggers must be
+            // there.
+            None => !self.in_place().await.unwrap_or(true),
+        };
+        if changed {
+            self.sqlite_ddl.notify_one();
+        }
+        *last = Some(version);
+    }
+
+    /// Notified when another client changed the SQLite file's schema: the
+    /// server reloads the schema on it.
+    pub fn sqlite_ddl(&self) -> Arc<tokio::sync::Notify> {
+        self.sqlite_ddl.clone()
     }
 
     /// Wakes the deliveries now.
@@ -187,6 +218,7 @@ impl Events {
                 }
             },
         };
+        let mut schema_version = None;
         let mut running = tokio::task::JoinSet::new();
         let mut cleanup = tokio::time::interval(self.options.cleanup_interval);
         cleanup.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -223,7 +255,11 @@ impl Events {
             }
             tokio::select! {
                 () = woken.notified() => {}
-                () = tokio::time::sleep(self.options.fetch_interval) => {}
+                () = tokio::time::sleep(self.options.fetch_interval) => {
+                    if self.sqlite() {
+                        self.follow_sqlite_schema(&mut schema_version).await;
+                    }
+                }
                 Ok(()) = changes.changed() => {
                     if let Err(e) = self.reconcile().await {
                         tracing::error!("event triggers could not be installed: {e}");

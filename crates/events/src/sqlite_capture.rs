@@ -72,32 +72,54 @@ pub fn object_names(trigger: &ServedTrigger) -> Vec<String> {
     .collect()
 }
 
+/// One column's value as the payload holds it: booleans as `true`/`false`, JSON
+/// as JSON, blobs as PostgreSQL's `\x…` text, infinite reals as null (JSON has
+/// none); built-in functions only, as other clients' writes run it too.
+fn value(row: &str, column: &str, t: &ServedTrigger) -> String {
+    let c = format!("{row}.{}", ident(column));
+    let plain = format!(
+        "CASE typeof({c}) WHEN 'blob' THEN '\\x' || lower(hex({c})) \
+         WHEN 'real' THEN CASE WHEN abs({c}) <= 1.7976931348623157e308 THEN {c} END ELSE {c} END"
+    );
+    if t.booleans.iter().any(|b| b == column) {
+        format!(
+            "CASE WHEN {c} IS NULL THEN NULL WHEN typeof({c}) IN ('integer', 'real') \
+             THEN json(CASE WHEN {c} THEN 'true' ELSE 'false' END) ELSE {plain} END"
+        )
+    } else if t.jsons.iter().any(|j| j == column) {
+        format!(
+            "CASE WHEN typeof({c}) = 'text' AND json_valid({c}) THEN json({c}) ELSE {plain} END"
+        )
+    } else {
+        plain
+    }
+}
+
 /// A row's JSON: every column, or those `payload` names.
-fn row_json(row: &str, columns: &[String], payload: Option<&EventColumns>) -> String {
+fn row_json(row: &str, t: &ServedTrigger, payload: Option<&EventColumns>) -> String {
     let columns: Vec<&String> = match payload {
         Some(EventColumns::Some(list)) => list.iter().collect(),
-        _ => columns.iter().collect(),
+        _ => t.columns.iter().collect(),
     };
     let objects: Vec<String> = columns
         .chunks(PAIRS)
         .map(|chunk| {
             let pairs: Vec<String> = (chunk.iter())
-                .map(|c| format!("{}, {row}.{}", literal(c), ident(c)))
+                .map(|c| format!("{}, {}", literal(c), value(row, c, t)))
                 .collect();
             format!("json_object({})", pairs.join(", "))
         })
         .collect();
     match objects.as_slice() {
+        [] => "json_object()".into(),
         [one] => one.clone(),
         _ => {
-            // Wide rows: the chunks' members gathered into one object.
-            let parts: Vec<String> = (objects.iter())
-                .map(|o| format!("SELECT key, value FROM json_each({o})"))
+            // Wide rows: the chunks' members joined as text (each chunk holds at
+            // least one), so every value keeps its JSON type.
+            let inner: Vec<String> = (objects.iter())
+                .map(|o| format!("substr({o}, 2, length({o}) - 2)"))
                 .collect();
-            format!(
-                "(SELECT json_group_object(key, value) FROM ({}))",
-                parts.join(" UNION ALL ")
-            )
+            format!("json('{{' || {} || '}}')", inner.join(" || ',' || "))
         }
     }
 }
@@ -126,11 +148,10 @@ pub fn install_sql(t: &ServedTrigger) -> String {
             literal(&t.table),
         )
     };
-    let cols = &t.columns;
     if let Some(spec) = &d.insert {
         let data = format!(
             "json_object('old', NULL, 'new', {})",
-            row_json("NEW", cols, spec.payload.as_ref())
+            row_json("NEW", t, spec.payload.as_ref())
         );
         sql.push_str(&format!(
             "CREATE TRIGGER {} AFTER INSERT ON {table} FOR EACH ROW BEGIN {} END;\n",
@@ -157,8 +178,8 @@ pub fn install_sql(t: &ServedTrigger) -> String {
         let payload = spec.payload.as_ref();
         let data = format!(
             "json_object('old', {}, 'new', {})",
-            row_json("OLD", cols, payload),
-            row_json("NEW", cols, payload)
+            row_json("OLD", t, payload),
+            row_json("NEW", t, payload)
         );
         sql.push_str(&format!(
             "CREATE TRIGGER {} AFTER UPDATE{of} ON {table} FOR EACH ROW{when} BEGIN {} END;\n",
@@ -169,7 +190,7 @@ pub fn install_sql(t: &ServedTrigger) -> String {
     if let Some(spec) = &d.delete {
         let data = format!(
             "json_object('old', {}, 'new', NULL)",
-            row_json("OLD", cols, spec.payload.as_ref())
+            row_json("OLD", t, spec.payload.as_ref())
         );
         sql.push_str(&format!(
             "CREATE TRIGGER {} AFTER DELETE ON {table} FOR EACH ROW BEGIN {} END;\n",

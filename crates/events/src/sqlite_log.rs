@@ -12,7 +12,9 @@ use serde_json::{json, Map, Value};
 /// An event as the metadata API shows it.
 const EVENT_JSON: &str = "json_object('id', e.id, 'trigger_name', e.trigger_name,
   'schema_name', e.schema_name, 'table_name', e.table_name,
-  'payload', json_object('op', e.op, 'data', json(e.data), 'session_variables', json(e.session)),
+  'payload', json_object('op', e.op,
+    'data', CASE WHEN json_valid(e.data) THEN json(e.data) ELSE e.data END,
+    'session_variables', CASE WHEN json_valid(e.session) THEN json(e.session) END),
   'delivered', json(CASE WHEN e.delivered THEN 'true' ELSE 'false' END),
   'error', json(CASE WHEN e.dead THEN 'true' ELSE 'false' END), 'tries', e.tries,
   'created_at', e.created_at, 'next_retry_at', e.next_retry_at, 'locked', e.locked_at)";
@@ -40,7 +42,10 @@ impl Events {
         Ok(rows)
     }
 
-    /// Claims up to `limit` due events: each as the JSON the claim reads.
+    /// Claims up to `limit` due events: each as the JSON the claim reads. The
+    /// row's JSON is read here, not in SQL: one that does not parse (another
+    /// client's SQLite may write `Inf`) is dead with the reason logged, and
+    /// never holds up the others.
     pub(crate) async fn claim_sqlite(&self, limit: usize) -> Result<Vec<Value>, ExecuteError> {
         let sql = format!(
             "UPDATE grafton_catalog_event_log SET locked_at = {NOW}, locked_by = ?1
@@ -49,10 +54,9 @@ impl Events {
                  AND (locked_at IS NULL OR locked_at <
                       strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || ?2 || ' seconds'))
                ORDER BY created_at LIMIT ?3)
-             RETURNING json_object('id', id, 'trigger', trigger_name, 'schema', schema_name,
-               'table', table_name, 'op', op, 'data', json(data), 'session', json(session),
-               'trace', json(trace_context), 'created_at', created_at, 'tries', tries,
-               'age', (julianday('now') - julianday(created_at)) * 86400.0)"
+             RETURNING id, trigger_name, schema_name, table_name, op, data, session,
+               trace_context, created_at, tries,
+               (julianday('now') - julianday(created_at)) * 86400.0"
         );
         let params = vec![
             text(self.instance.clone()),
@@ -60,11 +64,41 @@ impl Events {
             int(limit as u64),
         ];
         let rows = self.sqlite_rows(&sql, params).await?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|r| r.into_iter().next())
-            .filter_map(|v| v.as_str().and_then(|t| serde_json::from_str(t).ok()))
-            .collect())
+        let mut claimed = Vec::with_capacity(rows.len());
+        for row in rows {
+            let cell = |i: usize| row.get(i).cloned().unwrap_or(Value::Null);
+            let parse = |i: usize| -> Result<Value, serde_json::Error> {
+                match row.get(i).and_then(Value::as_str) {
+                    Some(t) => serde_json::from_str(t),
+                    None => Ok(Value::Null),
+                }
+            };
+            let (id, trigger) = (cell(0), cell(1));
+            match (parse(5), parse(6), parse(7)) {
+                (Ok(data), Ok(session), Ok(trace)) => claimed.push(json!({
+                    "id": id, "trigger": trigger, "schema": cell(2), "table": cell(3),
+                    "op": cell(4), "data": data, "session": session, "trace": trace,
+                    "created_at": cell(8), "tries": cell(9), "age": cell(10),
+                })),
+                (data, session, trace) => {
+                    let why = [data.err(), session.err(), trace.err()];
+                    let why = why.into_iter().flatten().next().map(|e| e.to_string());
+                    let why = format!("the event's row is not JSON: {}", why.unwrap_or_default());
+                    tracing::warn!(event = %id, "{why}");
+                    let outcome = crate::call::Outcome::failed(why);
+                    let (id, trigger) = (id.as_str().unwrap_or(""), trigger.as_str().unwrap_or(""));
+                    let record = crate::call::Record::new(
+                        crate::call::Log::Table,
+                        id,
+                        trigger,
+                        &Value::Null,
+                        &outcome,
+                    );
+                    self.record(record.retry(true, 0)).await;
+                }
+            }
+        }
+        Ok(claimed)
     }
 
     /// Records a batch of deliveries: each event's state and its invocation log.
@@ -173,6 +207,15 @@ impl Events {
             int(batch),
         ];
         Ok(self.sqlite_rows(sql, params).await?.len() as u64)
+    }
+
+    /// The file's schema version (it changes with any DDL, from any client).
+    pub(crate) async fn schema_version_sqlite(&self) -> Result<i64, ExecuteError> {
+        let rows = self
+            .sqlite_rows("PRAGMA schema_version", Vec::new())
+            .await?;
+        let version = rows.first().and_then(|r| r.first()).and_then(Value::as_i64);
+        Ok(version.unwrap_or(0))
     }
 
     /// How many events wait.

@@ -102,7 +102,16 @@ impl Metadata {
             let db = self.engine.database();
             let failed = |e: ExecuteError| sql_refusal(e, sql);
             let mut tx = db.begin(RUN_SQL_TIMEOUT).await.map_err(failed)?;
+            // SQLite checks triggers on DDL: Grafton's are lifted for the SQL and
+            // put back over what it left, in its transaction.
+            let events = self.events().filter(|_| !read_only);
+            if let Some(events) = events {
+                events.lift_sqlite(&mut tx).await.map_err(failed)?;
+            }
             let rows = (tx.run_sql(sql, RUN_SQL_MAX_BYTES, read_only).await).map_err(failed)?;
+            if let Some(events) = events {
+                events.restore_sqlite(&mut tx).await.map_err(failed)?;
+            }
             if read_only {
                 tx.rollback().await;
             } else {

@@ -93,8 +93,9 @@ impl Metadata {
     }
 
     pub(crate) fn serve(&self, schemas: grafton_engine::Schemas, version: u64) {
-        self.engine.replace_schemas(schemas);
+        // The version first: what reacts to the new schemas reads it.
         self.mark_served(version);
+        self.engine.replace_schemas(schemas);
     }
 
     /// The event machinery whose triggers follow what is served.

@@ -238,6 +238,13 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
     }
     metadata.set_events(events.clone());
     background.push(AbortOnDrop(tokio::spawn(events.clone().run())));
+    // SQLite's DDL is seen by the events' loop (no watch exists there): a table
+    // another tool rebuilt gets its triggers back, with its columns as they are.
+    background.push(AbortOnDrop(reload::on_notify(
+        metadata.clone(),
+        events.sqlite_ddl(),
+        "DDL in the SQLite file",
+    )));
     let events = Some(events);
     if options.watch {
         let changed = Arc::new(tokio::sync::Notify::new());
