@@ -21,6 +21,22 @@ fn write(file: &std::path::Path, sql: &str) {
     conn.execute_batch(sql).expect("write");
 }
 
+/// `sql` through `/v2/query`'s `run_sql`, which must answer `CommandOk`.
+async fn run_sql(base: &str, sql: &str) {
+    let body = json!({"type": "run_sql", "args": {"sql": sql}});
+    let answer: Value = reqwest::Client::new()
+        .post(format!("{base}/v2/query"))
+        .header("x-hasura-admin-secret", ADMIN_SECRET)
+        .json(&body)
+        .send()
+        .await
+        .expect("run_sql")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(answer["result_type"], "CommandOk", "{answer}");
+}
+
 fn count(file: &std::path::Path, sql: &str) -> i64 {
     let conn = rusqlite::Connection::open(file).expect("open");
     conn.query_row(sql, [], |r| r.get(0)).expect("count")
@@ -193,18 +209,7 @@ async fn sqlite_payloads_keep_their_types() {
          CREATE TABLE wide (id integer PRIMARY KEY, {}, late boolean)",
         wide.join(", ")
     );
-    let run_sql = json!({"type": "run_sql", "args": {"sql": ddl}});
-    let answer: Value = reqwest::Client::new()
-        .post(format!("{base}/v2/query"))
-        .header("x-hasura-admin-secret", ADMIN_SECRET)
-        .json(&run_sql)
-        .send()
-        .await
-        .expect("run_sql")
-        .json()
-        .await
-        .expect("JSON");
-    assert_eq!(answer["result_type"], "CommandOk", "{answer}");
+    run_sql(&base, &ddl).await;
     let setup = json!({"type": "bulk", "args": [
         {"type": "pg_create_event_trigger", "args": {"name": "thing_added", "table": "things",
             "webhook": hook, "insert": {"columns": "*"}}},
@@ -257,18 +262,7 @@ async fn sqlite_migrations_keep_the_capture() {
         "name": "author_added", "table": "authors", "webhook": hook, "insert": {"columns": "*"}}});
     assert_eq!(metadata(&base, create).await.1["message"], "success");
 
-    let drop = json!({"type": "run_sql", "args": {"sql": "ALTER TABLE authors DROP COLUMN email"}});
-    let answer: Value = reqwest::Client::new()
-        .post(format!("{base}/v2/query"))
-        .header("x-hasura-admin-secret", ADMIN_SECRET)
-        .json(&drop)
-        .send()
-        .await
-        .expect("run_sql")
-        .json()
-        .await
-        .expect("JSON");
-    assert_eq!(answer["result_type"], "CommandOk", "{answer}");
+    run_sql(&base, "ALTER TABLE authors DROP COLUMN email").await;
     write(&file, "INSERT INTO authors VALUES (10, 'Ken')");
     let calls = receiver.wait_for(1).await;
     assert_eq!(calls.len(), 1, "the drop stopped the capture");
