@@ -150,6 +150,13 @@ class Env:
             c.append(("ok", "bench/k6/qos.js") if self.qos_js else ("missing", "bench/k6/qos.js"))
             if "grafton" not in cfg.systems:
                 c.append(("note", "qos: needs grafton among the systems: it will be skipped"))
+        if "events" in cfg.scenarios:
+            if "grafton" not in cfg.systems:
+                c.append(("note", "events: needs grafton among the systems: it will be skipped"))
+            elif not self.node:
+                c.append(("missing", "node (the events scenario's webhook, bench/events/receiver.cjs)"))
+            else:
+                c.append(("ok", "node (the events scenario's webhook, bench/events/receiver.cjs)"))
         if "scale" in cfg.scenarios:
             c += self.scale_checks(cfg)
         if "ceiling" in cfg.scenarios:

@@ -17,7 +17,8 @@ SYSTEMS = ["grafton", "postgraphile", "postgraphile5", "sqlite"]
 # loadgen (bench/loadgen, light: closed loop, and an open-model arrival rate for capacity)
 # or k6 (the seed's own scripts: closed loop, and VUs sleeping 2 s for capacity).
 CLIENTS = ["loadgen", "k6"]
-SCENARIOS = ["fixed", "capacity", "memory", "ceiling", "writes", "auth", "qos", "subscriptions", "ops", "scale"]
+SCENARIOS = ["fixed", "capacity", "memory", "ceiling", "writes", "auth", "qos", "subscriptions", "ops", "events",
+             "scale"]
 NOT_YET: dict[str, str] = {}  # scenario -> why it is a placeholder (none left)
 WRITES = ["insert_one", "insert_batch_100", "update_by_pk"]  # bench/lib/writes.py, bench/k6/mutations.js
 
@@ -97,6 +98,15 @@ class Config:
     scale_warmup_s: int = 2
     scale_lag_s: int = 10  # per seed query, with 100 inserts/s
     scale_restarts: int = 3
+    # events (bench/lib/events.py): event-trigger delivery in a database of its own; pgbench
+    # writes, bench/events/receiver.cjs answers; rounds alternate, medians reported
+    events_throughput_events: int = 50_000  # per throughput run
+    events_rounds: int = 3  # throughput, latency and writer's-cost rounds
+    events_latency_s: int = 30  # at events.RATE a second
+    events_writer_s: int = 10
+    events_trials: int = 3  # SIGKILL runs, and webhook-down runs
+    events_trial_s: int = 24
+    events_log_events: int = 1_000_000
 
     def trial_cost_s(self, vus: int) -> float:
         """Expected wall time of one capacity trial: ramp + hold (+ k6's VU initialisation and last sleeps)."""
@@ -135,6 +145,8 @@ def quick(rows: int = 100_000) -> Config:
         qos_wso2_s=3, qos_reject_rate=500, qos_reject_s=4,
         subs_levels=[1000], subs_rounds=10,
         scale_levels=[10], scale_queries=["venues"], scale_s=3, scale_warmup_s=1, scale_lag_s=4,
+        events_throughput_events=10_000, events_rounds=1, events_latency_s=10, events_writer_s=4, events_trials=1,
+        events_trial_s=22, events_log_events=100_000,
     )
 
 

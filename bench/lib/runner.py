@@ -24,6 +24,7 @@ import report
 import writes as wr
 from env import Env
 from run_auth import Auth
+from run_events import EventTriggers
 from run_load import Load
 from run_ops import Ops
 from run_qos import Qos
@@ -40,7 +41,7 @@ from common import (BENCH, Interrupted, K6_DIR, K6_VERSION, PEERS, PG5_DIR, PG5_
 
 # ----------------------------------------------------------------- the run
 
-class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops, Scale, Replica, Recovery):
+class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops, EventTriggers, Scale, Replica, Recovery):
     def __init__(self, cfg: plan.Config, env: Env, out_dir: str, argv: list[str]):
         self.cfg, self.env, self.out = cfg, env, out_dir
         self.raw = os.path.join(out_dir, "raw")
@@ -179,6 +180,8 @@ class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops, Scale, Replica, Re
             st += self.subs_steps()
         if "ops" in sc:
             st += self.ops_steps()
+        if "events" in sc:
+            st += self.events_steps()
         if "scale" in sc:
             st += self.scale_steps()
         st.append(S("report", "results.json, summary.md, charts", 1, self.write_report))

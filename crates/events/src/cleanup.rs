@@ -15,6 +15,11 @@ const BATCH: usize = 1_000;
 /// The most batches one clean-up runs before it lets the next tick go on.
 const MAX_BATCHES: usize = 100;
 
+/// The most events one clean-up deletes; one that deletes this many is run
+/// again a second later, not a `cleanup_interval` later, so the clean-up keeps
+/// up with any rate the deliveries do.
+pub(crate) const PASS_LIMIT: usize = BATCH * MAX_BATCHES;
+
 impl Events {
     /// Deletes what the retention no longer keeps; how many events went.
     pub async fn clean_up(&self) -> Result<usize, ExecuteError> {

@@ -266,11 +266,14 @@ impl Events {
                     }
                 }
                 Some(_) = running.join_next(), if !running.is_empty() => {}
-                _ = cleanup.tick() => {
-                    if let Err(e) = self.clean_up().await {
-                        tracing::warn!("cleaning up the event log: {e}");
+                _ = cleanup.tick() => match self.clean_up().await {
+                    Ok(deleted) if deleted >= cleanup::PASS_LIMIT => {
+                        // More is due: the next pass in a second.
+                        cleanup.reset_after(Duration::from_secs(1));
                     }
-                }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!("cleaning up the event log: {e}"),
+                },
                 _ = own_cleanups.tick() => {
                     self.count_pending(call::Log::Table).await;
                     self.scheduled_cleanups(&mut cleaned).await;
