@@ -8,9 +8,6 @@
 use grafton_engine::events::ServedTrigger;
 use grafton_schema::config::EventColumns;
 
-/// The channel a trigger function notifies, so deliveries start at once.
-pub const CHANNEL: &str = "grafton_events";
-
 /// The prefix of the database triggers (and functions) Grafton owns.
 pub const PREFIX: &str = "grafton_event_";
 
@@ -133,7 +130,6 @@ BEGIN
   VALUES ({literal_name}, TG_TABLE_SCHEMA, TG_TABLE_NAME, TG_OP, data,
           nullif(current_setting('grafton.session', true), '')::jsonb,
           nullif(current_setting('grafton.trace', true), '')::jsonb);
-  PERFORM pg_notify('{CHANNEL}', '');
   RETURN NULL;
 END ",
         cases = fired.join(" "),

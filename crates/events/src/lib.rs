@@ -49,7 +49,7 @@ impl Default for EventOptions {
     fn default() -> Self {
         Self {
             http_pool_size: 100,
-            fetch_interval: Duration::from_secs(1),
+            fetch_interval: Duration::from_millis(100),
             fetch_batch_size: 100,
             claim_timeout: Duration::from_secs(360),
             max_response_bytes: 64 * 1024,
@@ -201,23 +201,6 @@ impl Events {
             }
         }
         let woken = self.woken.clone();
-        // SQLite has no notifications: its log is looked at every fetch_interval.
-        let _listening = match self.sqlite() {
-            true => None,
-            false => match (self.engine.database())
-                .watch_channel(capture::CHANNEL, woken.clone())
-                .await
-            {
-                Ok(watch) => Some(watch),
-                Err(e) => {
-                    tracing::warn!(
-                        "events: not listening for new events ({e}); looking every {:?}",
-                        self.options.fetch_interval
-                    );
-                    None
-                }
-            },
-        };
         let mut schema_version = None;
         let mut running = tokio::task::JoinSet::new();
         let mut cleanup = tokio::time::interval(self.options.cleanup_interval);

@@ -152,8 +152,10 @@ pub(crate) struct ListenOptions {
     #[arg(long, env = "GRAFTON_EVENTS_HTTP_POOL_SIZE", default_value_t = 100,
           value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) events_http_pool_size: u16,
-    /// Seconds between two looks at the event log when no notification came.
-    #[arg(long, env = "GRAFTON_EVENTS_FETCH_INTERVAL", default_value_t = 1.0)]
+    /// Seconds between two looks at the event log while nothing is due (the
+    /// capture notifies nothing: a NOTIFY per write serializes the writers'
+    /// commits).
+    #[arg(long, env = "GRAFTON_EVENTS_FETCH_INTERVAL", default_value_t = 0.1)]
     pub(crate) events_fetch_interval: f64,
     /// Hours delivered and dead events (and every invocation log) are kept before
     /// the clean-up deletes them.
