@@ -1,7 +1,6 @@
 //! Every write a trigger covers reaches its webhook once, in Hasura's payload.
 
 use crate::{Receiver, ADMIN_SECRET};
-use grafton_server::ServeOptions;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -34,13 +33,7 @@ async fn writes_reach_the_webhook_in_hasuras_payload() {
     let url = database("events_delivery");
     let receiver = Receiver::default();
     let hook = receiver.start().await;
-    let mut o = ServeOptions {
-        database_url: url.clone(),
-        port: 0,
-        metadata_store: true,
-        ..ServeOptions::default()
-    };
-    o.auth.admin_secret = Some(ADMIN_SECRET.into());
+    let o = crate::options(&url);
     let server = grafton_server::start(&o).await.expect("starts");
     let base = format!("http://{}", server.addr);
     let create = json!({"type": "pg_create_event_trigger", "args": {
@@ -222,13 +215,7 @@ async fn the_log_is_cleaned_up_and_what_is_due_stays() {
     let url = database("events_cleanup");
     let receiver = Receiver::default();
     let hook = receiver.start().await;
-    let mut o = ServeOptions {
-        database_url: url.clone(),
-        port: 0,
-        metadata_store: true,
-        ..ServeOptions::default()
-    };
-    o.auth.admin_secret = Some(ADMIN_SECRET.into());
+    let mut o = crate::options(&url);
     o.events.retention = Duration::from_millis(500);
     o.events.cleanup_interval = Duration::from_millis(200);
     let server = grafton_server::start(&o).await.expect("starts");
@@ -299,13 +286,7 @@ async fn another_roles_writes_fire_too() {
     let url = database("events_other_role");
     let receiver = Receiver::default();
     let hook = receiver.start().await;
-    let mut o = ServeOptions {
-        database_url: url.clone(),
-        port: 0,
-        metadata_store: true,
-        ..ServeOptions::default()
-    };
-    o.auth.admin_secret = Some(ADMIN_SECRET.into());
+    let o = crate::options(&url);
     let server = grafton_server::start(&o).await.expect("starts");
     let base = format!("http://{}", server.addr);
     let create = json!({"type": "pg_create_event_trigger", "args": {
@@ -338,13 +319,7 @@ async fn invoked_redelivered_and_read_back() {
     let url = database("events_api");
     let receiver = Receiver::default();
     let hook = receiver.start().await;
-    let mut o = ServeOptions {
-        database_url: url,
-        port: 0,
-        metadata_store: true,
-        ..ServeOptions::default()
-    };
-    o.auth.admin_secret = Some(ADMIN_SECRET.into());
+    let o = crate::options(&url);
     let server = grafton_server::start(&o).await.expect("starts");
     let base = format!("http://{}", server.addr);
     let meta = |body: Value| post(&base, "/v1/metadata", &ADMIN, body);
