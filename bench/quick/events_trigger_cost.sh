@@ -10,36 +10,13 @@
 #   CLIENTS=8 SECS=10 ROUNDS=3 (defaults)
 # Prints inserts/s per variant and round, then the medians and each over `plain`.
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-GRAFTON=${GRAFTON:-$TARGET/release/grafton}
 CLIENTS=${CLIENTS:-8}
 SECS=${SECS:-10}
 ROUNDS=${ROUNDS:-3}
-[[ -x $GRAFTON ]] || (cd "$ROOT" && cargo build --release -p grafton)
-PGBIN=$(pg_config --bindir 2>/dev/null || dirname "$(command -v initdb)")
-WORK=$(mktemp -d /tmp/grafton-trigger-cost.XXXXXX)
-PGDATA="$WORK/pgdata"
-AS_PG=()
-if [[ $(id -u) -eq 0 ]]; then AS_PG=(runuser -u postgres --); chown postgres "$WORK"; fi
-gpid=
-cleanup() {
-  set +e
-  [[ -n $gpid ]] && kill "$gpid" 2>/dev/null && wait "$gpid" 2>/dev/null
-  [[ -f "$PGDATA/postmaster.pid" ]] && "${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$PGDATA" -m fast stop >/dev/null 2>&1
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-PGPORT=$(free_port)
-"${AS_PG[@]}" "$PGBIN/initdb" -D "$PGDATA" -U postgres --auth=trust -E UTF8 --no-instructions >"$WORK/initdb.log" 2>&1
+source "$(dirname "$0")/events_pg.sh"
 # The bench suite's settings (bench/lib/run_setup.py).
-"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$PGDATA" -l "$WORK/postgres.log" -w start -o "-p $PGPORT -k $WORK \
-  -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
-  -c max_connections=300 -c shared_buffers=256MB" >/dev/null
-URL="postgres://postgres@127.0.0.1:$PGPORT/events"
-psql -q -v ON_ERROR_STOP=1 "postgres://postgres@127.0.0.1:$PGPORT/postgres" -c "CREATE DATABASE events"
+start_events_pg grafton-trigger-cost "-c full_page_writes=off -c max_connections=300 \
+  -c shared_buffers=256MB"
 VARIANTS=(plain grafton no_notify no_definer bare)
 for v in "${VARIANTS[@]}"; do
   psql -q -v ON_ERROR_STOP=1 "$URL" -c "CREATE TABLE t_$v (id bigserial PRIMARY KEY, run int NOT NULL,
@@ -49,11 +26,11 @@ done
 
 # Grafton installs its trigger on t_grafton, then stops.
 GPORT=$(free_port)
-"$GRAFTON" serve --database-url "$URL" --host 127.0.0.1 --port "$GPORT" >"$WORK/grafton.log" 2>&1 & gpid=$!
+"$GRAFTON" serve --database-url "$URL" --host 127.0.0.1 --port "$GPORT" >"$WORK/grafton.log" 2>&1 & gpid=$!; pids+=($gpid)
 for _ in $(seq 300); do curl -sf "http://127.0.0.1:$GPORT/healthz" >/dev/null && break; sleep 0.1; done
 curl -sf "http://127.0.0.1:$GPORT/v1/metadata" -d '{"type": "pg_create_event_trigger", "args": {"name": "cost",
   "table": "t_grafton", "webhook": "http://127.0.0.1:9/", "insert": {"columns": "*"}}}' >/dev/null
-kill "$gpid"; wait "$gpid" 2>/dev/null || true; gpid=
+kill "$gpid"; wait "$gpid" 2>/dev/null || true; pids=()
 
 # Its function's text, edited into the variants, each on its own table.
 psql -At "$URL" -c "SELECT pg_get_functiondef('grafton_catalog.grafton_event_cost'::regproc)" >"$WORK/fn.sql"

@@ -7,36 +7,12 @@
 # Grafton's CPU per 1,000 events (/proc), and event_log's dead rows before the run.
 #   GRAFTON=… bench/quick/events_vacuum.sh        # EVENTS=50000 ROUNDS=4
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-GRAFTON=${GRAFTON:-$TARGET/release/grafton}
 EVENTS=${EVENTS:-50000}
 ROUNDS=${ROUNDS:-4}
-[[ -x $GRAFTON ]] || (cd "$ROOT" && cargo build --release -p grafton)
-PGBIN=$(pg_config --bindir 2>/dev/null || dirname "$(command -v initdb)")
-WORK=$(mktemp -d /tmp/grafton-events-vacuum.XXXXXX)
-PGDATA="$WORK/pgdata"
-AS_PG=()
-if [[ $(id -u) -eq 0 ]]; then AS_PG=(runuser -u postgres --); chown postgres "$WORK"; fi
-pids=()
-cleanup() {
-  set +e
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-  [[ -f "$PGDATA/postmaster.pid" ]] && "${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$PGDATA" -m fast stop >/dev/null 2>&1
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-PGPORT=$(free_port)
-"${AS_PG[@]}" "$PGBIN/initdb" -D "$PGDATA" -U postgres --auth=trust -E UTF8 --no-instructions >"$WORK/initdb.log" 2>&1
+source "$(dirname "$0")/events_pg.sh"
 # The bench suite's settings (bench/lib/run_setup.py), autovacuum off.
-"${AS_PG[@]}" "$PGBIN/pg_ctl" -D "$PGDATA" -l "$WORK/postgres.log" -w start -o "-p $PGPORT -k $WORK \
-  -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
-  -c max_connections=300 -c shared_buffers=256MB -c autovacuum=off" >/dev/null
-URL="postgres://postgres@127.0.0.1:$PGPORT/events"
-psql -q -v ON_ERROR_STOP=1 "postgres://postgres@127.0.0.1:$PGPORT/postgres" -c "CREATE DATABASE events"
+start_events_pg grafton-events-vacuum "-c full_page_writes=off -c max_connections=300 \
+  -c shared_buffers=256MB -c autovacuum=off"
 psql -q -v ON_ERROR_STOP=1 "$URL" -c "CREATE TABLE orders (id bigserial PRIMARY KEY, run int NOT NULL,
   total numeric NOT NULL, note text NOT NULL)"
 echo "INSERT INTO orders (run, total, note) SELECT :run, g * 1.5, 'order ' || g FROM generate_series(1, 100) g;" \
