@@ -6,6 +6,7 @@
 # more. Per run: events/s (first capture to last `delivered_at`), PostgreSQL's and
 # Grafton's CPU per 1,000 events (/proc), and event_log's dead rows before the run.
 #   GRAFTON=… bench/quick/events_vacuum.sh        # EVENTS=50000 ROUNDS=4
+#   FILLFACTOR=100 …   the log's fill factor set after Grafton made it (Grafton's: 50)
 set -euo pipefail
 EVENTS=${EVENTS:-50000}
 ROUNDS=${ROUNDS:-4}
@@ -25,6 +26,9 @@ pids+=($gpid)
 for _ in $(seq 300); do curl -sf "http://127.0.0.1:$GPORT/healthz" >/dev/null && break; sleep 0.1; done
 curl -sf "http://127.0.0.1:$GPORT/v1/metadata" -d "{\"type\": \"pg_create_event_trigger\", \"args\": {\"name\": \"placed\",
   \"table\": \"orders\", \"webhook\": \"http://127.0.0.1:$HOOK_PORT/\", \"insert\": {\"columns\": \"*\"}}}" >/dev/null
+if [[ -n ${FILLFACTOR:-} ]]; then
+  psql -q -v ON_ERROR_STOP=1 "$URL" -c "ALTER TABLE grafton_catalog.event_log SET (fillfactor = $FILLFACTOR)"
+fi
 PM=$(head -1 "$PGDATA/postmaster.pid")
 ticks() { python3 -c "import sys; sys.path.insert(0, '$ROOT/bench/lib'); import procs; print(procs.tree_cpu_ticks($1))"; }
 TCK=$(getconf CLK_TCK)

