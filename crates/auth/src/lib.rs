@@ -40,7 +40,7 @@ use subtle::ConstantTimeEq;
 
 pub use error::{AuthError, AuthErrorKind, ConfigError};
 pub use session::{Role, Session, ADMIN_ROLE, ROLE_VAR, VAR_PREFIX};
-pub use webhook::{AuthHook, HookMode};
+pub use webhook::{AuthHook, HookMode, IGNORED_CLIENT_HEADERS};
 
 use jwt::JwtAuth;
 

@@ -74,9 +74,9 @@ impl FromStr for HookMode {
     }
 }
 
-/// Client headers never sent to the hook (Hasura's list, and the WebSocket
-/// handshake's own).
-const NOT_FORWARDED: &[&str] = &[
+/// Client headers Hasura never forwards (its `commonClientHeadersIgnored`): to an
+/// auth hook, or to an action's handler.
+pub const IGNORED_CLIENT_HEADERS: &[&str] = &[
     "content-length",
     "content-md5",
     "user-agent",
@@ -91,6 +91,10 @@ const NOT_FORWARDED: &[&str] = &[
     "connection",
     "dnt",
     "content-type",
+];
+
+/// The WebSocket handshake's own headers, never sent to the hook either.
+const HANDSHAKE: &[&str] = &[
     "upgrade",
     "sec-websocket-key",
     "sec-websocket-version",
@@ -168,7 +172,10 @@ impl Webhook {
     ) -> Result<Session, AuthError> {
         let forwarded: Vec<(&HeaderName, &HeaderValue)> = headers
             .iter()
-            .filter(|(name, _)| !NOT_FORWARDED.contains(&name.as_str()))
+            .filter(|(name, _)| {
+                let name = name.as_str();
+                !IGNORED_CLIENT_HEADERS.contains(&name) && !HANDSHAKE.contains(&name)
+            })
             .collect();
         let request = request.filter(|_| self.wants_request());
         let key = cache_key(self.mode, &forwarded, request);

@@ -19,4 +19,6 @@ pub struct Caller {
     /// The request's trace as a W3C `traceparent` (Grafton's own span when
     /// traces are exported, else the caller's), for events' `trace_context`.
     pub traceparent: Option<String>,
+    /// The client's request headers, for an action that forwards them.
+    pub headers: Vec<(String, String)>,
 }

@@ -124,8 +124,17 @@ fn round(
     let naming = Naming::new(options.naming);
     let model = grafton_schema::build(catalog.clone(), &config, naming, backend)?;
     // One schema per role named in the config, built now, never per request.
+    // An action's roles too, and an inherited role one of whose roles has one.
+    let action_roles: std::collections::BTreeSet<&String> = (config.actions.iter())
+        .flat_map(|a| a.permissions.iter().map(|p| &p.role))
+        .collect();
+    let inheriting = (config.inherited_roles.iter())
+        .filter(|(_, parents)| parents.iter().any(|p| action_roles.contains(p)))
+        .map(|(role, _)| role);
     let roles: std::collections::BTreeSet<&String> = (config.tables.values())
         .flat_map(|t| t.permissions.keys())
+        .chain(action_roles.iter().copied())
+        .chain(inheriting)
         .collect();
     // Rules are written as Hasura writes them (`_eq`, column names) whatever naming
     // the API uses: read them against a hasura-default model (same table and

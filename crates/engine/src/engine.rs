@@ -29,6 +29,9 @@ pub struct Engine {
     metrics: Arc<crate::Metrics>,
     /// Counts the schema sets served: open subscriptions re-plan when it moves.
     pub(crate) changes: tokio::sync::watch::Sender<u64>,
+    /// The one client calls out of requests go through (action handlers);
+    /// `None` if it could not be built (actions then answer that).
+    pub(crate) remote: Option<grafton_remote::Client>,
 }
 
 impl Engine {
@@ -57,10 +60,24 @@ impl Engine {
             recent: crate::reads::RecentWrites::new(std::time::Duration::ZERO),
             metrics,
             changes: tokio::sync::watch::Sender::new(0),
+            remote: grafton_remote::Client::new(Default::default()).ok(),
             db,
         };
         engine.live.set_enum_tables(enum_tables);
         engine
+    }
+
+    /// Whether an action served forwards the client's headers (so requests keep them).
+    pub fn forwards_client_headers(&self) -> bool {
+        let schemas = self.schemas.load();
+        let actions = &schemas.admin_model().actions;
+        actions.iter().any(|a| a.definition.forward_client_headers)
+    }
+
+    /// Calls out of requests (action handlers) go through a client with `options`.
+    pub fn with_remote(mut self, options: grafton_remote::ClientOptions) -> Result<Self, String> {
+        self.remote = Some(grafton_remote::Client::new(options)?);
+        Ok(self)
     }
 
     /// Heavy queries wait at most `max_wait` for their lane (`--queue-timeout`).

@@ -46,6 +46,9 @@ pub enum EngineError {
     /// The document is not in the role's allow list.
     #[error("query is not allowed: it is not in the allow list")]
     NotAllowed,
+    /// An action's handler gave no output (its own error, or one calling it).
+    #[error(transparent)]
+    Action(#[from] grafton_remote::ActionError),
     /// The role has no schema (only when no empty one was built for it).
     #[error(transparent)]
     NoPermissions(#[from] crate::request::types::NoPermissions),

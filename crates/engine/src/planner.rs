@@ -5,7 +5,7 @@ mod document;
 mod explain;
 mod introspect;
 mod plan;
-pub use plan::{Action, Plan, PlanKind};
+pub use plan::{Action, Plan, PlanKind, Source};
 
 use crate::error::EngineError;
 use crate::limits::shape::Shape;
@@ -65,6 +65,13 @@ pub struct Prepared {
     pub cost: u64,
     /// The operation's size as written.
     pub shape: Shape,
+}
+
+impl Prepared {
+    /// The request's document.
+    pub(crate) fn document(&self) -> &apollo_compiler::ExecutableDocument {
+        &self.entry.document
+    }
 }
 
 /// Parsing, validation and planning for one role, with their caches. Does no I/O.
@@ -275,6 +282,11 @@ impl Planner {
                     "a query calling '{f}', a VOLATILE function that may write, is not allowed"
                 )));
             }
+            if let Some(a) = document::action_root(&self.model, &entry.document, operation) {
+                return Err(EngineError::MethodNotAllowed(format!(
+                    "a query calling the action '{a}' (its handler may act for the caller) is not allowed"
+                )));
+            }
         }
         if transport != Transport::WebSocket
             && operation.operation_type == OperationType::Subscription
@@ -323,7 +335,9 @@ impl Planner {
         if let Some(rules) = &self.rules {
             grafton_ir::permissions::bind_session_arrays(rules, &mut variables)?;
         }
-        if operation.operation_type == OperationType::Mutation {
+        let mutation = operation.operation_type == OperationType::Mutation;
+        let actions = document::action_root(&self.model, &entry.document, operation).is_some();
+        if mutation && !actions {
             let mutation = grafton_ir::build_mutation(
                 &self.model,
                 self.rules.as_deref(),

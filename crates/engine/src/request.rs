@@ -30,6 +30,7 @@
 //! serve subscriptions, `explain` and live-query polls too, where the same
 //! variants reach the same mapping.
 
+mod actions;
 mod admit;
 mod persisted;
 mod read;
@@ -131,7 +132,8 @@ impl Engine {
                 write::run(self, planner, mutation, variables, caller, info, started).await
             }
             Action::Plan(plan) => {
-                read::run(self, planner, plan, &prepared, caller, info, started).await
+                let query = req.query.as_str();
+                read::run(self, planner, plan, &prepared, caller, info, started, query).await
             }
         }
     }

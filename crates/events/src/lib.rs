@@ -16,7 +16,7 @@ mod sql;
 mod sqlite_capture;
 mod sqlite_log;
 pub mod trigger_cleanup;
-mod webhook;
+use grafton_remote::webhook;
 
 use grafton_engine::events::ServedTrigger;
 use grafton_engine::Engine;

@@ -24,22 +24,20 @@ pub use crate::error::IrError;
 
 type Fields<'d> = IndexMap<&'d str, Vec<&'d Node<executable::Field>>>;
 
-/// Builds the IR of a query (or subscription: its root fields are a query's) operation.
-/// `variables` are the coerced variable values.
+/// Builds the IR of a query (or subscription: its root fields are a query's) operation,
+/// or of a mutation whose every root field is an action. `variables` are the
+/// coerced variable values.
 pub fn build_query(
     model: &SchemaModel,
     document: &ExecutableDocument,
     operation: &executable::Operation,
     variables: &Map<String, Json>,
 ) -> Result<Query, IrError> {
+    let mutation = operation.operation_type == executable::OperationType::Mutation;
     let root_type = match operation.operation_type {
         executable::OperationType::Query => "query_root",
         executable::OperationType::Subscription => "subscription_root",
-        executable::OperationType::Mutation => {
-            return Err(IrError::NotSupported(
-                "a mutation is not a query".to_owned(),
-            ))
-        }
+        executable::OperationType::Mutation => "mutation_root",
     };
     let mut b = Builder::new(model, Some(document), variables);
     let mut root = Vec::new();
@@ -47,8 +45,17 @@ pub fn build_query(
     let fields = b.collect(&[&operation.selection_set]);
     for (key, group) in &fields {
         let field = group[0];
+        let action = |i: usize| {
+            let fields = group.iter().map(|f| (*f).clone()).collect();
+            Root::Action(ActionRoot { action: i, fields })
+        };
         let value = match field.name.as_str() {
             "__typename" => Root::Typename(root_type.to_owned()),
+            // A mutation here is one whose every root field is an action.
+            name if mutation => match model.mutation_fields.get(name) {
+                Some(grafton_schema::MutationField::Action(i)) => action(*i),
+                _ => return Err(IrError::MixedActions),
+            },
             "__schema" | "__type" => Root::Introspection,
             grafton_schema::NO_QUERIES
                 if !model.root_fields.contains_key(grafton_schema::NO_QUERIES) =>
@@ -60,6 +67,7 @@ pub fn build_query(
                 Some(RootField::ByPk(t)) => Root::Rows(b.by_pk(*t, group)?),
                 Some(RootField::Aggregate(t)) => Root::Aggregate(b.aggregate(*t, group)?),
                 Some(RootField::Function(f)) => Root::Rows(b.call_rows(*f, group)?),
+                Some(RootField::Action(i)) => action(*i),
                 Some(RootField::FunctionAggregate(f)) => {
                     Root::Aggregate(b.call_aggregate(*f, group)?)
                 }

@@ -22,6 +22,10 @@ pub enum IrError {
     /// A value is not valid for its column's type (checked where the database does not).
     #[error("{0}")]
     DataException(String),
+    /// A mutation with an action and another root field (an action's handler
+    /// cannot take part in the database's transaction).
+    #[error("a mutation with an action may have no other root fields: an action's handler cannot take part in the database's transaction, so a failure could not undo the rest")]
+    MixedActions,
     /// A permission rule needs a session variable the request does not carry.
     #[error("missing session variable: \"{0}\"")]
     MissingSession(String),

@@ -42,6 +42,17 @@ pub enum Root {
     Rows(Rows),
     /// A `_aggregate` field.
     Aggregate(Aggregate),
+    /// An action: answered by its handler, not the database.
+    Action(ActionRoot),
+}
+
+/// An action's root field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActionRoot {
+    /// Its index in the model's `actions`.
+    pub action: usize,
+    /// The document's fields under its response key (their selections merge).
+    pub fields: Vec<apollo_compiler::Node<apollo_compiler::executable::Field>>,
 }
 
 /// Rows of one table.

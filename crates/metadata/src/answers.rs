@@ -29,7 +29,16 @@ pub(crate) fn build_refusal(e: grafton_engine::BuildError) -> Refusal {
 /// Hasura's refusal of a change that leaves objects it cannot serve: the object a
 /// command adds, named; other objects it breaks, or a replaced whole, summed up.
 pub(crate) fn inconsistent(objects: &[&Inconsistency], replaced: bool, kind: &str) -> Refusal {
-    let adds = ["pg_track", "pg_create", "pg_add", "pg_set", "bulk"];
+    let adds = [
+        "pg_track",
+        "pg_create",
+        "pg_add",
+        "pg_set",
+        "bulk",
+        "create_action",
+        "update_action",
+        "set_custom_types",
+    ];
     let (code, error) = if replaced {
         (
             "unexpected",

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 pub use crons::exported;
 pub use drop::{dependent, object as drop_object};
 
+mod actions;
 mod crons;
 mod drop;
 mod events;
@@ -145,6 +146,12 @@ fn edit(kind: &str) -> Option<Edit> {
         "pg_delete_event_trigger" => events::delete,
         "pause_event_trigger_cleanups" => |d, a| events::pause_cleanups(d, a, true),
         "resume_event_trigger_cleanups" => |d, a| events::pause_cleanups(d, a, false),
+        "create_action" => actions::create,
+        "update_action" => actions::update,
+        "drop_action" => actions::drop,
+        "create_action_permission" => actions::permit,
+        "drop_action_permission" => actions::forbid,
+        "set_custom_types" => actions::set_custom_types,
         "create_cron_trigger" => crons::create,
         "delete_cron_trigger" => crons::delete,
         _ => return None,
@@ -303,12 +310,6 @@ const KNOWN: &[&str] = &[
     "pg_suggest_relationships",
     "create_rest_endpoint",
     "drop_rest_endpoint",
-    "create_action",
-    "update_action",
-    "drop_action",
-    "create_action_permission",
-    "drop_action_permission",
-    "set_custom_types",
     "add_remote_schema",
     "update_remote_schema",
     "remove_remote_schema",

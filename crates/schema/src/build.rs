@@ -11,6 +11,9 @@ use grafton_sql::AggFunc;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 mod access;
+mod action_types;
+mod actions;
+pub use actions::named_type;
 mod aggregates;
 mod computed;
 mod functions;
@@ -85,6 +88,8 @@ pub fn build_for_role(
         Backend::Postgres => "public",
         Backend::Sqlite => "main",
     };
+    // Kept to find what an action clashes with, should its SDL not validate.
+    let original = (!config.actions.is_empty()).then(|| catalog.clone());
     let catalog = table_names::tracked(catalog, config, default_schema);
     let catalog = table_names::with_comments(catalog, config, default_schema);
     let mut warnings = Vec::new();
@@ -135,6 +140,7 @@ pub fn build_for_role(
     if role.is_none() {
         warnings.extend(functions::volatile_queries(&catalog, &functions));
     }
+    let role_actions = actions::resolve(config, role, naming)?;
     let mut b = Builder {
         catalog: &catalog,
         naming,
@@ -155,6 +161,8 @@ pub fn build_for_role(
         computed: &computed,
         input_types: HashMap::new(),
         enum_warnings: &mut warnings,
+        actions: &role_actions,
+        custom_types: &config.custom_types,
     };
     b.write_all();
     let Builder {
@@ -165,8 +173,24 @@ pub fn build_for_role(
         input_types,
         ..
     } = b;
-    let schema = Schema::parse_and_validate(&sdl.text, "schema.graphql")
-        .map_err(|e| SchemaError::Invalid(e.errors.to_string()))?;
+    let schema = match Schema::parse_and_validate(&sdl.text, "schema.graphql") {
+        Ok(schema) => schema,
+        Err(e) if original.is_some() && !role_actions.actions.is_empty() => {
+            let without = Config {
+                actions: Vec::new(),
+                custom_types: Default::default(),
+                ..config.clone()
+            };
+            let catalog = original.unwrap_or_default();
+            let plain = build_for_role(catalog, &without, naming, backend, role, backend_only)?;
+            return Err(actions::clashes(
+                &plain,
+                &role_actions,
+                &e.errors.to_string(),
+            ));
+        }
+        Err(e) => return Err(SchemaError::Invalid(e.errors.to_string())),
+    };
 
     let ops = CompareOp::ALL
         .into_iter()
@@ -220,6 +244,7 @@ pub fn build_for_role(
         validators,
         warnings,
         catalog,
+        actions: role_actions.actions,
     })
 }
 
@@ -278,6 +303,10 @@ struct Builder<'a> {
     computed: &'a [ComputedField],
     input_types: HashMap<String, InputKind>,
     enum_warnings: &'a mut Vec<String>,
+    /// The actions the role may call, and the custom types they reach.
+    actions: &'a actions::RoleActions,
+    /// Every custom type.
+    custom_types: &'a crate::config::CustomTypes,
 }
 
 impl Builder<'_> {

@@ -3,12 +3,19 @@
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
+mod actions;
 mod cron;
 mod database;
 pub use database::DatabaseConfig;
 mod events;
 mod functions;
+pub use actions::{
+    ActionArgument, ActionConfig, ActionDefinition, ActionKind, ActionOperation, ActionPermission,
+    ActionRelationship, CustomEnum, CustomEnumValue, CustomField, CustomInputObject, CustomObject,
+    CustomScalar, CustomTypes,
+};
 pub use cron::{CronTriggerConfig, ScheduleRetryConf};
+pub use events::template_vars;
 pub use events::{
     AllColumns, CleanupConfig, Columns as EventColumns, EventDefinition, EventTriggerConfig,
     HeaderConf, OperationSpec, RetryConf,
@@ -57,6 +64,12 @@ pub struct Config {
     /// Cron triggers (Hasura's `cron_triggers`): webhooks called on a schedule.
     #[serde(default)]
     pub cron_triggers: Vec<CronTriggerConfig>,
+    /// Actions (Hasura's `actions`): root fields answered by an HTTP handler.
+    #[serde(default)]
+    pub actions: Vec<ActionConfig>,
+    /// The types actions are written in (Hasura's `custom_types`).
+    #[serde(default)]
+    pub custom_types: CustomTypes,
     /// Whether every table, view and foreign key of the exposed schemas is served
     /// (`true`: the default without Hasura metadata), or only the tables listed
     /// under `tables` and the relationships the config names (`false`: the default

@@ -7,6 +7,7 @@ use crate::config::{Columns, Config, CustomRootField};
 use serde::Deserialize;
 use serde_json::Value;
 
+mod actions_sdl;
 mod convert;
 mod directory;
 mod document;

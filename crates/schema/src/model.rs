@@ -104,6 +104,8 @@ pub enum RootField {
     Function(FunctionId),
     /// `f_aggregate(args:, …)`.
     FunctionAggregate(FunctionId),
+    /// A query action: the index of [`SchemaModel::actions`].
+    Action(usize),
 }
 
 /// What the schema's role may do with a table (everything, for admin).
@@ -181,6 +183,8 @@ pub enum MutationField {
     DeleteByPk(TableId),
     /// A tracked `VOLATILE` function's rows.
     Function(FunctionId),
+    /// A mutation action: the index of [`SchemaModel::actions`].
+    Action(usize),
 }
 
 /// The update operators, in the order Hasura applies them.
@@ -306,6 +310,8 @@ pub struct SchemaModel {
     pub validators: HashMap<(TableId, usize), grafton_validate::ColumnSchema>,
     /// Non-fatal problems found while building (unmapped types, name clashes).
     pub warnings: Vec<String>,
+    /// The actions the role may call: the root fields answered by a handler.
+    pub actions: Vec<crate::config::ActionConfig>,
 }
 
 /// Argument names under the naming convention.

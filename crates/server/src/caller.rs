@@ -46,5 +46,20 @@ pub(crate) async fn caller_with_request(
         ip: peer.map(|Peer(addr)| addr.ip()),
         expires: session.expires,
         traceparent: crate::telemetry::traceparent(headers),
+        headers: Vec::new(),
     })
+}
+
+/// The client's headers kept for the actions that forward them: copied only
+/// when one served does (every request would pay for the copy otherwise).
+pub(crate) fn keep_headers(
+    engine: &grafton_engine::Engine,
+    caller: &mut Caller,
+    headers: &HeaderMap,
+) {
+    if engine.forwards_client_headers() {
+        caller.headers = (headers.iter())
+            .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+            .collect();
+    }
 }

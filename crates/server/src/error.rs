@@ -95,6 +95,8 @@ impl RequestError {
             Self::Engine(E::MethodNotAllowed(_)) => StatusCode::METHOD_NOT_ALLOWED,
             // A bad value is found where SQLite cannot check it, or by Postgres: same answer.
             Self::Engine(E::Ir(IrError::DataException(_)) | E::Permission(_)) => StatusCode::OK,
+            // As Hasura: an action's error is a GraphQL error, whatever the handler's status.
+            Self::Engine(E::Action(_)) => StatusCode::OK,
             Self::Auth { status, .. } => {
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::UNAUTHORIZED)
             }
@@ -165,6 +167,10 @@ impl RequestError {
                     "extensions": { "code": code, "path": path, "pointer": pointer }
                 })]
             }
+            // The handler's own `extensions`, verbatim (as Hasura passes them on).
+            Self::Engine(EngineError::Action(a)) => {
+                vec![json!({ "message": a.message, "extensions": a.extensions })]
+            }
             Self::Engine(EngineError::Execute(ExecuteError::Constraint(v))) => {
                 let mut ext = json!({ "code": code });
                 if let Some(c) = &v.constraint {
@@ -203,6 +209,9 @@ pub(crate) fn engine_code(e: &EngineError) -> &'static str {
         E::Ir(IrError::InvalidInput { .. }) => "validation-failed",
         E::Ir(IrError::DataException(_)) => "data-exception",
         E::Ir(IrError::MissingSession(_)) => "access-denied",
+        E::Ir(IrError::MixedActions) => "validation-failed",
+        // The label counted; the body has the handler's own code.
+        E::Action(_) => "action-webhook-error",
         E::Permission(_) => "permission-error",
         E::NoPermissions(_) => "access-denied",
         E::Limit(l) => limit_code(l.kind),

@@ -78,7 +78,8 @@ async fn graphql_post(State(state): State<AppState>, request: Request) -> Respon
         let early = match state.auth.wants_request() {
             true => None,
             false => {
-                let caller = caller(&state.auth, request.headers(), peer).await?;
+                let mut caller = caller(&state.auth, request.headers(), peer).await?;
+                crate::caller::keep_headers(&state.engine, &mut caller, request.headers());
                 observed.caller(&caller);
                 Some(caller)
             }
@@ -102,7 +103,9 @@ async fn graphql_post(State(state): State<AppState>, request: Request) -> Respon
             None => {
                 let headers = request.headers().clone();
                 let value = read_json(request, &state).await?;
-                let caller = caller_with_request(&state.auth, &headers, peer, Some(&value)).await?;
+                let mut caller =
+                    caller_with_request(&state.auth, &headers, peer, Some(&value)).await?;
+                crate::caller::keep_headers(&state.engine, &mut caller, &headers);
                 observed.caller(&caller);
                 let body = std::future::ready(Ok::<_, RequestError>(value));
                 let info = &mut observed.info;
@@ -166,7 +169,8 @@ async fn graphql_get(
     let span = observed.span.clone();
     let result = async {
         let peer = peer.map(|Extension(p)| p);
-        let caller = caller(&state.auth, &headers, peer).await?;
+        let mut caller = caller(&state.auth, &headers, peer).await?;
+        crate::caller::keep_headers(&state.engine, &mut caller, &headers);
         observed.caller(&caller);
         let Query(pairs) = query.map_err(|e| RequestError::BadRequest(e.body_text()))?;
         let mut object = Map::new();

@@ -152,6 +152,7 @@ async fn explained(state: &AppState, body: Value) -> Result<Value, Refusal> {
         ip: None,
         expires: None,
         traceparent: None,
+        headers: Vec::new(),
     };
     match state.engine.explain(&caller, &request).await {
         Ok(fields) => Ok(Value::Array(fields)),

@@ -297,7 +297,8 @@ impl Connection {
                 }
                 let headers = init_headers(&self.headers, &payload);
                 match crate::caller::caller(&self.state.auth, &headers, self.peer).await {
-                    Ok(caller) => {
+                    Ok(mut caller) => {
+                        crate::caller::keep_headers(&self.state.engine, &mut caller, &headers);
                         self.caller = Some(caller);
                         ok(vec![protocol::ack()])
                     }

@@ -8,7 +8,8 @@
 //! - an object relationship or `_by_pk` yields one row per parent row;
 //! - each predicate of a `where` (each element of an `_in` list) counts once per
 //!   parent row, so a huge filter costs what it weighs;
-//! - an introspection root field counts its fields; columns count nothing.
+//! - an introspection root field counts its fields; columns count nothing;
+//! - an action's handler call counts [`ACTION_CALL`].
 
 use grafton_ir::permissions::RoleRules;
 use grafton_ir::{Aggregate, AggregateField, Args, BoolExp, Field, Query, Root, Rows, Value};
@@ -17,6 +18,9 @@ use serde_json::{Map, Value as Json};
 /// Rows assumed for a list that nothing limits (no `limit`, no role limit, no
 /// `--default-limit`).
 pub const UNBOUNDED_ROWS: u64 = 10_000;
+
+/// What one action's handler call counts: as much as a hundred rows.
+pub const ACTION_CALL: u64 = 100;
 
 /// The cost of one operation, as a function of its variables.
 #[derive(Debug, Clone, Default)]
@@ -62,11 +66,14 @@ impl Cost {
             .filter_map(|(_, root)| match root {
                 Root::Rows(rows) => Some(b.rows(rows)),
                 Root::Aggregate(agg) => Some(b.aggregate(agg)),
-                Root::Typename(_) | Root::Introspection => None,
+                Root::Typename(_) | Root::Introspection | Root::Action(_) => None,
             })
             .collect();
+        let calls = (query.root.iter())
+            .filter(|(_, r)| matches!(r, Root::Action(_)))
+            .count() as u64;
         Self {
-            fixed: introspection_nodes,
+            fixed: introspection_nodes.saturating_add(calls.saturating_mul(ACTION_CALL)),
             roots,
         }
     }

@@ -4,7 +4,7 @@
 use super::{GraphqlRequest, Plan, Planner, PLANS_PER_DOCUMENT};
 use crate::error::EngineError;
 use crate::limits::shape::{self, Shape};
-use apollo_compiler::executable::{Operation, Selection};
+use apollo_compiler::executable::{Operation, OperationType, Selection};
 use apollo_compiler::validation::Valid;
 use apollo_compiler::{ast, ExecutableDocument, Name};
 use quick_cache::sync::Cache;
@@ -107,6 +107,53 @@ pub(super) fn volatile_call<'a>(
                         .get(&s.fragment_name)
                         .map(|f| &f.selection_set),
                 ),
+            }
+        }
+    }
+    None
+}
+
+/// A root field of the operation that is an action, if any (a mutation with one
+/// is planned as actions, and refused if it has another root field; a query
+/// with one is not run over GET, where a cross-site page could make a browser
+/// call its handler with the user's cookies).
+pub(super) fn action_root<'a>(
+    model: &grafton_schema::SchemaModel,
+    document: &'a ExecutableDocument,
+    operation: &'a Operation,
+) -> Option<&'a str> {
+    if model.actions.is_empty() {
+        return None;
+    }
+    let mut pending = vec![&operation.selection_set];
+    let mut visited = Vec::new();
+    while let Some(set) = pending.pop() {
+        for selection in &set.selections {
+            match selection {
+                Selection::Field(f) => {
+                    let name = f.name.as_str();
+                    let action = match operation.operation_type {
+                        OperationType::Mutation => matches!(
+                            model.mutation_fields.get(name),
+                            Some(grafton_schema::MutationField::Action(_))
+                        ),
+                        _ => matches!(
+                            model.root_fields.get(name),
+                            Some(grafton_schema::RootField::Action(_))
+                        ),
+                    };
+                    if action {
+                        return Some(name);
+                    }
+                }
+                Selection::InlineFragment(i) => pending.push(&i.selection_set),
+                Selection::FragmentSpread(s) => {
+                    if !visited.contains(&&s.fragment_name) {
+                        visited.push(&s.fragment_name);
+                        let fragment = document.fragments.get(&s.fragment_name);
+                        pending.extend(fragment.map(|f| &f.selection_set));
+                    }
+                }
             }
         }
     }

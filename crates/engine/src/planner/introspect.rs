@@ -1,20 +1,69 @@
-//! Introspection root fields, answered from the schema and merged with the database's.
+//! Root fields answered apart from the database (introspection from the schema,
+//! actions by their handlers), merged with the database's answer.
 
 use super::document::operation;
+use super::plan::Source;
 use super::{Planner, Prepared};
 use crate::error::EngineError;
 use crate::limits::LimitKind;
 use apollo_compiler::introspection;
+use apollo_compiler::response::{GraphQLError, JsonMap};
 use serde_json::{Map, Value};
 
 impl Planner {
-    /// Introspection fields are answered by apollo-compiler from the schema and merged,
-    /// in document order, with whatever the database returned.
-    pub(crate) fn merge_introspection(
+    /// Introspection fields are answered by apollo-compiler from the schema and
+    /// action fields by their handlers (`actions`, by response key); both are
+    /// merged, in document order, with whatever the database returned.
+    pub(crate) fn merge_roots(
         &self,
         prepared: &Prepared,
         db_json: Option<String>,
+        mut actions: Map<String, Value>,
     ) -> Result<String, EngineError> {
+        let (root_keys, introspects) = match &prepared.action {
+            super::Action::Plan(plan) => (plan.roots.as_slice(), plan.has_introspection),
+            super::Action::Mutation(_) => (&[][..], false),
+        };
+        let max = self.limits.max_response_bytes;
+        let (intro, errors) = match introspects {
+            true => self.introspect(prepared)?,
+            false => (Default::default(), Vec::new()),
+        };
+        let mut db: Map<String, Value> = match db_json {
+            Some(text) => serde_json::from_str(&text).map_err(|e| {
+                EngineError::Execute(grafton_execute::ExecuteError::Config(format!(
+                    "database returned invalid JSON: {e}"
+                )))
+            })?,
+            None => Map::new(),
+        };
+        let mut data = Map::new();
+        for (key, source) in root_keys {
+            let value = match source {
+                Source::Introspection => intro
+                    .get(key.as_str())
+                    .map(|v| serde_json::to_value(v).unwrap_or(Value::Null))
+                    .unwrap_or(Value::Null),
+                Source::Action(_) => actions.remove(key).unwrap_or(Value::Null),
+                Source::Database => db.remove(key).unwrap_or(Value::Null),
+            };
+            data.insert(key.clone(), value);
+        }
+        let mut body = Map::new();
+        body.insert("data".into(), Value::Object(data));
+        if !errors.is_empty() {
+            body.insert(
+                "errors".into(),
+                serde_json::to_value(&errors).unwrap_or(Value::Null),
+            );
+        }
+        let body = Value::Object(body).to_string();
+        crate::limits::check(LimitKind::ResponseBytes, Some(max), body.len() as u64)?;
+        Ok(body)
+    }
+
+    /// The introspection root fields' answer, within the response size.
+    fn introspect(&self, prepared: &Prepared) -> Result<(JsonMap, Vec<GraphQLError>), EngineError> {
         let document = &prepared.entry.document;
         let operation = operation(&prepared.entry, prepared.operation_name.as_deref())?;
         introspection::check_max_depth(document, operation)
@@ -41,41 +90,6 @@ impl Planner {
             &prepared.coerced,
         )
         .map_err(|e| EngineError::validation(e.message().to_string()))?;
-        let intro = response.data.unwrap_or_default();
-        let mut db: Map<String, Value> = match db_json {
-            Some(text) => serde_json::from_str(&text).map_err(|e| {
-                EngineError::Execute(grafton_execute::ExecuteError::Config(format!(
-                    "database returned invalid JSON: {e}"
-                )))
-            })?,
-            None => Map::new(),
-        };
-        let mut data = Map::new();
-        let root_keys = match &prepared.action {
-            super::Action::Plan(plan) => plan.roots.as_slice(),
-            super::Action::Mutation(_) => &[],
-        };
-        for (key, from_intro) in root_keys {
-            let value = if *from_intro {
-                intro
-                    .get(key.as_str())
-                    .map(|v| serde_json::to_value(v).unwrap_or(Value::Null))
-                    .unwrap_or(Value::Null)
-            } else {
-                db.remove(key).unwrap_or(Value::Null)
-            };
-            data.insert(key.clone(), value);
-        }
-        let mut body = Map::new();
-        body.insert("data".into(), Value::Object(data));
-        if !response.errors.is_empty() {
-            body.insert(
-                "errors".into(),
-                serde_json::to_value(&response.errors).unwrap_or(Value::Null),
-            );
-        }
-        let body = Value::Object(body).to_string();
-        crate::limits::check(LimitKind::ResponseBytes, Some(max), body.len() as u64)?;
-        Ok(body)
+        Ok((response.data.unwrap_or_default(), response.errors))
     }
 }

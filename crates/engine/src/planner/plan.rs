@@ -26,6 +26,16 @@ pub enum PlanKind {
     },
 }
 
+/// Where a root field's answer comes from.
+pub enum Source {
+    /// The statement's JSON.
+    Database,
+    /// The schema (`__schema`, `__type`).
+    Introspection,
+    /// An action's handler.
+    Action(grafton_ir::ActionRoot),
+}
+
 /// What a prepared request does: answer from a plan (cached per shape), or write.
 pub enum Action {
     /// A query or subscription.
@@ -43,10 +53,14 @@ pub struct Plan {
     pub(crate) key: String,
     /// Variables used as `limit`/`offset`, checked per request.
     pub(super) non_negative_vars: Vec<String>,
-    /// Root response keys and whether each comes from introspection, in order.
-    pub(super) roots: Vec<(String, bool)>,
+    /// Root response keys and where each is answered from, in order.
+    pub(crate) roots: Vec<(String, Source)>,
     /// Whether any root field is introspection (then responses are merged).
     pub(crate) has_introspection: bool,
+    /// Whether any root field is an action (then responses are merged).
+    pub(crate) has_actions: bool,
+    /// A mutation's actions, called one after the other (a query's at once).
+    pub(crate) sequential: bool,
     /// Session variables the statement binds (each request must carry them).
     pub(super) session_vars: Vec<String>,
     /// The cost estimate, evaluated with each request's variables.
@@ -126,12 +140,18 @@ impl Planner {
                 _ => None,
             })
             .collect();
-        let roots: Vec<(String, bool)> = query
-            .root
-            .iter()
-            .map(|(k, r)| (k.clone(), matches!(r, Root::Introspection)))
+        let roots: Vec<(String, Source)> = (query.root.iter())
+            .map(|(k, r)| {
+                let source = match r {
+                    Root::Introspection => Source::Introspection,
+                    Root::Action(a) => Source::Action(a.clone()),
+                    _ => Source::Database,
+                };
+                (k.clone(), source)
+            })
             .collect();
-        let has_introspection = roots.iter().any(|(_, intro)| *intro);
+        let has_introspection = (roots.iter()).any(|(_, s)| matches!(s, Source::Introspection));
+        let has_actions = (roots.iter()).any(|(_, s)| matches!(s, Source::Action(_)));
         // Key the plan on every variable known to shape this document, including the
         // ones this build just discovered.
         let key = {
@@ -153,6 +173,8 @@ impl Planner {
             non_negative_vars: query.non_negative_vars.iter().cloned().collect(),
             roots,
             has_introspection,
+            has_actions,
+            sequential: operation.operation_type == OperationType::Mutation,
             session_vars,
         });
         if use_cache {

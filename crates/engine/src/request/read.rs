@@ -8,7 +8,9 @@ use crate::planner::{Plan, PlanKind, Planner, Prepared};
 use std::sync::Arc;
 use tracing::Instrument;
 
-/// Runs a query's `plan` as `caller` and returns the response body's JSON text.
+/// Runs a query's `plan` as `caller` and returns the response body's JSON text
+/// (a mutation's plan only when its every root field is an action).
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn run(
     engine: &Engine,
     planner: &Planner,
@@ -17,6 +19,7 @@ pub(super) async fn run(
     caller: &Caller,
     info: &mut crate::RequestInfo,
     started: std::time::Instant,
+    request_query: &str,
 ) -> Result<String, EngineError> {
     let statement = match &plan.kind {
         PlanKind::Query(statement) => statement.as_ref(),
@@ -31,29 +34,48 @@ pub(super) async fn run(
     };
     let db_started = std::time::Instant::now();
     info.planning = Some(db_started - started);
-    let db_json = match statement {
-        Some(statement) => {
-            let answer = engine
-                .db
-                .query_json(
-                    statement,
-                    &prepared.variables,
-                    planner.budget(),
-                    engine.recent.route(caller),
-                )
-                .instrument(grafton_execute::trace::span(
-                    engine.db.dialect(),
-                    "query",
-                    Some(&statement.sql),
-                ))
-                .await;
-            info.database = Some(db_started.elapsed());
-            Some(answer.map_err(|e| response_limit(e, planner))?)
+    let actions = async {
+        match plan.has_actions {
+            true => {
+                super::actions::run(engine, planner, plan, prepared, caller, request_query).await
+            }
+            false => Ok(serde_json::Map::new()),
+        }
+    };
+    let db_json = async {
+        match statement {
+            Some(statement) => {
+                let answer = engine
+                    .db
+                    .query_json(
+                        statement,
+                        &prepared.variables,
+                        planner.budget(),
+                        engine.recent.route(caller),
+                    )
+                    .instrument(grafton_execute::trace::span(
+                        engine.db.dialect(),
+                        "query",
+                        Some(&statement.sql),
+                    ))
+                    .await;
+                let elapsed = db_started.elapsed();
+                Some((answer.map_err(|e| response_limit(e, planner)), elapsed))
+            }
+            None => None,
+        }
+    };
+    // An action's handler and the statement wait at once.
+    let (db_json, actions) = tokio::join!(db_json, actions);
+    let db_json = match db_json {
+        Some((answer, elapsed)) => {
+            info.database = Some(elapsed);
+            Some(answer?)
         }
         None => None,
     };
-    if plan.has_introspection {
-        return planner.merge_introspection(prepared, db_json);
+    if plan.has_introspection || plan.has_actions {
+        return planner.merge_roots(prepared, db_json, actions?);
     }
     let data = db_json.unwrap_or_else(|| "{}".to_owned());
     let mut out = String::with_capacity(data.len() + 10);

@@ -117,9 +117,27 @@ pub fn object(doc: &mut Value, i: &Inconsistency) -> bool {
         CronTrigger => top(doc, "cron_triggers", "name"),
         RemoteSchema => top(doc, "remote_schemas", "name"),
         Endpoint => top(doc, "rest_endpoints", "name"),
-        CustomTypes => doc
-            .as_object_mut()
-            .is_some_and(|d| d.remove("custom_types").is_some()),
+        // `Type.relationship`: that relationship alone.
+        CustomTypes => match i.name.split_once('.') {
+            Some((ty, rel)) => {
+                let objects = doc
+                    .pointer_mut("/custom_types/objects")
+                    .and_then(Value::as_array_mut);
+                let object = (objects.into_iter().flatten())
+                    .find(|o| o.get("name").and_then(Value::as_str) == Some(ty));
+                let relationships = object
+                    .and_then(|o| o.get_mut("relationships"))
+                    .and_then(Value::as_array_mut);
+                relationships.is_some_and(|r| {
+                    let before = r.len();
+                    r.retain(|x| x.get("name").and_then(Value::as_str) != Some(rel));
+                    before != r.len()
+                })
+            }
+            None => doc
+                .as_object_mut()
+                .is_some_and(|d| d.remove("custom_types").is_some()),
+        },
         NativeQuery => source(doc, "native_queries", "root_field_name"),
         LogicalModel => source(doc, "logical_models", "name"),
         // A second source goes whole; the first one stays, whatever it says.

@@ -18,6 +18,7 @@ impl Builder<'_> {
             }
         }
         self.write_functions(&mut root, &mut mutation_root, &mut subscription_root);
+        self.write_actions(&mut root, &mut mutation_root);
         let root_name = "query_root";
         if root.is_empty() {
             // A role that may only write still needs a query type; Hasura's placeholder.

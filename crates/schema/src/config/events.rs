@@ -162,3 +162,16 @@ pub struct CleanupConfig {
 fn ten_thousand() -> u32 {
     10_000
 }
+
+/// The environment variables a webhook's `{{NAME}}` template reads.
+pub fn template_vars(text: &str) -> Vec<String> {
+    let mut vars = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else { break };
+        vars.push(after[..end].trim().to_owned());
+        rest = &after[end + 2..];
+    }
+    vars
+}

@@ -240,6 +240,11 @@ fn project_files(dir: &Path, doc: &mut Map<String, Value>) -> Result<(), String>
             }
         }
     }
+    let sdl = dir.join("actions.graphql");
+    if sdl.is_file() {
+        let text = text(&sdl)?;
+        super::actions_sdl::merge(&text, doc).map_err(|e| format!("{}: {e}", sdl.display()))?;
+    }
     Ok(())
 }
 

@@ -22,6 +22,34 @@ pub fn merge(config: &mut Config, other: Config) {
             config.cron_triggers.push(cron);
         }
     }
+    for action in other.actions {
+        if !config.actions.iter().any(|a| a.name == action.name) {
+            config.actions.push(action);
+        }
+    }
+    // Custom types by name, the config file's winning.
+    let ours = &mut config.custom_types;
+    let theirs = other.custom_types;
+    for o in theirs.objects {
+        if !ours.objects.iter().any(|x| x.name == o.name) {
+            ours.objects.push(o);
+        }
+    }
+    for i in theirs.input_objects {
+        if !ours.input_objects.iter().any(|x| x.name == i.name) {
+            ours.input_objects.push(i);
+        }
+    }
+    for e in theirs.enums {
+        if !ours.enums.iter().any(|x| x.name == e.name) {
+            ours.enums.push(e);
+        }
+    }
+    for sc in theirs.scalars {
+        if !ours.scalars.iter().any(|x| x.name == sc.name) {
+            ours.scalars.push(sc);
+        }
+    }
     config.left_out.extend(other.left_out);
     let introspection = &mut config.graphql_schema_introspection.disabled_for_roles;
     introspection.extend(other.graphql_schema_introspection.disabled_for_roles);

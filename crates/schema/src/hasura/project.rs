@@ -1,8 +1,8 @@
 //! The project-wide parts of Hasura metadata: `api_limits`, `query_collections`
-//! with the `allowlist`, `inherited_roles`, `graphql_schema_introspection` and
-//! `cron_triggers` are served; actions, remote schemas, REST endpoints and the sources'
-//! unread parts are reported. Absent or empty (`{}`, `[]`, `null`) parts say
-//! nothing.
+//! with the `allowlist`, `inherited_roles`, `graphql_schema_introspection`,
+//! `cron_triggers`, `actions` and `custom_types` are served; remote schemas, REST
+//! endpoints and the sources' unread parts are reported. Absent or empty (`{}`,
+//! `[]`, `null`) parts say nothing.
 
 use crate::api_limits::ApiLimits;
 use crate::config::Config;
@@ -123,8 +123,8 @@ fn names(v: Option<&Value>) -> Vec<String> {
     list.iter().map(super::convert::json_name).collect()
 }
 
-/// The project-wide objects Grafton does not serve yet (actions, remote schemas,
-/// REST endpoints), each by name, and the parts of the sources it
+/// The project-wide objects Grafton does not serve yet (remote schemas, REST
+/// endpoints), each by name, and the parts of the sources it
 /// does not read (a source's customization, a second source): reported as
 /// inconsistent metadata, never dropped in silence.
 fn unserved(
@@ -137,19 +137,6 @@ fn unserved(
         Inconsistency::new(kind, &name, why)
     };
     let mut out = Vec::new();
-    for name in names(doc.get("actions")) {
-        out.push(not_yet(ObjectKind::Action, name));
-    }
-    let types = doc.get("custom_types").and_then(Value::as_object);
-    let any = types.is_some_and(|t| t.values().any(|v| !super::document::is_empty(v)));
-    if any {
-        let why = "actions' custom types are not served by Grafton yet".to_owned();
-        out.push(Inconsistency::new(
-            ObjectKind::CustomTypes,
-            "custom_types",
-            why,
-        ));
-    }
     for (key, kind) in [
         ("remote_schemas", ObjectKind::RemoteSchema),
         ("rest_endpoints", ObjectKind::Endpoint),
@@ -318,6 +305,32 @@ pub(super) fn apply(doc: &Map<String, Value>, config: &mut Config) -> Result<(),
                 let name = super::convert::json_name(cron);
                 let kind = ObjectKind::CronTrigger;
                 config.left_out.push(Inconsistency::new(kind, &name, e));
+            }
+        }
+    }
+    // Each action read alone too; the custom types as a whole.
+    let actions = doc.get("actions").and_then(Value::as_array);
+    for (i, action) in actions.into_iter().flatten().enumerate() {
+        match super::document::typed(action, &format!("actions[{i}]")) {
+            Ok(a) => config.actions.push(a),
+            Err(e) => {
+                let name = super::convert::json_name(action);
+                let kind = ObjectKind::Action;
+                config.left_out.push(Inconsistency::new(kind, &name, e));
+            }
+        }
+    }
+    if let Some(types) = doc
+        .get("custom_types")
+        .filter(|v| !super::document::is_empty(v))
+    {
+        match super::document::typed(types, "custom_types") {
+            Ok(types) => config.custom_types = types,
+            Err(e) => {
+                let kind = ObjectKind::CustomTypes;
+                config
+                    .left_out
+                    .push(Inconsistency::new(kind, "custom_types", e));
             }
         }
     }

@@ -22,6 +22,26 @@ pub fn remove(config: &mut Config, object: &Inconsistency) -> bool {
         config.cron_triggers.retain(|c| c.name != name);
         return before != config.cron_triggers.len();
     }
+    if object.kind == Action {
+        let before = config.actions.len();
+        config.actions.retain(|a| a.name != name);
+        return before != config.actions.len();
+    }
+    if object.kind == CustomTypes {
+        // `Type.relationship`: that relationship alone.
+        if let Some((ty, rel)) = name.split_once('.') {
+            let objects = config.custom_types.objects.iter_mut();
+            let Some(o) = objects.into_iter().find(|o| o.name == ty) else {
+                return false;
+            };
+            let before = o.relationships.len();
+            o.relationships.retain(|r| r.name != rel);
+            return before != o.relationships.len();
+        }
+        let had = !config.custom_types.is_empty();
+        config.custom_types = Default::default();
+        return had;
+    }
     let Some(table) = object.table.as_deref() else {
         return false;
     };

@@ -1,7 +1,8 @@
 //! Hasura projects beyond tables (issue 16), fed from Hasura-format metadata and from
-//! the config file, on both backends: custom names, enum tables and inherited roles
-//! so far.
+//! the config file, on both backends: custom names, enum tables, inherited roles,
+//! and actions (issue 33).
 
+mod actions;
 mod cli;
 mod computed_fields;
 mod custom_names;

@@ -1,11 +1,12 @@
-//! A trigger's webhook URL and headers, resolved from the environment as Hasura
-//! resolves them (`webhook_from_env`, `{{ENV}}` templates, `value_from_env`), and
-//! call errors described without the URL (which may hold a secret).
+//! A webhook's URL and headers, resolved from the environment as Hasura resolves
+//! them (`webhook_from_env`, `{{ENV}}` templates, `value_from_env`), and call
+//! errors described without the URL (which may hold a secret). Shared by event
+//! triggers, scheduled events and actions.
 
 use grafton_schema::config::{EventTriggerConfig, HeaderConf};
 
 /// `text` with each `{{NAME}}` replaced by the environment variable's value.
-pub(crate) fn templated(text: &str) -> Result<String, String> {
+pub fn templated(text: &str) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
@@ -25,7 +26,7 @@ pub(crate) fn templated(text: &str) -> Result<String, String> {
 }
 
 /// The webhook's URL.
-pub(crate) fn url(trigger: &EventTriggerConfig) -> Result<String, String> {
+pub fn url(trigger: &EventTriggerConfig) -> Result<String, String> {
     match (&trigger.webhook, &trigger.webhook_from_env) {
         (Some(url), _) => templated(url),
         (None, Some(var)) => std::env::var(var)
@@ -35,7 +36,7 @@ pub(crate) fn url(trigger: &EventTriggerConfig) -> Result<String, String> {
 }
 
 /// A header's value.
-pub(crate) fn header_value(header: &HeaderConf) -> Result<String, String> {
+pub fn header_value(header: &HeaderConf) -> Result<String, String> {
     match (&header.value, &header.value_from_env) {
         (Some(v), _) => Ok(v.clone()),
         (None, Some(var)) => std::env::var(var).map_err(|_| {
@@ -49,7 +50,7 @@ pub(crate) fn header_value(header: &HeaderConf) -> Result<String, String> {
 }
 
 /// A failed call, said without its URL.
-pub(crate) fn describe(e: &reqwest::Error) -> String {
+pub fn describe(e: &reqwest::Error) -> String {
     let kind = if e.is_timeout() {
         "timed out"
     } else if e.is_connect() {

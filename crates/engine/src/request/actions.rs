@@ -1,0 +1,118 @@
+//! Step 9 for action root fields: each handler called through the engine's one
+//! outgoing client (a query's at once, a mutation's one after the other, in
+//! document order), its answer checked against the action's output type and
+//! shaped to the selection.
+
+use crate::engine::{Caller, Engine};
+use crate::error::EngineError;
+use crate::planner::{Plan, Planner, Prepared, Source};
+use grafton_remote::output::Shaper;
+use grafton_remote::{ActionCall, ActionError};
+use serde_json::{Map, Value};
+
+/// The answers of `plan`'s action root fields, by response key.
+pub(super) async fn run(
+    engine: &Engine,
+    planner: &Planner,
+    plan: &Plan,
+    prepared: &Prepared,
+    caller: &Caller,
+    request_query: &str,
+) -> Result<Map<String, Value>, EngineError> {
+    let cx = Cx {
+        engine,
+        planner,
+        prepared,
+        caller,
+        session: session(caller),
+        request_query,
+    };
+    let calls = (plan.roots.iter()).filter_map(|(key, source)| match source {
+        Source::Action(a) => Some((key, a)),
+        _ => None,
+    });
+    let mut out = Map::new();
+    if plan.sequential {
+        for (key, root) in calls {
+            out.insert(key.clone(), answer(&cx, root).await?);
+        }
+        return Ok(out);
+    }
+    let answers = futures_util::future::join_all(calls.map(|(key, root)| {
+        let cx = &cx;
+        async move { (key, answer(cx, root).await) }
+    }))
+    .await;
+    for (key, value) in answers {
+        out.insert(key.clone(), value?);
+    }
+    Ok(out)
+}
+
+/// What every action of one request is answered with.
+struct Cx<'a> {
+    engine: &'a Engine,
+    planner: &'a Planner,
+    prepared: &'a Prepared,
+    caller: &'a Caller,
+    /// The session sent to the handlers.
+    session: Map<String, Value>,
+    request_query: &'a str,
+}
+
+/// The session a handler is sent: the caller's variables, with its role.
+fn session(caller: &Caller) -> Map<String, Value> {
+    let mut session = caller.vars.clone();
+    if !session.contains_key("x-hasura-role") {
+        let role = caller.role.as_deref().unwrap_or("admin");
+        session.insert("x-hasura-role".into(), Value::String(role.to_owned()));
+    }
+    session
+}
+
+/// One action root field's answer.
+async fn answer(cx: &Cx<'_>, root: &grafton_ir::ActionRoot) -> Result<Value, EngineError> {
+    let Cx {
+        engine,
+        planner,
+        prepared,
+        caller,
+        ..
+    } = *cx;
+    let model = planner.model();
+    let Some(action) = model.actions.get(root.action) else {
+        return Err(ActionError::new("the action is no longer served", "not-supported").into());
+    };
+    let Some(field) = root.fields.first() else {
+        return Ok(Value::Null);
+    };
+    let shaper = Shaper {
+        schema: &model.schema,
+        document: prepared.document(),
+        variables: &prepared.variables,
+    };
+    let input: Map<String, Value> = (field.arguments.iter())
+        .filter_map(|a| Some((a.name.to_string(), shaper.argument(&a.value)?)))
+        .collect();
+    let Some(client) = engine.remote.as_ref() else {
+        let why = "the outgoing HTTP client could not be built";
+        return Err(ActionError::new(why, "action-webhook-error").into());
+    };
+    let call = ActionCall {
+        action,
+        input: Value::Object(input),
+        session: &cx.session,
+        request_query: cx.request_query,
+        client_headers: &caller.headers,
+    };
+    let output = grafton_remote::action::call(client, call).await?;
+    let fields: Vec<_> = root.fields.iter().collect();
+    shaper
+        .shape(&field.definition.ty, &output, &fields, "$")
+        .map_err(|why| {
+            let message = format!(
+                "the action's handler answered a value that does not fit its output type: {why}"
+            );
+            ActionError::new(message, "unexpected").into()
+        })
+}

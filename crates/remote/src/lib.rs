@@ -1,0 +1,13 @@
+//! Calls out of a GraphQL request. An action's root field is answered by its
+//! handler: Hasura's payload POSTed through one bounded client ([`Client`]), the
+//! answer read up to a byte cap, checked against the action's output type and
+//! shaped to the selection ([`output`]); a handler's error becomes Hasura's
+//! GraphQL error ([`ActionError`]).
+
+pub mod action;
+mod client;
+pub mod output;
+pub mod webhook;
+
+pub use action::{ActionCall, ActionError};
+pub use client::{Answer, Client, ClientOptions};
