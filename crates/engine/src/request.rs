@@ -30,6 +30,7 @@
 //! serve subscriptions, `explain` and live-query polls too, where the same
 //! variants reach the same mapping.
 
+mod action_related;
 mod actions;
 mod admit;
 mod persisted;

@@ -14,11 +14,13 @@ mod args;
 mod call;
 mod filter;
 mod mutation;
+mod related;
 mod stream;
 
 pub use stream::{STREAM_CURSOR_FIELD, STREAM_CURSOR_VAR};
 
 pub use mutation::build_mutation;
+pub use related::{build_related, related_var, RELATED_ROOT};
 
 pub use crate::error::IrError;
 

@@ -13,5 +13,8 @@ pub mod permissions;
 mod rules;
 mod types;
 
-pub use build::{build_mutation, build_query, IrError, STREAM_CURSOR_FIELD, STREAM_CURSOR_VAR};
+pub use build::{
+    build_mutation, build_query, build_related, related_var, IrError, RELATED_ROOT,
+    STREAM_CURSOR_FIELD, STREAM_CURSOR_VAR,
+};
 pub use types::*;

@@ -10,7 +10,8 @@ use apollo_compiler::{ExecutableDocument, Node, Schema};
 use serde_json::{Map, Value};
 
 /// What shapes an answer: the schema, the document (its fragments) and the
-/// request's coerced variables.
+/// request's coerced variables; and the relationship fields met, to be answered
+/// by the database.
 pub struct Shaper<'a> {
     /// The role's schema.
     pub schema: &'a Schema,
@@ -18,6 +19,32 @@ pub struct Shaper<'a> {
     pub document: &'a ExecutableDocument,
     /// The coerced variables.
     pub variables: &'a Map<String, Value>,
+    /// Whether `object.field` is a relationship to a table.
+    pub related: &'a (dyn Fn(&str, &str) -> bool + Sync),
+    /// The relationship fields met (each `null` in the answer until filled).
+    pub holes: std::sync::Mutex<Vec<Hole>>,
+}
+
+/// A relationship field of an object of the answer, to fill from the database.
+#[derive(Debug, Clone)]
+pub struct Hole {
+    /// Where its value goes in the shaped answer (a JSON pointer).
+    pub pointer: String,
+    /// The custom object type.
+    pub object: String,
+    /// The relationship's name.
+    pub field: String,
+    /// The document's fields under its response key.
+    pub fields: Vec<Node<Field>>,
+    /// The handler's object it belongs to (its mapped fields' values).
+    pub source: Map<String, Value>,
+}
+
+/// `$.a[0].b` as the JSON pointer `/a/0/b` (response keys are GraphQL names:
+/// no `.`, `[`, `/` or `~` in them).
+fn pointer(path: &str) -> String {
+    let rest = path.strip_prefix('$').unwrap_or(path);
+    rest.replace(['.', '['], "/").replace(']', "")
 }
 
 impl Shaper<'_> {
@@ -125,6 +152,18 @@ impl Shaper<'_> {
                 out.insert(key.clone(), Value::String(name.to_owned()));
                 continue;
             }
+            if (self.related)(name, field.name.as_str()) {
+                let mut holes = self.holes.lock().unwrap_or_else(|p| p.into_inner());
+                holes.push(Hole {
+                    pointer: pointer(&at),
+                    object: name.to_owned(),
+                    field: field.name.to_string(),
+                    fields: group.iter().map(|f| (*f).clone()).collect(),
+                    source: answer.clone(),
+                });
+                out.insert(key.clone(), Value::Null);
+                continue;
+            }
             let Some(def) = def.fields.get(field.name.as_str()) else {
                 return Err(format!("{at}: {name} has no field {}", field.name));
             };
@@ -219,5 +258,14 @@ fn kind(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "a list",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_path_becomes_its_json_pointer() {
+        assert_eq!(super::pointer("$"), "");
+        assert_eq!(super::pointer("$.picks[2].post"), "/picks/2/post");
     }
 }

@@ -11,6 +11,9 @@ use grafton_sql::AggFunc;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 mod access;
+mod error;
+pub use error::SchemaError;
+mod action_relationships;
 mod action_types;
 mod actions;
 pub use actions::named_type;
@@ -33,31 +36,6 @@ use access::{redacted_nullable, restrict, table_access};
 use relations::relationships;
 use table_names::name_tables;
 use validators::compile_validators;
-
-/// Why a schema could not be built.
-#[derive(Debug, thiserror::Error)]
-pub enum SchemaError {
-    /// The config names something the database does not have.
-    #[error("config: {0}")]
-    Config(String),
-    /// The database has no table Grafton can expose.
-    #[error("the database has no tables to expose (schemas searched: {0})")]
-    Empty(String),
-    /// Metadata objects that cannot be served as written, each named with why:
-    /// left out (and reported) unless `--strict-metadata`.
-    #[error("{}", describe(.0))]
-    Inconsistent(Vec<crate::inconsistent::Inconsistency>),
-    /// The generated SDL did not validate: a bug in Grafton.
-    #[error("generated schema is invalid (please report this): {0}")]
-    Invalid(String),
-}
-
-fn describe(list: &[crate::inconsistent::Inconsistency]) -> String {
-    let each: Vec<String> = (list.iter())
-        .map(|i| format!("{}: {}", i.describe(), i.reason))
-        .collect();
-    format!("inconsistent metadata: {}", each.join("; "))
-}
 
 /// The query field of a role that may read nothing (Hasura's name).
 pub const NO_QUERIES: &str = "no_queries_available";
@@ -141,6 +119,7 @@ pub fn build_for_role(
         warnings.extend(functions::volatile_queries(&catalog, &functions));
     }
     let role_actions = actions::resolve(config, role, naming)?;
+    let action_rels = action_relationships::resolve(&catalog, config, &tables, default_schema)?;
     let mut b = Builder {
         catalog: &catalog,
         naming,
@@ -163,6 +142,8 @@ pub fn build_for_role(
         enum_warnings: &mut warnings,
         actions: &role_actions,
         custom_types: &config.custom_types,
+        action_rels: &action_rels,
+        written_rels: Vec::new(),
     };
     b.write_all();
     let Builder {
@@ -171,27 +152,22 @@ pub fn build_for_role(
         mutation_fields,
         mutation_names,
         input_types,
+        written_rels,
         ..
     } = b;
     let schema = match Schema::parse_and_validate(&sdl.text, "schema.graphql") {
         Ok(schema) => schema,
-        Err(e) if original.is_some() && !role_actions.actions.is_empty() => {
-            let without = Config {
-                actions: Vec::new(),
-                custom_types: Default::default(),
-                ..config.clone()
-            };
-            let catalog = original.unwrap_or_default();
-            let plain = build_for_role(catalog, &without, naming, backend, role, backend_only)?;
-            return Err(actions::clashes(
-                &plain,
-                &role_actions,
-                &e.errors.to_string(),
-            ));
-        }
-        Err(e) => return Err(SchemaError::Invalid(e.errors.to_string())),
+        // What the actions clash with, found by building without them.
+        Err(e) => match original.filter(|_| !role_actions.actions.is_empty()) {
+            Some(catalog) => {
+                let without = actions::without_actions(config);
+                let plain = build_for_role(catalog, &without, naming, backend, role, backend_only)?;
+                let error = e.errors.to_string();
+                return Err(actions::clashes(&plain, &role_actions, &error));
+            }
+            None => return Err(SchemaError::Invalid(e.errors.to_string())),
+        },
     };
-
     let ops = CompareOp::ALL
         .into_iter()
         .map(|op| (naming.op(op), op))
@@ -245,6 +221,7 @@ pub fn build_for_role(
         warnings,
         catalog,
         actions: role_actions.actions,
+        action_relationships: written_rels,
     })
 }
 
@@ -307,6 +284,10 @@ struct Builder<'a> {
     actions: &'a actions::RoleActions,
     /// Every custom type.
     custom_types: &'a crate::config::CustomTypes,
+    /// Every relationship from a custom object to a table.
+    action_rels: &'a [ActionRel],
+    /// Those written for the role.
+    written_rels: Vec<ActionRel>,
 }
 
 impl Builder<'_> {

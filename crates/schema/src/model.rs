@@ -312,6 +312,8 @@ pub struct SchemaModel {
     pub warnings: Vec<String>,
     /// The actions the role may call: the root fields answered by a handler.
     pub actions: Vec<crate::config::ActionConfig>,
+    /// The relationships from custom objects to tables the role may follow.
+    pub action_relationships: Vec<ActionRel>,
 }
 
 /// Argument names under the naming convention.
@@ -384,4 +386,19 @@ impl SchemaModel {
             _ => None,
         }
     }
+}
+
+/// A relationship from a custom object type to a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionRel {
+    /// The custom object type.
+    pub object: String,
+    /// The field's name.
+    pub field: String,
+    /// The table.
+    pub table: TableId,
+    /// `object` (one row or null) or `array` (rows).
+    pub single: bool,
+    /// The object's field → the table's column index.
+    pub mapping: Vec<(String, usize)>,
 }

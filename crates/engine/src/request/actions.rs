@@ -86,10 +86,15 @@ async fn answer(cx: &Cx<'_>, root: &grafton_ir::ActionRoot) -> Result<Value, Eng
     let Some(field) = root.fields.first() else {
         return Ok(Value::Null);
     };
+    let related = |object: &str, field: &str| {
+        (model.action_relationships.iter()).any(|r| r.object == object && r.field == field)
+    };
     let shaper = Shaper {
         schema: &model.schema,
         document: prepared.document(),
         variables: &prepared.variables,
+        related: &related,
+        holes: Default::default(),
     };
     let input: Map<String, Value> = (field.arguments.iter())
         .filter_map(|a| Some((a.name.to_string(), shaper.argument(&a.value)?)))
@@ -107,12 +112,17 @@ async fn answer(cx: &Cx<'_>, root: &grafton_ir::ActionRoot) -> Result<Value, Eng
     };
     let output = grafton_remote::action::call(client, call).await?;
     let fields: Vec<_> = root.fields.iter().collect();
-    shaper
+    let mut answer = shaper
         .shape(&field.definition.ty, &output, &fields, "$")
         .map_err(|why| {
             let message = format!(
                 "the action's handler answered a value that does not fit its output type: {why}"
             );
-            ActionError::new(message, "unexpected").into()
-        })
+            EngineError::from(ActionError::new(message, "unexpected"))
+        })?;
+    let holes = (shaper.holes.into_inner()).unwrap_or_else(|p| p.into_inner());
+    if !holes.is_empty() {
+        super::action_related::fill(engine, planner, prepared, &mut answer, holes).await?;
+    }
+    Ok(answer)
 }

@@ -75,3 +75,27 @@ pub(super) fn kind_of(types: &CustomTypes, name: &str) -> Option<Kind> {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_graphql_names_and_types_pass() {
+        for ok in [
+            "Int",
+            "Int!",
+            "[Int]",
+            "[Int!]!",
+            "[[Pick!]]",
+            " [ Item ! ] ",
+        ] {
+            assert!(is_type(ok), "{ok}");
+        }
+        for bad in ["", "Int!!", "[Int", "Int]", "1Int", "Foo } type X {", "[]"] {
+            assert!(!is_type(bad), "{bad}");
+        }
+        assert!(is_name("_x1") && !is_name("x-y") && !is_name("é"));
+        assert_eq!(named_type("[Pick!]!"), "Pick");
+    }
+}

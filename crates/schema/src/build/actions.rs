@@ -102,11 +102,6 @@ pub(crate) fn resolve(
                 why,
             ));
         }
-        for r in &o.relationships {
-            let why = "relationships from an action's output type to tables are not served by Grafton yet".to_owned();
-            let name = format!("{}.{}", o.name, r.name);
-            bad.push(Inconsistency::new(ObjectKind::CustomTypes, &name, why));
-        }
     }
     for i in &types.input_objects {
         for f in &i.fields {
@@ -274,9 +269,10 @@ impl Builder<'_> {
         let types = self.custom_types;
         for name in &role_actions.types {
             if let Some(o) = types.objects.iter().find(|o| &o.name == name) {
-                let fields: Vec<FieldDef> = (o.fields.iter())
+                let mut fields: Vec<FieldDef> = (o.fields.iter())
                     .map(|f| FieldDef::new(&f.name, &f.ty).describe(f.description.as_deref()))
                     .collect();
+                fields.extend(self.action_relationship_fields(name));
                 for f in &o.fields {
                     self.declare_db_scalar(named_type(&f.ty));
                 }
@@ -365,4 +361,13 @@ pub(crate) fn clashes(plain: &SchemaModel, role: &RoleActions, error: &str) -> S
         }
     }
     SchemaError::Inconsistent(bad)
+}
+
+/// `config` without actions or custom types.
+pub(crate) fn without_actions(config: &Config) -> Config {
+    Config {
+        actions: Vec::new(),
+        custom_types: Default::default(),
+        ..config.clone()
+    }
 }

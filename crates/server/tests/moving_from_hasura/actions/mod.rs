@@ -6,6 +6,7 @@
 
 mod api;
 mod errors;
+mod related;
 mod served;
 
 use crate::{metadata, post_body};

@@ -1,0 +1,116 @@
+//! Relationships from an action's answer to tables: each relationship field the
+//! selection asks for is one multiplexed statement for every object of the
+//! answer (each object's mapped values bound for it alone), under the role's
+//! row and column rules, run on the primary (the handler may have just written).
+
+use crate::error::EngineError;
+use crate::planner::{Planner, Prepared};
+use grafton_remote::output::Hole;
+use grafton_sql::Dialect;
+use serde_json::{Map, Value};
+
+/// Fills each hole of `answer` with its related rows.
+pub(super) async fn fill(
+    engine: &crate::engine::Engine,
+    planner: &Planner,
+    prepared: &Prepared,
+    answer: &mut Value,
+    holes: Vec<Hole>,
+) -> Result<(), EngineError> {
+    // One statement per relationship field of the document, whatever the rows.
+    let mut groups: Vec<Vec<Hole>> = Vec::new();
+    for hole in holes {
+        let same = |g: &&mut Vec<Hole>| {
+            let first = &g[0];
+            first.object == hole.object
+                && first.field == hole.field
+                && std::ptr::eq(&*first.fields[0], &*hole.fields[0])
+        };
+        match groups.iter_mut().find(same) {
+            Some(group) => group.push(hole),
+            None => groups.push(vec![hole]),
+        }
+    }
+    for group in groups {
+        let rows = related(engine, planner, prepared, &group).await?;
+        for (hole, value) in group.iter().zip(rows) {
+            if let Some(slot) = answer.pointer_mut(&hole.pointer) {
+                *slot = value;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The related rows of each hole of one relationship field, in order.
+async fn related(
+    engine: &crate::engine::Engine,
+    planner: &Planner,
+    prepared: &Prepared,
+    group: &[Hole],
+) -> Result<Vec<Value>, EngineError> {
+    let model = planner.model();
+    let first = &group[0];
+    let Some(rel) = (model.action_relationships.iter())
+        .find(|r| r.object == first.object && r.field == first.field)
+    else {
+        return Ok(vec![Value::Null; group.len()]);
+    };
+    let fields: Vec<_> = first.fields.iter().collect();
+    let columns: Vec<usize> = rel.mapping.iter().map(|(_, c)| *c).collect();
+    let query = grafton_ir::build_related(
+        model,
+        prepared.document(),
+        &fields,
+        &prepared.variables,
+        rel.table,
+        rel.single,
+        &columns,
+    )?;
+    let empty = || match rel.single {
+        true => Value::Null,
+        false => Value::Array(Vec::new()),
+    };
+    let Some(select) = grafton_translate::translate_query(model, planner.rules.as_deref(), &query)
+    else {
+        return Ok(group.iter().map(|_| empty()).collect());
+    };
+    let dialect = engine.db.dialect();
+    let mut statement = grafton_sql::render_multiplexed(&select, dialect).statement;
+    if dialect == Dialect::Postgres {
+        let max = planner.limits().max_response_bytes;
+        statement = grafton_sql::render::size_guard_multiplexed(&statement, max);
+    }
+    // Each object's values over the request's (session variables included).
+    let mut vars: Map<String, Value> = prepared.variables.clone();
+    let mut batch = Vec::with_capacity(group.len());
+    for hole in group {
+        for (i, (field, _)) in rel.mapping.iter().enumerate() {
+            let v = hole.source.get(field).cloned().unwrap_or(Value::Null);
+            vars.insert(grafton_ir::related_var(i), v);
+        }
+        let params = &statement.params;
+        batch.push(grafton_execute::subscriber_values(dialect, params, &vars));
+    }
+    let batch = format!("[{}]", batch.join(","));
+    let route = grafton_execute::Route::Primary;
+    let answers = (engine.db)
+        .poll(&statement, batch, planner.budget(), route, usize::MAX)
+        .await?;
+    let mut out = vec![empty(); group.len()];
+    for (i, answer) in answers {
+        let text = answer.map_err(|bytes| crate::LimitExceeded {
+            kind: crate::LimitKind::ResponseBytes,
+            limit: planner.limits().max_response_bytes,
+            actual: bytes,
+        })?;
+        let data: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        if let Some(slot) = out.get_mut(i) {
+            *slot = match data.get(grafton_ir::RELATED_ROOT) {
+                Some(v) => v.clone(),
+                None => empty(),
+            };
+        }
+    }
+    Ok(out)
+}
