@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# What a synchronous action costs Grafton (issue 33's target: at most 0.2 ms of
+# Grafton CPU per request over the handler's own time). One `grafton serve` on a
+# SQLite demo file with a query action `ping` whose handler is
+# bench/quick/action_handler.cjs (Node, answers {"ok": true} at once); per round,
+# bench/loadgen loads `{ ping { ok } }` and, for reference, a table query
+# (`{ venues(limit: 1) { id } }`), the order alternating. Per run: rps, p50, p95 and
+# Grafton's CPU per request (utime+stime of /proc/PID/stat over the run / requests).
+#   bench/quick/actions_cpu.sh
+#   GRAFTON=… LOADGEN=… ROUNDS=5 DURATION=10 CONNECTIONS=20 bench/quick/actions_cpu.sh
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+GRAFTON=${GRAFTON:-$TARGET/release/grafton}
+LOADGEN=${LOADGEN:-$TARGET/release/loadgen}
+ROUNDS=${ROUNDS:-5}
+DURATION=${DURATION:-10}
+WARMUP=${WARMUP:-2}
+CONNECTIONS=${CONNECTIONS:-20}
+[[ -x $GRAFTON ]] || (cd "$ROOT" && cargo build --release -p grafton)
+[[ -x $LOADGEN ]] || (cd "$ROOT" && cargo build --release -p grafton-bench-loadgen)
+WORK=$(mktemp -d)
+pids=()
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+cpu_ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$1/stat"; }  # utime + stime
+TCK=$(getconf CLK_TCK)
+gql() { curl -s -H 'content-type: application/json' -d "$2" "$1"; }
+
+db="$WORK/demo.db"
+port=$(free_port)
+"$GRAFTON" demo --file "$db" --rows 10000 --port "$port" >"$WORK/demo.log" 2>&1 & pid=$!
+for _ in $(seq 300); do gql "http://127.0.0.1:$port/v1/graphql" '{"query":"{ __typename }"}' 2>/dev/null | grep -q data && break; sleep 0.1; done
+kill "$pid"; wait "$pid" 2>/dev/null || true
+
+hook_port=$(free_port)
+node "$HERE/action_handler.cjs" "$hook_port" & pids+=($!)
+cat >"$WORK/config.yaml" <<YAML
+actions:
+  - name: ping
+    definition:
+      handler: http://127.0.0.1:$hook_port/ping
+      output_type: Pong!
+      type: query
+custom_types:
+  objects:
+    - name: Pong
+      fields:
+        - {name: ok, type: Boolean!}
+YAML
+gport=$(free_port)
+"$GRAFTON" serve --database-url "$db" --config "$WORK/config.yaml" --host 127.0.0.1 --port "$gport" \
+  >"$WORK/grafton.log" 2>&1 & gpid=$!; pids+=("$gpid")
+url="http://127.0.0.1:$gport/v1/graphql"
+for _ in $(seq 300); do gql "$url" '{"query":"{ __typename }"}' 2>/dev/null | grep -q data && break; sleep 0.1; done
+answer=$(gql "$url" '{"query":"{ ping { ok } }"}')
+[[ $answer == '{"data":{"ping":{"ok":true}}}' ]] || { echo "FAIL: the action answered $answer" >&2; exit 1; }
+
+declare -A query=([action]='{ ping { ok } }' [table]='{ venues(limit: 1) { id } }')
+for k in action table; do
+  python3 -c 'import json, sys; json.dump({"query": sys.argv[1], "variables": [{}]}, open(sys.argv[2], "w"))' \
+    "${query[$k]}" "$WORK/$k.json"
+done
+load() { "$LOADGEN" --url "$url" --doc "$WORK/$1.json" --mode closed --connections "$CONNECTIONS" --duration "$2"; }
+results="$WORK/runs.tsv"; : >"$results"
+echo "$CONNECTIONS connections, closed loop, ${DURATION} s per run after ${WARMUP} s of warm-up; $ROUNDS rounds"
+printf '%-6s %-7s %10s %9s %9s %15s %7s\n' round query rps p50_ms p95_ms grafton_us_req failed
+for r in $(seq "$ROUNDS"); do
+  if (( r % 2 )); then order=(action table); else order=(table action); fi
+  for k in "${order[@]}"; do
+    load "$k" "$WARMUP" >"$WORK/warm.json"
+    t0=$(cpu_ticks "$gpid")
+    load "$k" "$DURATION" >"$WORK/run.json"
+    t1=$(cpu_ticks "$gpid")
+    python3 - "$WORK/run.json" "$WORK/warm.json" "$r" "$k" "$t0" "$t1" "$TCK" >>"$results" <<'PY'
+import json, sys
+run, warm = (json.load(open(p)) for p in sys.argv[1:3])
+r, k, t0, t1, tck = sys.argv[3], sys.argv[4], *map(float, sys.argv[5:8])
+cpu_us = (t1 - t0) / tck * 1e6 / max(1, run["requests"])
+print(r, k, run["rps"], run["p50"], run["p95"], round(cpu_us, 1), run["failed"] + warm["failed"], sep="\t")
+PY
+    tail -1 "$results" | awk -F'\t' '{printf "%-6s %-7s %10.0f %9.2f %9.2f %15.1f %7d\n", $1, $2, $3, $4, $5, $6, $7}'
+  done
+done
+echo "handler calls: $(curl -s "http://127.0.0.1:$hook_port/calls")"
+python3 - "$results" <<'PY'
+import statistics as st, sys
+rows = [l.split("\t") for l in open(sys.argv[1]).read().splitlines()]
+med = {k: {m: st.median(float(r[i]) for r in rows if r[1] == k) for m, i in (("rps", 2), ("p50", 3), ("p95", 4), ("cpu", 5))}
+       for k in ("action", "table")}
+print("\nmedians        action      table")
+for m, name in (("cpu", "Grafton µs/req"), ("rps", "rps"), ("p50", "p50 ms"), ("p95", "p95 ms")):
+    print(f"{name:<14} {med['action'][m]:>8.1f} {med['table'][m]:>10.1f}")
+cpu = med["action"]["cpu"]
+print(f"target: an action request ≤ 200 µs of Grafton CPU: {'met' if cpu <= 200 else 'NOT met'} ({cpu:.1f} µs)")
+failed = sum(int(r[6]) for r in rows)
+if failed:
+    print(f"FAIL: {failed} failed requests")
+    sys.exit(1)
+PY
