@@ -9,6 +9,7 @@ use prometheus::{
 };
 use std::collections::HashSet;
 
+pub mod actions;
 mod connections;
 pub mod events;
 mod replicas;
@@ -84,6 +85,8 @@ pub struct Metrics {
     pub metadata_version: IntGauge,
     /// Event triggers' deliveries.
     pub events: events::EventMetrics,
+    /// Actions' handler calls.
+    pub actions: actions::ActionMetrics,
     replicas: replicas::ReplicaMetrics,
     /// Client connections under the cap.
     pub connections: ConnectionMetrics,
@@ -219,6 +222,7 @@ impl Metrics {
                 .unwrap_or_else(|e| panic!("metric: {e}")),
             ),
             events: events::EventMetrics::new(&r),
+            actions: actions::ActionMetrics::new(&r),
             metadata_version: register(
                 &r,
                 IntGauge::new(

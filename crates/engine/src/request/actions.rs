@@ -110,7 +110,22 @@ async fn answer(cx: &Cx<'_>, root: &grafton_ir::ActionRoot) -> Result<Value, Eng
         request_query: cx.request_query,
         client_headers: &caller.headers,
     };
-    let output = grafton_remote::action::call(client, call).await?;
+    let metrics = &engine.metrics().actions;
+    let name = [action.name.as_str()];
+    let started = std::time::Instant::now();
+    let output = grafton_remote::action::call(client, call).await;
+    metrics
+        .seconds
+        .with_label_values(&name)
+        .observe(started.elapsed().as_secs_f64());
+    let count = |result: &str| {
+        let labels = [action.name.as_str(), result];
+        metrics.calls.with_label_values(&labels).inc();
+    };
+    let output = output.inspect_err(|e| match e.code() == "action-webhook-error" {
+        true => count("webhook_error"),
+        false => count("handler_error"),
+    })?;
     let fields: Vec<_> = root.fields.iter().collect();
     let mut answer = shaper
         .shape(&field.definition.ty, &output, &fields, "$")
@@ -118,8 +133,10 @@ async fn answer(cx: &Cx<'_>, root: &grafton_ir::ActionRoot) -> Result<Value, Eng
             let message = format!(
                 "the action's handler answered a value that does not fit its output type: {why}"
             );
+            count("invalid_answer");
             EngineError::from(ActionError::new(message, "unexpected"))
         })?;
+    count("ok");
     let holes = (shaper.holes.into_inner()).unwrap_or_else(|p| p.into_inner());
     if !holes.is_empty() {
         super::action_related::fill(engine, planner, prepared, &mut answer, holes).await?;

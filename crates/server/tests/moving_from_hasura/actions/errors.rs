@@ -106,6 +106,23 @@ async fn a_handlers_errors_and_wrong_answers_are_graphql_errors() {
     assert_eq!(handler.calls().len(), calls, "the handler was not called");
     let posts = ask(&server, "{ posts_by_pk(id: 9) { id } }").await;
     assert_eq!(posts, json!({"data": {"posts_by_pk": null}}));
+
+    // Each call counted by its result.
+    let metrics = reqwest::get(format!("http://{}/metrics", server.addr))
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    for (labels, n) in [
+        ("action=\"login\",result=\"handler_error\"", 2),
+        ("action=\"login\",result=\"invalid_answer\"", 3),
+        ("action=\"login\",result=\"webhook_error\"", 2),
+        ("action=\"whoami\",result=\"webhook_error\"", 1),
+    ] {
+        let line = format!("grafton_action_calls_total{{{labels}}} {n}");
+        assert!(metrics.contains(&line), "{line} not in:\n{metrics}");
+    }
     server.stop().await;
 }
 
