@@ -41,6 +41,8 @@ pub struct RequestInfo {
     pub planning: Option<Duration>,
     /// The plan run, for a slow-request log line with its SQL.
     pub plan: Option<std::sync::Arc<crate::Plan>>,
+    /// `Set-Cookie` values action handlers answered, for the HTTP response.
+    pub set_cookies: Vec<String>,
 }
 
 /// Hits and misses of the planner's caches, shared by every planner of an engine.

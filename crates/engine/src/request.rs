@@ -77,7 +77,7 @@ impl Engine {
             Read::Batch(requests) => {
                 let mut answers = Vec::with_capacity(requests.len());
                 for (i, req) in requests.iter().enumerate() {
-                    let mut info = RequestInfo::default();
+                    let mut one = RequestInfo::default();
                     // The body was admitted as the first; each other is counted too.
                     let admitted = match i {
                         0 => Ok(()),
@@ -85,10 +85,12 @@ impl Engine {
                     };
                     answers.push(match admitted {
                         Ok(()) => {
-                            Box::pin(self.steps(&planner, req, transport, caller, &mut info)).await
+                            Box::pin(self.steps(&planner, req, transport, caller, &mut one)).await
                         }
                         Err(e) => Err(e),
                     });
+                    // Each element's handlers' cookies reach the one response.
+                    info.set_cookies.append(&mut one.set_cookies);
                 }
                 Ok(Answer::Batch(answers))
             }

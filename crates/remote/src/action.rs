@@ -94,8 +94,18 @@ fn forwarded(client: &[(String, String)]) -> Vec<(String, String)> {
     out
 }
 
-/// Calls `call`'s handler; its 2xx answer's JSON, or the error to answer.
-pub async fn call(client: &Client, call: ActionCall<'_>) -> Result<Value, ActionError> {
+/// A handler's 2xx answer.
+#[derive(Debug)]
+pub struct Output {
+    /// Its JSON.
+    pub value: Value,
+    /// Its `Set-Cookie` headers, for the client's response (as Hasura passes
+    /// them on for synchronous actions).
+    pub set_cookies: Vec<String>,
+}
+
+/// Calls `call`'s handler; its 2xx answer, or the error to answer.
+pub async fn call(client: &Client, call: ActionCall<'_>) -> Result<Output, ActionError> {
     let a = call.action;
     let d = &a.definition;
     let url = crate::webhook::templated(&d.handler).map_err(|e| {
@@ -131,7 +141,10 @@ pub async fn call(client: &Client, call: ActionCall<'_>) -> Result<Value, Action
     })?;
     let body: Option<Value> = serde_json::from_slice(&answer.body).ok();
     match (answer.status, body) {
-        (200..=299, Some(v)) => Ok(v),
+        (200..=299, Some(value)) => Ok(Output {
+            value,
+            set_cookies: answer.set_cookies,
+        }),
         (200..=299, None) => Err(ActionError::new(
             "the action's handler answered a body that is not JSON",
             "action-webhook-error",

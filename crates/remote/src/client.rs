@@ -40,6 +40,8 @@ pub struct Answer {
     pub status: u16,
     /// The body, whole (within the cap).
     pub body: Vec<u8>,
+    /// Its `Set-Cookie` headers' values.
+    pub set_cookies: Vec<String>,
 }
 
 /// Why a call got no answer.
@@ -101,6 +103,9 @@ impl Client {
         let mut response =
             (request.send().await).map_err(|e| CallError::Failed(crate::webhook::describe(&e)))?;
         let status = response.status().as_u16();
+        let set_cookies = (response.headers().get_all("set-cookie").iter())
+            .filter_map(|v| v.to_str().ok().map(str::to_owned))
+            .collect();
         let cap = self.options.max_response_bytes;
         let mut out = Vec::new();
         while let Some(chunk) =
@@ -111,6 +116,10 @@ impl Client {
             }
             out.extend_from_slice(&chunk);
         }
-        Ok(Answer { status, body: out })
+        Ok(Answer {
+            status,
+            body: out,
+            set_cookies,
+        })
     }
 }

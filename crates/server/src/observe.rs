@@ -117,6 +117,12 @@ impl Observed {
             }
         }
         headers.insert(REQUEST_ID, self.id);
+        // An action handler's cookies, passed on as Hasura passes them.
+        for cookie in &self.info.set_cookies {
+            if let Ok(v) = HeaderValue::from_str(cookie) {
+                headers.append(axum::http::header::SET_COOKIE, v);
+            }
+        }
         response
     }
 

@@ -10,7 +10,8 @@ use grafton_remote::output::Shaper;
 use grafton_remote::{ActionCall, ActionError};
 use serde_json::{Map, Value};
 
-/// The answers of `plan`'s action root fields, by response key.
+/// The answers of `plan`'s action root fields, by response key, and the
+/// `Set-Cookie` values their handlers answered.
 pub(super) async fn run(
     engine: &Engine,
     planner: &Planner,
@@ -18,7 +19,7 @@ pub(super) async fn run(
     prepared: &Prepared,
     caller: &Caller,
     request_query: &str,
-) -> Result<Map<String, Value>, EngineError> {
+) -> Result<(Map<String, Value>, Vec<String>), EngineError> {
     let cx = Cx {
         engine,
         planner,
@@ -32,21 +33,26 @@ pub(super) async fn run(
         _ => None,
     });
     let mut out = Map::new();
+    let mut cookies = Vec::new();
     if plan.sequential {
         for (key, root) in calls {
-            out.insert(key.clone(), answer(&cx, root).await?);
+            let (value, set) = answer(&cx, root).await?;
+            out.insert(key.clone(), value);
+            cookies.extend(set);
         }
-        return Ok(out);
+        return Ok((out, cookies));
     }
     let answers = futures_util::future::join_all(calls.map(|(key, root)| {
         let cx = &cx;
         async move { (key, answer(cx, root).await) }
     }))
     .await;
-    for (key, value) in answers {
-        out.insert(key.clone(), value?);
+    for (key, answer) in answers {
+        let (value, set) = answer?;
+        out.insert(key.clone(), value);
+        cookies.extend(set);
     }
-    Ok(out)
+    Ok((out, cookies))
 }
 
 /// What every action of one request is answered with.
@@ -70,8 +76,11 @@ fn session(caller: &Caller) -> Map<String, Value> {
     session
 }
 
-/// One action root field's answer.
-async fn answer(cx: &Cx<'_>, root: &grafton_ir::ActionRoot) -> Result<Value, EngineError> {
+/// One action root field's answer, and its handler's `Set-Cookie` values.
+async fn answer(
+    cx: &Cx<'_>,
+    root: &grafton_ir::ActionRoot,
+) -> Result<(Value, Vec<String>), EngineError> {
     let Cx {
         engine,
         planner,
@@ -84,7 +93,7 @@ async fn answer(cx: &Cx<'_>, root: &grafton_ir::ActionRoot) -> Result<Value, Eng
         return Err(ActionError::new("the action is no longer served", "not-supported").into());
     };
     let Some(field) = root.fields.first() else {
-        return Ok(Value::Null);
+        return Ok((Value::Null, Vec::new()));
     };
     let related = |object: &str, field: &str| {
         (model.action_relationships.iter()).any(|r| r.object == object && r.field == field)
@@ -128,7 +137,7 @@ async fn answer(cx: &Cx<'_>, root: &grafton_ir::ActionRoot) -> Result<Value, Eng
     })?;
     let fields: Vec<_> = root.fields.iter().collect();
     let mut answer = shaper
-        .shape(&field.definition.ty, &output, &fields, "$")
+        .shape(&field.definition.ty, &output.value, &fields, "$")
         .map_err(|why| {
             let message = format!(
                 "the action's handler answered a value that does not fit its output type: {why}"
@@ -141,5 +150,5 @@ async fn answer(cx: &Cx<'_>, root: &grafton_ir::ActionRoot) -> Result<Value, Eng
     if !holes.is_empty() {
         super::action_related::fill(engine, planner, prepared, &mut answer, holes).await?;
     }
-    Ok(answer)
+    Ok((answer, output.set_cookies))
 }

@@ -39,7 +39,7 @@ pub(super) async fn run(
             true => {
                 super::actions::run(engine, planner, plan, prepared, caller, request_query).await
             }
-            false => Ok(serde_json::Map::new()),
+            false => Ok((serde_json::Map::new(), Vec::new())),
         }
     };
     let db_json = async {
@@ -75,7 +75,9 @@ pub(super) async fn run(
         None => None,
     };
     if plan.has_introspection || plan.has_actions {
-        return planner.merge_roots(prepared, db_json, actions?);
+        let (actions, cookies) = actions?;
+        info.set_cookies.extend(cookies);
+        return planner.merge_roots(prepared, db_json, actions);
     }
     let data = db_json.unwrap_or_else(|| "{}".to_owned());
     let mut out = String::with_capacity(data.len() + 10);

@@ -33,6 +33,7 @@ type Reply = (u16, String, Duration);
 pub struct Handler {
     calls: Arc<Mutex<Vec<Call>>>,
     replies: Arc<Mutex<Vec<(String, Reply)>>>,
+    cookies: Arc<Mutex<Vec<(String, String)>>>,
 }
 
 impl Handler {
@@ -56,7 +57,14 @@ impl Handler {
             let (status, body, wait) = reply.unwrap_or((404, "{}".into(), Duration::ZERO));
             tokio::time::sleep(wait).await;
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
-            (status, [("content-type", "application/json")], body).into_response()
+            let mut response =
+                (status, [("content-type", "application/json")], body).into_response();
+            let cookies = h.cookies.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            for (_, cookie) in cookies.iter().filter(|(p, _)| *p == path) {
+                let value = cookie.parse().expect("a header value");
+                response.headers_mut().append("set-cookie", value);
+            }
+            response
         }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -83,6 +91,12 @@ impl Handler {
         let mut replies = self.replies.lock().unwrap_or_else(|p| p.into_inner());
         replies.retain(|(p, _)| p != path);
         replies.push((path.to_owned(), (status, body.to_owned(), Duration::ZERO)));
+    }
+
+    /// Adds a `Set-Cookie` to every answer on `path`.
+    pub fn set_cookie(&self, path: &str, cookie: &str) {
+        let mut cookies = self.cookies.lock().unwrap_or_else(|p| p.into_inner());
+        cookies.push((path.to_owned(), cookie.to_owned()));
     }
 
     /// The calls so far.

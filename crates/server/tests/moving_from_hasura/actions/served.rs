@@ -19,6 +19,8 @@ async fn actions_from_a_hasura_project_answer_through_their_handler() {
         json!({"accessToken": "tok-ada", "userId": 7}),
         Duration::ZERO,
     );
+    handler.set_cookie("login", "session=s1; HttpOnly");
+    handler.set_cookie("login", "theme=dark");
     for url in databases("actions_served") {
         let server = serve_dir(&url, &dir).await;
         let config = grafton_schema::hasura::load(&dir).expect("metadata");
@@ -80,6 +82,18 @@ async fn actions_from_a_hasura_project_answer_through_their_handler() {
         assert_eq!(header("x-hasura-role"), None);
         assert_eq!(header("x-hasura-user-id"), None);
         assert_eq!(header("x-grafton-admin-secret"), None);
+
+        // The handler's cookies reach the client, as Hasura passes them on.
+        let response = reqwest::Client::new()
+            .post(server.url())
+            .json(&login)
+            .send()
+            .await
+            .expect("login");
+        let cookies: Vec<&str> = (response.headers().get_all("set-cookie").iter())
+            .filter_map(|v| v.to_str().ok())
+            .collect();
+        assert_eq!(cookies, ["session=s1; HttpOnly", "theme=dark"]);
 
         // A role without the permission has no such field.
         let reviewer = [("x-hasura-role", "reviewer")];
