@@ -25,6 +25,9 @@ pub struct ActionCall<'a> {
     pub request_query: &'a str,
     /// The client's request headers, sent on when the action forwards them.
     pub client_headers: &'a [(String, String)],
+    /// The most the call may take: the action's `timeout`, or less when the
+    /// request's own time limit is shorter.
+    pub timeout: Duration,
 }
 
 /// An action that gave no output: Hasura's GraphQL error for it.
@@ -129,8 +132,9 @@ pub async fn call(client: &Client, call: ActionCall<'_>) -> Result<Output, Actio
         "input": call.input,
         "request_query": call.request_query,
     });
-    let timeout = Duration::from_secs(d.timeout.max(1));
-    let answer = client.post_json(&url, &headers, timeout, &payload).await;
+    let answer = client
+        .post_json(&url, &headers, call.timeout, &payload)
+        .await;
     let answer = answer.map_err(|e| {
         let message = match e {
             CallError::Timeout(s) => format!("the action's handler did not answer within {s} s"),

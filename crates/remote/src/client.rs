@@ -49,7 +49,7 @@ pub struct Answer {
 pub enum CallError {
     /// No answer within the timeout (waiting for a place included).
     #[error("timed out after {0} s")]
-    Timeout(u64),
+    Timeout(f64),
     /// The call failed (connection, redirect, protocol), said without its URL.
     #[error("{0}")]
     Failed(String),
@@ -82,7 +82,7 @@ impl Client {
         timeout: Duration,
         body: &serde_json::Value,
     ) -> Result<Answer, CallError> {
-        let secs = timeout.as_secs();
+        let secs = timeout.as_secs_f64();
         tokio::time::timeout(timeout, self.post(url, headers, body))
             .await
             .unwrap_or(Err(CallError::Timeout(secs)))

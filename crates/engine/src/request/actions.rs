@@ -118,6 +118,9 @@ async fn answer(
         session: &cx.session,
         request_query: cx.request_query,
         client_headers: &caller.headers,
+        // Within the request's own time limit.
+        timeout: std::time::Duration::from_secs(action.definition.timeout.max(1))
+            .min(planner.limits().time),
     };
     let metrics = &engine.metrics().actions;
     let name = [action.name.as_str()];
