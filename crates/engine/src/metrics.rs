@@ -13,9 +13,11 @@ pub mod actions;
 mod connections;
 pub mod events;
 mod replicas;
+mod request_info;
 pub use connections::ConnectionMetrics;
 /// The counter and gauge types of [`ConnectionMetrics`], for the accept loop.
 pub use prometheus::{IntCounter as Counter, IntGauge as Gauge};
+pub use request_info::RequestInfo;
 use std::sync::RwLock;
 use std::time::Duration;
 
@@ -27,23 +29,6 @@ pub const MAX_OPERATION_NAMES: usize = 100;
 const LATENCY_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
-
-/// What the engine learned about one request, for metrics, logs and traces.
-#[derive(Default, Clone)]
-pub struct RequestInfo {
-    /// `query`, `mutation` or `subscription`, once the document validated.
-    pub operation: Option<&'static str>,
-    /// The operation's name, if it has one.
-    pub name: Option<apollo_compiler::Name>,
-    /// Time spent in the database (statements and transaction).
-    pub database: Option<Duration>,
-    /// Time spent before the database: parse, validate, plan (cached or not).
-    pub planning: Option<Duration>,
-    /// The plan run, for a slow-request log line with its SQL.
-    pub plan: Option<std::sync::Arc<crate::Plan>>,
-    /// `Set-Cookie` values action handlers answered, for the HTTP response.
-    pub set_cookies: Vec<String>,
-}
 
 /// Hits and misses of the planner's caches, shared by every planner of an engine.
 #[derive(Clone)]

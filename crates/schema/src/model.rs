@@ -8,8 +8,10 @@ use grafton_catalog::{Backend, Catalog, ScalarKind};
 use grafton_sql::{AggFunc, Direction, Nulls};
 use std::collections::{BTreeSet, HashMap};
 
+mod actions;
 mod functions;
 mod roots;
+pub use actions::ActionRel;
 pub use functions::{ComputedField, ComputedId, ComputedReturns, FunctionId, FunctionInfo};
 pub use roots::{RootKind, RootNames};
 
@@ -386,19 +388,4 @@ impl SchemaModel {
             _ => None,
         }
     }
-}
-
-/// A relationship from a custom object type to a table.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ActionRel {
-    /// The custom object type.
-    pub object: String,
-    /// The field's name.
-    pub field: String,
-    /// The table.
-    pub table: TableId,
-    /// `object` (one row or null) or `array` (rows).
-    pub single: bool,
-    /// The object's field → the table's column index.
-    pub mapping: Vec<(String, usize)>,
 }

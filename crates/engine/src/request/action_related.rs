@@ -20,11 +20,13 @@ pub(super) async fn fill(
     // One statement per relationship field of the document, whatever the rows.
     let mut groups: Vec<Vec<Hole>> = Vec::new();
     for hole in holes {
+        // The same document fields (by identity): the same merged selection.
         let same = |g: &&mut Vec<Hole>| {
             let first = &g[0];
             first.object == hole.object
                 && first.field == hole.field
-                && std::ptr::eq(&*first.fields[0], &*hole.fields[0])
+                && first.fields.len() == hole.fields.len()
+                && (first.fields.iter().zip(&hole.fields)).all(|(a, b)| std::ptr::eq(&**a, &**b))
         };
         match groups.iter_mut().find(same) {
             Some(group) => group.push(hole),
@@ -58,7 +60,7 @@ async fn related(
     };
     let fields: Vec<_> = first.fields.iter().collect();
     let columns: Vec<usize> = rel.mapping.iter().map(|(_, c)| *c).collect();
-    let query = grafton_ir::build_related(
+    let mut query = grafton_ir::build_related(
         model,
         prepared.document(),
         &fields,
@@ -67,6 +69,24 @@ async fn related(
         rel.single,
         &columns,
     )?;
+    // The checks every other statement passes: the default limit, limits and
+    // offsets not negative, the role's cost (this field's rows, per object).
+    if let Some(rows) = planner.default_limit {
+        crate::limits::default_limit(&mut query, rows);
+    }
+    for name in &query.non_negative_vars {
+        let v = prepared.variables.get(name).and_then(Value::as_i64);
+        if v.is_some_and(|n| n < 0) {
+            return Err(EngineError::validation(format!(
+                "variable \"{name}\" is used as a limit or offset and must not be negative"
+            )));
+        }
+    }
+    let cost = crate::limits::cost::Cost::of(&query, planner.rules.as_deref(), 0);
+    let cost = cost
+        .eval(&prepared.variables)
+        .saturating_mul(group.len() as u64);
+    crate::limits::check(crate::LimitKind::Cost, planner.limits().cost, cost)?;
     let empty = || match rel.single {
         true => Value::Null,
         false => Value::Array(Vec::new()),
@@ -81,6 +101,17 @@ async fn related(
         let max = planner.limits().max_response_bytes;
         statement = grafton_sql::render::size_guard_multiplexed(&statement, max);
     }
+    // A session variable the role's rules read and the caller lacks refuses the
+    // request (never bound as null), as for every other statement.
+    let session = (statement.params.iter()).filter_map(|p| match &p.value {
+        grafton_sql::ParamValue::Variable(v) if v.contains('-') => Some(v),
+        _ => None,
+    });
+    for v in session {
+        if !v.starts_with("_related.") && !prepared.variables.contains_key(v) {
+            return Err(crate::planner::missing_session(v));
+        }
+    }
     // Each object's values over the request's (session variables included).
     let mut vars: Map<String, Value> = prepared.variables.clone();
     let mut batch = Vec::with_capacity(group.len());
@@ -94,9 +125,20 @@ async fn related(
     }
     let batch = format!("[{}]", batch.join(","));
     let route = grafton_execute::Route::Primary;
+    // At most the response's size held: past it, the request is over its limit.
+    let max = planner.limits().max_response_bytes;
+    let room = usize::try_from(max).unwrap_or(usize::MAX);
     let answers = (engine.db)
-        .poll(&statement, batch, planner.budget(), route, usize::MAX)
+        .poll(&statement, batch, planner.budget(), route, room)
         .await?;
+    if answers.len() < group.len() {
+        let limit = crate::LimitExceeded {
+            kind: crate::LimitKind::ResponseBytes,
+            limit: max,
+            actual: max.saturating_add(1),
+        };
+        return Err(limit.into());
+    }
     let mut out = vec![empty(); group.len()];
     for (i, answer) in answers {
         let text = answer.map_err(|bytes| crate::LimitExceeded {

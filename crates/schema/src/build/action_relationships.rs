@@ -20,8 +20,16 @@ pub(crate) fn resolve(
     let mut out = Vec::new();
     let mut bad = Vec::new();
     for o in &config.custom_types.objects {
-        for r in &o.relationships {
-            match one(catalog, o, r, tables, default_schema) {
+        for (i, r) in o.relationships.iter().enumerate() {
+            let twice = o.relationships[..i].iter().any(|x| x.name == r.name);
+            let read = match twice {
+                true => Err(format!(
+                    "relationship \"{}\" of \"{}\" is defined twice",
+                    r.name, o.name
+                )),
+                false => one(catalog, config, o, r, tables, default_schema),
+            };
+            match read {
                 Ok(rel) => out.push(rel),
                 Err(why) => {
                     let name = format!("{}.{}", o.name, r.name);
@@ -38,6 +46,7 @@ pub(crate) fn resolve(
 
 fn one(
     catalog: &Catalog,
+    config: &Config,
     o: &crate::config::CustomObject,
     r: &ActionRelationship,
     tables: &[TableInfo],
@@ -78,6 +87,12 @@ fn one(
             ))
         }
     };
+    if r.field_mapping.is_empty() {
+        // It would join every row the role reads to every object.
+        return Err(format!(
+            "relationship \"{r_name}\" of \"{o_name}\" maps no field"
+        ));
+    }
     let mut mapping = Vec::new();
     for (field, column) in &r.field_mapping {
         let Some(f) = o.fields.iter().find(|f| &f.name == field) else {
@@ -88,6 +103,13 @@ fn one(
         if f.ty.contains('[') {
             return Err(format!(
                 "the field \"{field}\" for relationship \"{r_name}\" in object type \"{o_name}\" is a list"
+            ));
+        }
+        let named = super::action_types::named_type(&f.ty);
+        let kind = super::action_types::kind_of(&config.custom_types, named);
+        if kind == Some(super::action_types::Kind::Object) {
+            return Err(format!(
+                "Relationships cannot be defined with nested object fields: \"{r_name}\""
             ));
         }
         let columns = &catalog.tables[ci].columns;

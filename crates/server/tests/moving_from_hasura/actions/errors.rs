@@ -125,7 +125,7 @@ async fn a_handlers_errors_and_wrong_answers_are_graphql_errors() {
         ("action=\"login\",result=\"webhook_error\"", 2),
         ("action=\"whoami\",result=\"webhook_error\"", 1),
     ] {
-        let line = format!("grafton_action_calls_total{{{labels}}} {n}");
+        let line = format!("grafton_action_calls_total{{{labels}}} {n}\n");
         assert!(metrics.contains(&line), "{line} not in:\n{metrics}");
     }
     server.stop().await;

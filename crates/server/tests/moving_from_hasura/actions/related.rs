@@ -26,6 +26,7 @@ fn yaml(env: &str) -> String {
       handler: "{{{{{env}}}}}/picks"
     permissions:
       - role: reader
+      - role: author
 custom_types:
   objects:
     - name: Pick
@@ -49,6 +50,11 @@ select_permissions:
     permission:
       columns: [id, title]
       filter: {title: {_neq: Notes}}
+  - role: author
+    permission:
+      columns: [id, title]
+      filter: {author_id: {_eq: X-Hasura-User-Id}}
+      limit: 1
 ";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -89,6 +95,34 @@ async fn an_actions_answer_joins_its_rows_under_the_callers_rules() {
         );
         let hidden = json!({"query": "{ picks { post { author_id } } }"});
         let refused = post_body(&server, &hidden, &[("x-hasura-role", "reader")]).await;
+        assert_eq!(
+            refused["errors"][0]["extensions"]["code"], "validation-failed",
+            "{refused}"
+        );
+
+        // A rule's session variable: bound per request, and its absence refused
+        // (never read as null); the role's row cap holds, and a negative limit
+        // cannot lift it.
+        let author = [("x-hasura-role", "author"), ("x-hasura-user-id", "1")];
+        let answer = post_body(&server, &query, &author).await;
+        assert_eq!(
+            answer["data"]["picks"],
+            json!([
+                {"post_id": 1, "post": {"title": "Engines"}, "author_posts": [engines]},
+                {"post_id": 2, "post": {"title": "Notes"}, "author_posts": [engines]},
+                {"post_id": 3, "post": null, "author_posts": []},
+                {"post_id": 99, "post": null, "author_posts": []}
+            ]),
+            "{url}: {answer}"
+        );
+        let anonymous = post_body(&server, &query, &[("x-hasura-role", "author")]).await;
+        assert_eq!(
+            anonymous["errors"][0]["extensions"]["code"], "access-denied",
+            "{anonymous}"
+        );
+        let negative = json!({"query": "query($n: Int) { picks { author_posts(limit: $n) { id } } }",
+                              "variables": {"n": -1}});
+        let refused = post_body(&server, &negative, &author).await;
         assert_eq!(
             refused["errors"][0]["extensions"]["code"], "validation-failed",
             "{refused}"
