@@ -38,14 +38,28 @@ impl FieldDef {
     }
 }
 
+/// `d` as an SDL string, quoted and escaped.
+fn quoted(d: &str) -> String {
+    let escaped = d
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n");
+    format!("\"{escaped}\"")
+}
+
+/// An argument's name with its description before it, if it has one (an
+/// argument's description is written inline: `"…" name: Type`).
+pub(crate) fn described_arg(name: &str, description: Option<&str>) -> String {
+    match description {
+        Some(d) => format!("{} {name}", quoted(d)),
+        None => name.to_owned(),
+    }
+}
+
 impl Sdl {
     fn description(&mut self, indent: &str, d: Option<&str>) {
         if let Some(d) = d {
-            let escaped = d
-                .replace('\\', "\\\\")
-                .replace('"', "\\\"")
-                .replace('\n', "\\n");
-            let _ = writeln!(self.text, "{indent}\"{escaped}\"");
+            let _ = writeln!(self.text, "{indent}{}", quoted(d));
         }
     }
 
@@ -100,6 +114,12 @@ impl Sdl {
     }
 
     /// `scalar Name`.
+    /// `scalar Name`, with its description.
+    pub(crate) fn described_scalar(&mut self, name: &str, description: Option<&str>) {
+        self.description("", description);
+        self.scalar(name);
+    }
+
     pub(crate) fn scalar(&mut self, name: &str) {
         let _ = writeln!(self.text, "scalar {name}\n");
     }

@@ -243,7 +243,10 @@ impl Builder<'_> {
         for (i, a) in role_actions.actions.iter().enumerate() {
             let d = &a.definition;
             let args = (d.arguments.iter())
-                .map(|x| (x.name.clone(), x.ty.clone()))
+                .map(|x| {
+                    let name = crate::sdl::described_arg(&x.name, x.description.as_deref());
+                    (name, x.ty.clone())
+                })
                 .collect();
             let field = FieldDef::new(&a.name, &d.output_type)
                 .with_args(args)
@@ -310,7 +313,9 @@ impl Builder<'_> {
                 if db {
                     self.declare_db_scalar(name);
                 } else if !BUILT_IN.contains(&name.as_str()) {
-                    self.sdl.scalar(name);
+                    let scalar = types.scalars.iter().find(|s| &s.name == name);
+                    let description = scalar.and_then(|s| s.description.as_deref());
+                    self.sdl.described_scalar(name, description);
                 }
             }
         }

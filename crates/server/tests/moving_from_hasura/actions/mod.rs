@@ -107,13 +107,16 @@ impl Handler {
 
 pub const ACTIONS_GRAPHQL: &str = r#"
 type Mutation {
-  login(username: String!, password: String!): LoginResponse
+  login("Who logs in" username: String!, password: String!): LoginResponse
 }
 
 type Query {
   """Who the caller is"""
   whoami(tags: [String!], filter: Filter): Person!
 }
+
+"Any JSON"
+scalar Blob
 
 input Filter {
   min_age: Int
@@ -128,6 +131,7 @@ enum Kind {
 type LoginResponse {
   accessToken: String!
   userId: Int!
+  extra: Blob
 }
 
 type Person {
@@ -176,7 +180,8 @@ custom_types:
   objects:
     - name: LoginResponse
     - name: Person
-  scalars: []
+  scalars:
+    - name: Blob
 "#
     )
 }

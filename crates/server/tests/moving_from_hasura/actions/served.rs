@@ -95,6 +95,30 @@ async fn actions_from_a_hasura_project_answer_through_their_handler() {
             .collect();
         assert_eq!(cookies, ["session=s1; HttpOnly", "theme=dark"]);
 
+        // The SDL's descriptions are the schema's.
+        let intro = json!({"query": "{ m: __type(name: \"mutation_root\") { fields { name args { name description } } } \
+            b: __type(name: \"Blob\") { kind description } }"});
+        let answer = post_body(&server, &intro, &[]).await;
+        let fields = answer["data"]["m"]["fields"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let field = fields
+            .iter()
+            .find(|f| f["name"] == "login")
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(
+            field["args"][0],
+            json!({"name": "username", "description": "Who logs in"}),
+            "{answer}"
+        );
+        assert_eq!(
+            answer["data"]["b"],
+            json!({"kind": "SCALAR", "description": "Any JSON"}),
+            "{answer}"
+        );
+
         // A role without the permission has no such field.
         let reviewer = [("x-hasura-role", "reviewer")];
         let answer = post_body(&server, &login, &reviewer).await;
