@@ -79,13 +79,7 @@ for r in $(seq "$ROUNDS"); do
     t0=$(cpu_ticks "$gpid")
     load "$k" "$DURATION" >"$WORK/run.json"
     t1=$(cpu_ticks "$gpid")
-    python3 - "$WORK/run.json" "$WORK/warm.json" "$r" "$k" "$t0" "$t1" "$TCK" >>"$results" <<'PY'
-import json, sys
-run, warm = (json.load(open(p)) for p in sys.argv[1:3])
-r, k, t0, t1, tck = sys.argv[3], sys.argv[4], *map(float, sys.argv[5:8])
-cpu_us = (t1 - t0) / tck * 1e6 / max(1, run["requests"])
-print(r, k, run["rps"], run["p50"], run["p95"], round(cpu_us, 1), run["failed"] + warm["failed"], sep="\t")
-PY
+    python3 "$HERE/loadgen_row.py" "$WORK/run.json" "$WORK/warm.json" "$r" "$k" "$t0" "$t1" "$TCK" >>"$results"
     tail -1 "$results" | awk -F'\t' '{printf "%-6s %-7s %10.0f %9.2f %9.2f %15.1f %7d\n", $1, $2, $3, $4, $5, $6, $7}'
   done
 done

@@ -135,13 +135,7 @@ for r in $(seq "$ROUNDS"); do
     t0=$(cpu_ticks "${pid[$s]}")
     load "$s" "$DURATION" >"$WORK/run-$r-$s.json"
     t1=$(cpu_ticks "${pid[$s]}")
-    python3 - "$WORK/run-$r-$s.json" "$WORK/warmup-$r-$s.json" "$r" "$s" "$t0" "$t1" "$TCK" >>"$results" <<'EOF'
-import json, sys
-run, warm = (json.load(open(p)) for p in sys.argv[1:3])
-r, s, t0, t1, tck = sys.argv[3], sys.argv[4], *map(float, sys.argv[5:8])
-cpu_us = (t1 - t0) / tck * 1e6 / max(1, run["requests"])
-print(r, s, run["rps"], run["p50"], run["p95"], round(cpu_us, 1), run["failed"] + warm["failed"], sep="\t")
-EOF
+    python3 "$HERE/loadgen_row.py" "$WORK/run-$r-$s.json" "$WORK/warmup-$r-$s.json" "$r" "$s" "$t0" "$t1" "$TCK" >>"$results"
     tail -1 "$results" | awk -F'\t' '{printf "%-6s %-5s %10.0f %9.2f %9.2f %13.1f %7d\n", $1, $2, $3, $4, $5, $6, $7}'
   done
 done
