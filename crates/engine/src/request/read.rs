@@ -34,14 +34,7 @@ pub(super) async fn run(
     };
     let db_started = std::time::Instant::now();
     info.planning = Some(db_started - started);
-    let actions = async {
-        match plan.has_actions {
-            true => {
-                super::actions::run(engine, planner, plan, prepared, caller, request_query).await
-            }
-            false => Ok((serde_json::Map::new(), Vec::new())),
-        }
-    };
+    let actions = super::actions::run(engine, planner, plan, prepared, caller, request_query);
     let db_json = async {
         match statement {
             Some(statement) => {
@@ -65,8 +58,12 @@ pub(super) async fn run(
             None => None,
         }
     };
-    // An action's handler and the statement wait at once.
-    let (db_json, actions) = tokio::join!(db_json, actions);
+    // An action's handler and the statement wait at once; without actions the
+    // statement alone (the common path pays for no join).
+    let (db_json, actions) = match plan.has_actions {
+        true => tokio::join!(db_json, actions),
+        false => (db_json.await, Ok((serde_json::Map::new(), Vec::new()))),
+    };
     let db_json = match db_json {
         Some((answer, elapsed)) => {
             info.database = Some(elapsed);
