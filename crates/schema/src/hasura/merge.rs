@@ -17,39 +17,14 @@ pub fn merge(config: &mut Config, other: Config) {
         config.auto_track = other.auto_track;
     }
     config.allow_list.extend(other.allow_list);
-    for cron in other.cron_triggers {
-        if !config.cron_triggers.iter().any(|c| c.name == cron.name) {
-            config.cron_triggers.push(cron);
-        }
-    }
-    for action in other.actions {
-        if !config.actions.iter().any(|a| a.name == action.name) {
-            config.actions.push(action);
-        }
-    }
-    // Custom types by name, the config file's winning.
-    let ours = &mut config.custom_types;
-    let theirs = other.custom_types;
-    for o in theirs.objects {
-        if !ours.objects.iter().any(|x| x.name == o.name) {
-            ours.objects.push(o);
-        }
-    }
-    for i in theirs.input_objects {
-        if !ours.input_objects.iter().any(|x| x.name == i.name) {
-            ours.input_objects.push(i);
-        }
-    }
-    for e in theirs.enums {
-        if !ours.enums.iter().any(|x| x.name == e.name) {
-            ours.enums.push(e);
-        }
-    }
-    for sc in theirs.scalars {
-        if !ours.scalars.iter().any(|x| x.name == sc.name) {
-            ours.scalars.push(sc);
-        }
-    }
+    // Named lists merged by name, the config file's entry winning.
+    add_new(&mut config.cron_triggers, other.cron_triggers, |c| &c.name);
+    add_new(&mut config.actions, other.actions, |a| &a.name);
+    let (ours, theirs) = (&mut config.custom_types, other.custom_types);
+    add_new(&mut ours.objects, theirs.objects, |o| &o.name);
+    add_new(&mut ours.input_objects, theirs.input_objects, |i| &i.name);
+    add_new(&mut ours.enums, theirs.enums, |e| &e.name);
+    add_new(&mut ours.scalars, theirs.scalars, |s| &s.name);
     config.left_out.extend(other.left_out);
     let introspection = &mut config.graphql_schema_introspection.disabled_for_roles;
     introspection.extend(other.graphql_schema_introspection.disabled_for_roles);
@@ -94,6 +69,15 @@ pub fn merge(config: &mut Config, other: Config) {
         }
         for (role, p) in t.permissions {
             target.permissions.entry(role).or_insert(p);
+        }
+    }
+}
+
+/// Appends each of `theirs` whose name none of `ours` has.
+fn add_new<T>(ours: &mut Vec<T>, theirs: Vec<T>, name: impl Fn(&T) -> &String) {
+    for t in theirs {
+        if !ours.iter().any(|o| name(o) == name(&t)) {
+            ours.push(t);
         }
     }
 }

@@ -295,31 +295,17 @@ pub(super) fn apply(doc: &Map<String, Value>, config: &mut Config) -> Result<(),
     if let Some(limits) = read(doc, "api_limits")? {
         config.api_limits = limits;
     }
-    // Each cron trigger read alone: one Grafton cannot read is reported, not
-    // the whole metadata refused.
-    let crons = doc.get("cron_triggers").and_then(Value::as_array);
-    for (i, cron) in crons.into_iter().flatten().enumerate() {
-        match super::document::typed(cron, &format!("cron_triggers[{i}]")) {
-            Ok(c) => config.cron_triggers.push(c),
-            Err(e) => {
-                let name = super::convert::json_name(cron);
-                let kind = ObjectKind::CronTrigger;
-                config.left_out.push(Inconsistency::new(kind, &name, e));
-            }
-        }
-    }
-    // Each action read alone too; the custom types as a whole.
-    let actions = doc.get("actions").and_then(Value::as_array);
-    for (i, action) in actions.into_iter().flatten().enumerate() {
-        match super::document::typed(action, &format!("actions[{i}]")) {
-            Ok(a) => config.actions.push(a),
-            Err(e) => {
-                let name = super::convert::json_name(action);
-                let kind = ObjectKind::Action;
-                config.left_out.push(Inconsistency::new(kind, &name, e));
-            }
-        }
-    }
+    // Each cron trigger and action read alone: one Grafton cannot read is
+    // reported, not the whole metadata refused; the custom types as a whole.
+    let crons = each(
+        doc,
+        "cron_triggers",
+        ObjectKind::CronTrigger,
+        &mut config.left_out,
+    );
+    let actions = each(doc, "actions", ObjectKind::Action, &mut config.left_out);
+    config.cron_triggers.extend(crons);
+    config.actions.extend(actions);
     if let Some(types) = doc
         .get("custom_types")
         .filter(|v| !super::document::is_empty(v))
@@ -369,4 +355,26 @@ pub(super) fn apply(doc: &Map<String, Value>, config: &mut Config) -> Result<(),
         });
     }
     Ok(())
+}
+
+/// Each entry of the list `key`, read alone: one that does not read is left out
+/// and reported as a `kind`.
+fn each<T: DeserializeOwned>(
+    doc: &Map<String, Value>,
+    key: &str,
+    kind: ObjectKind,
+    left_out: &mut Vec<Inconsistency>,
+) -> Vec<T> {
+    let list = doc.get(key).and_then(Value::as_array);
+    let mut out = Vec::new();
+    for (i, entry) in list.into_iter().flatten().enumerate() {
+        match super::document::typed(entry, &format!("{key}[{i}]")) {
+            Ok(t) => out.push(t),
+            Err(e) => {
+                let name = super::convert::json_name(entry);
+                left_out.push(Inconsistency::new(kind, &name, e));
+            }
+        }
+    }
+    out
 }
