@@ -32,6 +32,13 @@ pub struct Engine {
     /// The one client calls out of requests go through (action handlers);
     /// `None` if it could not be built (actions then answer that).
     pub(crate) remote: Option<grafton_remote::Client>,
+    /// Whether the asynchronous actions' log was made sure of (created when
+    /// missing), once per process.
+    pub(crate) action_log_ready: Arc<tokio::sync::OnceCell<()>>,
+    /// Wakes the asynchronous actions' worker: a call was written.
+    pub(crate) async_written: Arc<tokio::sync::Notify>,
+    /// Moves when this instance finished an asynchronous call.
+    pub(crate) async_done: tokio::sync::watch::Sender<u64>,
 }
 
 impl Engine {
@@ -61,6 +68,9 @@ impl Engine {
             metrics,
             changes: tokio::sync::watch::Sender::new(0),
             remote: grafton_remote::Client::new(Default::default()).ok(),
+            action_log_ready: Arc::default(),
+            async_written: Arc::default(),
+            async_done: tokio::sync::watch::Sender::new(0),
             db,
         };
         engine.live.set_enum_tables(enum_tables);

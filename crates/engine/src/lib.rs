@@ -2,6 +2,7 @@
 //! mutation runner and permissions at run time. It speaks no transport: the server
 //! crate feeds it requests from HTTP and maps its errors to responses.
 
+pub mod action_log;
 pub mod admission;
 mod build;
 mod caller;

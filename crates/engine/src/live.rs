@@ -4,11 +4,13 @@
 //! answer only when it changed. Polls run on an interval and at once after a write
 //! through Grafton to a table the cohort reads.
 
+mod action_watch;
 mod cohort;
 mod memory;
 pub(crate) mod sessions;
 mod stream;
 
+pub(crate) use action_watch::Watch;
 pub use memory::Held;
 
 use crate::error::EngineError;
@@ -134,8 +136,7 @@ pub(crate) struct Live {
 
 /// A live subscription; dropping it unsubscribes.
 pub struct Subscription {
-    cohort: Weak<Cohort>,
-    slot: cohort::SlotId,
+    inner: Inner,
     /// Its place in its session's count of live subscriptions, given back on drop.
     _counted: sessions::Counted,
     /// The document it runs (a persisted query's, resolved).
@@ -151,6 +152,17 @@ pub struct Resume {
     cursor: Option<serde_json::Value>,
 }
 
+/// What answers a subscription.
+enum Inner {
+    /// A slot of a cohort's statement.
+    Cohort {
+        cohort: Weak<Cohort>,
+        slot: cohort::SlotId,
+    },
+    /// A task reading an asynchronous action's result (ended with it).
+    Watch { _task: action_watch::Running },
+}
+
 impl Subscription {
     /// The document it runs (a persisted query's text, when it came as a hash).
     pub fn document(&self) -> &str {
@@ -159,16 +171,21 @@ impl Subscription {
 
     /// Where it is now (see [`Resume`]).
     pub fn resume(&self) -> Resume {
-        (self.cohort.upgrade())
-            .map(|c| c.resume(self.slot))
-            .unwrap_or_default()
+        match &self.inner {
+            Inner::Cohort { cohort, slot } => (cohort.upgrade())
+                .map(|c| c.resume(*slot))
+                .unwrap_or_default(),
+            Inner::Watch { .. } => Resume::default(),
+        }
     }
 }
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        if let Some(cohort) = self.cohort.upgrade() {
-            cohort.leave(self.slot);
+        if let Inner::Cohort { cohort, slot } = &self.inner {
+            if let Some(cohort) = cohort.upgrade() {
+                cohort.leave(*slot);
+            }
         }
     }
 }
@@ -276,10 +293,30 @@ impl Live {
         };
         let slot = cohort.join(joining.values, joining.sink, joining.key, joining.resume);
         Ok(Subscription {
-            cohort: Arc::downgrade(&cohort),
-            slot,
+            inner: Inner::Cohort {
+                cohort: Arc::downgrade(&cohort),
+                slot,
+            },
             _counted: counted,
             document: joining.document.to_owned(),
+        })
+    }
+
+    /// Starts the task answering a subscription to an asynchronous action's
+    /// result, counted against the session's subscriptions as any other.
+    pub(crate) fn watch(
+        &self,
+        planner: &crate::Planner,
+        session: String,
+        document: &str,
+        watch: action_watch::Watch,
+    ) -> Result<Subscription, EngineError> {
+        let counted = (planner.live).take(session, planner.limits().subscriptions)?;
+        let running = watch.start(self.polls.clone(), self.options.interval);
+        Ok(Subscription {
+            inner: Inner::Watch { _task: running },
+            _counted: counted,
+            document: document.to_owned(),
         })
     }
 

@@ -30,9 +30,11 @@
 //! serve subscriptions, `explain` and live-query polls too, where the same
 //! variants reach the same mapping.
 
+mod action_call;
 mod action_related;
 mod actions;
 mod admit;
+pub(crate) mod async_actions;
 mod persisted;
 mod read;
 mod subscribe;

@@ -221,6 +221,7 @@ FROM claimed";
 
     /// Gives back what this instance claimed and has not delivered (at shutdown).
     pub async fn release(&self) {
+        self.release_calls().await;
         if self.sqlite() {
             if self.has_log().await.unwrap_or(false) {
                 if let Err(e) = self.release_sqlite().await {

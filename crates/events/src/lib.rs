@@ -4,6 +4,7 @@
 //! by whichever instance claims it first (`deliver`), with retries and logs.
 
 mod api;
+mod async_actions;
 mod call;
 pub mod capture;
 mod cleanup;
@@ -43,6 +44,13 @@ pub struct EventOptions {
     pub retention: Duration,
     /// How often the clean-up runs.
     pub cleanup_interval: Duration,
+    /// How often the action log is looked at for asynchronous actions' calls
+    /// written by other instances (`--async-actions-fetch-interval`; zero: this
+    /// instance calls none). A call written by this one is looked at at once.
+    pub async_fetch_interval: Duration,
+    /// Asynchronous actions' handlers called at once
+    /// (`--async-actions-fetch-batch-size`).
+    pub async_fetch_batch_size: usize,
 }
 
 impl Default for EventOptions {
@@ -55,6 +63,8 @@ impl Default for EventOptions {
             max_response_bytes: 64 * 1024,
             retention: Duration::from_secs(7 * 24 * 3600),
             cleanup_interval: Duration::from_secs(300),
+            async_fetch_interval: Duration::from_secs(1),
+            async_fetch_batch_size: 10,
         }
     }
 }
@@ -79,6 +89,9 @@ pub struct Events {
     schedules_ready: tokio::sync::Mutex<bool>,
     /// Deliveries' outcomes, to the recorder.
     records: tokio::sync::mpsc::Sender<call::Record>,
+    /// Whether this instance claimed an asynchronous action's call (then it
+    /// gives back what it did not finish, at shutdown).
+    async_claimed: std::sync::atomic::AtomicBool,
     /// The recorder's end, taken when deliveries start.
     recorded: std::sync::Mutex<Option<tokio::sync::mpsc::Receiver<call::Record>>>,
 }
@@ -114,6 +127,7 @@ impl Events {
             firings_woken: tokio::sync::Notify::new(),
             sqlite_ddl: Arc::new(tokio::sync::Notify::new()),
             schedules_ready: tokio::sync::Mutex::new(false),
+            async_claimed: Default::default(),
         })
     }
 
@@ -180,6 +194,7 @@ impl Events {
         // Cron triggers and scheduled events are PostgreSQL's.
         let _schedules =
             (!self.sqlite()).then(|| AbortOnDrop(tokio::spawn(self.clone().run_schedules())));
+        let _async_actions = AbortOnDrop(tokio::spawn(self.clone().run_async_actions()));
         self.run_triggers().await;
     }
 

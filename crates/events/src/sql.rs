@@ -36,14 +36,7 @@ pub(crate) fn event_id(id: &str) -> Param {
     nullable(Some(id).filter(|id| is_uuid(id)))
 }
 
-/// Whether `id` is a UUID's text (8-4-4-4-12 hexadecimal digits).
-pub(crate) fn is_uuid(id: &str) -> bool {
-    id.len() == 36
-        && id.char_indices().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => c == '-',
-            _ => c.is_ascii_hexdigit(),
-        })
-}
+pub(crate) use grafton_engine::action_log::is_uuid;
 
 /// An `int8` parameter.
 pub(crate) fn int(n: u64) -> Param {

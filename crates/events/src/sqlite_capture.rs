@@ -46,13 +46,7 @@ CREATE TABLE IF NOT EXISTS grafton_catalog_event_session
   (id INTEGER PRIMARY KEY CHECK (id = 1), session TEXT, trace TEXT);
 ";
 
-/// Now, as the log writes times (UTC, milliseconds; they sort as text).
-pub const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
-
-/// A version-4 UUID's text, made in SQL.
-pub const NEW_ID: &str = "(SELECT lower(substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-4' || \
-  substr(h, 14, 3) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(h, 18, 3) || \
-  '-' || substr(h, 21, 12)) FROM (SELECT hex(randomblob(16)) AS h))";
+pub use grafton_engine::action_log::{NEW_ID, NOW};
 
 /// Pairs per `json_object` (SQLite caps a function's arguments).
 const PAIRS: usize = 60;

@@ -31,15 +31,12 @@ impl Events {
         sql: &str,
         params: Vec<grafton_sql::Param>,
     ) -> Result<Vec<Vec<Value>>, ExecuteError> {
-        let db = self.engine.database();
-        let mut tx = db.autocommit(STATEMENT_TIMEOUT).await?;
         let statement = Statement {
             sql: sql.into(),
             params,
         };
-        let rows = tx.rows(&statement, &Map::new()).await?;
-        tx.commit().await?;
-        Ok(rows)
+        let db = self.engine.database();
+        db.rows_alone(&statement, STATEMENT_TIMEOUT).await
     }
 
     /// Claims up to `limit` due events: each as the JSON the claim reads. The

@@ -40,6 +40,19 @@ pub(crate) fn gone() -> ExecuteError {
 }
 
 impl Database {
+    /// Runs `statement` (no variables) on its own, committed by itself, for at
+    /// most `timeout`; its rows (as [`Tx::rows`] gives them).
+    pub async fn rows_alone(
+        &self,
+        statement: &Statement,
+        timeout: std::time::Duration,
+    ) -> Result<Vec<Vec<Value>>, ExecuteError> {
+        let mut tx = self.autocommit(timeout).await?;
+        let rows = tx.rows(statement, &Map::new()).await?;
+        tx.commit().await?;
+        Ok(rows)
+    }
+
     /// A connection for one write statement that commits by itself (no `BEGIN`): a
     /// single statement is atomic on its own. SQLite's writer lock is still taken.
     /// The statement runs for at most `timeout`: SQLite interrupts it, PostgreSQL's

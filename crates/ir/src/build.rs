@@ -87,6 +87,12 @@ pub fn build_query(
         };
         root.push(((*key).to_owned(), value));
     }
+    let subscription = operation.operation_type == executable::OperationType::Subscription;
+    if subscription && root.len() > 1 && root.iter().any(|(_, r)| matches!(r, Root::Action(_))) {
+        return Err(IrError::NotSupported(
+            "a subscription to an asynchronous action's result has exactly one root field".into(),
+        ));
+    }
     if stream.is_some() && root.len() > 1 {
         return Err(IrError::NotSupported(
             "a streaming subscription has exactly one root field".into(),

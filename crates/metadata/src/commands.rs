@@ -11,6 +11,7 @@ pub use crons::exported;
 pub use drop::{dependent, object as drop_object};
 
 mod actions;
+pub(crate) use actions::cleared as cleared_actions;
 mod crons;
 mod drop;
 mod events;

@@ -15,6 +15,18 @@ pub(crate) fn db_refusal(e: grafton_execute::ExecuteError) -> Refusal {
 }
 
 impl Metadata {
+    /// After a change that dropped actions with `clear_data`: their calls are
+    /// deleted from the asynchronous actions' log (the change stands if this
+    /// fails; it is logged).
+    pub(crate) async fn clear_action_data(&self, body: &Value) {
+        for name in crate::commands::cleared_actions(body) {
+            let db = self.engine.database();
+            if let Err(e) = grafton_engine::action_log::clear(db, &name).await {
+                tracing::warn!(action = %name, "clearing the dropped action's calls: {e}");
+            }
+        }
+    }
+
     /// One event-log command.
     pub(crate) async fn event_log(&self, kind: &str, args: &Value) -> Result<Value, Refusal> {
         if kind == "get_cron_triggers" {

@@ -383,7 +383,11 @@ impl Metadata {
                 Ok(Value::Array(answers))
             }
             kind if commands::EVENT_LOG.contains(&kind) => self.event_log(kind, args).await,
-            kind if commands::writes(kind) => self.change(body).await,
+            kind if commands::writes(kind) => {
+                let answer = self.change(body).await?;
+                self.clear_action_data(body).await;
+                Ok(answer)
+            }
             other => Err(commands::unserved(other)),
         }
     }

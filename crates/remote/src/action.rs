@@ -21,8 +21,9 @@ pub struct ActionCall<'a> {
     pub input: Value,
     /// The caller's session variables (lower-case names).
     pub session: &'a Map<String, Value>,
-    /// The request's document (`request_query`).
-    pub request_query: &'a str,
+    /// The request's document (`request_query`): `None` for an asynchronous
+    /// action, called after its request (sent as `null`, as Hasura's).
+    pub request_query: Option<&'a str>,
     /// The client's request headers, sent on when the action forwards them.
     pub client_headers: &'a [(String, String)],
     /// The most the call may take: the action's `timeout`, or less when the
@@ -73,7 +74,7 @@ const HOP_BY_HOP: &[&str] = &[
 /// The client's headers as Hasura forwards them: `X-Forwarded-Host`,
 /// `X-Forwarded-User-Agent` and `X-Forwarded-Origin` from theirs, then every
 /// header but those above.
-fn forwarded(client: &[(String, String)]) -> Vec<(String, String)> {
+pub fn forwarded(client: &[(String, String)]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (from, to) in [
         ("host", "X-Forwarded-Host"),

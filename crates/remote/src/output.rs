@@ -78,6 +78,13 @@ impl Shaper<'_> {
         }
     }
 
+    /// `value` checked against `ty` whole, every field of its objects (no
+    /// selection yet: an asynchronous action's answer, checked when it comes and
+    /// shaped to a selection when it is read); or where and why it does not fit.
+    pub fn check(&self, ty: &Type, value: &Value) -> Result<Value, String> {
+        self.shape(ty, value, &[], "$")
+    }
+
     fn named(
         &self,
         name: &str,
@@ -140,6 +147,20 @@ impl Shaper<'_> {
         let Some(ExtendedType::Object(def)) = self.schema.types.get(name) else {
             return Err(format!("{path}: {name} is not an object type"));
         };
+        if fields.is_empty() {
+            // No selection (see `check`): every field of the type but its
+            // relationships, in the type's order; whatever else came is dropped.
+            let mut out = Map::new();
+            for (field, def) in &def.fields {
+                if (self.related)(name, field.as_str()) {
+                    continue;
+                }
+                let v = answer.get(field.as_str()).unwrap_or(&Value::Null);
+                let at = format!("{path}.{field}");
+                out.insert(field.to_string(), self.shape(&def.ty, v, &[], &at)?);
+            }
+            return Ok(Value::Object(out));
+        }
         let mut selected: Vec<(String, Vec<&Node<Field>>)> = Vec::new();
         for f in fields {
             self.collect(&f.selection_set, &mut selected, &mut Vec::new());

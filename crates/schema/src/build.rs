@@ -13,6 +13,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 mod access;
 mod error;
 pub use error::SchemaError;
+mod action_fields;
 mod action_relationships;
 mod action_types;
 mod actions;

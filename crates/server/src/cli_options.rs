@@ -169,6 +169,19 @@ pub(crate) struct ListenOptions {
     #[arg(long, env = "GRAFTON_EVENTS_FETCH_BATCH_SIZE", default_value_t = 100,
           value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) events_fetch_batch_size: u16,
+    /// Seconds between two looks at the action log for asynchronous actions'
+    /// calls written by other instances (one written by this instance is called
+    /// at once); 0: this instance calls none.
+    #[arg(
+        long,
+        env = "GRAFTON_ASYNC_ACTIONS_FETCH_INTERVAL",
+        default_value_t = 1.0
+    )]
+    pub(crate) async_actions_fetch_interval: f64,
+    /// Asynchronous actions' handlers called at once by this instance.
+    #[arg(long, env = "GRAFTON_ASYNC_ACTIONS_FETCH_BATCH_SIZE", default_value_t = 10,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) async_actions_fetch_batch_size: u16,
     /// Live-query subscribers answered by one SQL statement.
     #[arg(long, env = "GRAFTON_LIVE_QUERY_BATCH_SIZE", default_value_t = 100,
           value_parser = clap::value_parser!(u16).range(1..))]
@@ -328,6 +341,11 @@ pub(crate) fn options(
             l.events_retention_hours * 3600.0,
             "--events-retention-hours",
         )?;
+        o.events.async_fetch_interval = match l.async_actions_fetch_interval {
+            0.0 => std::time::Duration::ZERO,
+            v => seconds(v, "--async-actions-fetch-interval")?,
+        };
+        o.events.async_fetch_batch_size = usize::from(l.async_actions_fetch_batch_size);
         o.live.batch_size = usize::from(l.live_query_batch_size);
         o.live.max_bytes = usize::try_from(l.live_query_max_bytes).unwrap_or(usize::MAX);
         o.live.concurrency = (l.pool_size / 2).max(1);

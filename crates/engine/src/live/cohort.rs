@@ -406,7 +406,7 @@ impl Cohort {
     }
 }
 
-fn hash_of(value: &impl Hash) -> u64 {
+pub(super) fn hash_of(value: &impl Hash) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     value.hash(&mut h);
     h.finish()

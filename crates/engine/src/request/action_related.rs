@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 /// Fills each hole of `answer` with its related rows.
 pub(super) async fn fill(
-    engine: &crate::engine::Engine,
+    db: &grafton_execute::Database,
     planner: &Planner,
     prepared: &Prepared,
     answer: &mut Value,
@@ -34,7 +34,7 @@ pub(super) async fn fill(
         }
     }
     for group in groups {
-        let rows = related(engine, planner, prepared, &group).await?;
+        let rows = related(db, planner, prepared, &group).await?;
         for (hole, value) in group.iter().zip(rows) {
             if let Some(slot) = answer.pointer_mut(&hole.pointer) {
                 *slot = value;
@@ -46,7 +46,7 @@ pub(super) async fn fill(
 
 /// The related rows of each hole of one relationship field, in order.
 async fn related(
-    engine: &crate::engine::Engine,
+    db: &grafton_execute::Database,
     planner: &Planner,
     prepared: &Prepared,
     group: &[Hole],
@@ -95,7 +95,7 @@ async fn related(
     else {
         return Ok(group.iter().map(|_| empty()).collect());
     };
-    let dialect = engine.db.dialect();
+    let dialect = db.dialect();
     let mut statement = grafton_sql::render_multiplexed(&select, dialect).statement;
     if dialect == Dialect::Postgres {
         let max = planner.limits().max_response_bytes;
@@ -128,7 +128,7 @@ async fn related(
     // At most the response's size held: past it, the request is over its limit.
     let max = planner.limits().max_response_bytes;
     let room = usize::try_from(max).unwrap_or(usize::MAX);
-    let answers = (engine.db)
+    let answers = db
         .poll(&statement, batch, planner.budget(), route, room)
         .await?;
     if answers.len() < group.len() {

@@ -27,6 +27,7 @@ pub(super) async fn run(
         caller,
         session: session(caller),
         request_query,
+        mutation: plan.sequential,
     };
     let calls = (plan.roots.iter()).filter_map(|(key, source)| match source {
         Source::Action(a) => Some((key, a)),
@@ -61,13 +62,16 @@ struct Cx<'a> {
     planner: &'a Planner,
     prepared: &'a Prepared,
     caller: &'a Caller,
-    /// The session sent to the handlers.
+    /// The session sent to the handlers (and written with an asynchronous call).
     session: Map<String, Value>,
     request_query: &'a str,
+    /// A mutation (an asynchronous action is called), else a query (its
+    /// result is read).
+    mutation: bool,
 }
 
 /// The session a handler is sent: the caller's variables, with its role.
-fn session(caller: &Caller) -> Map<String, Value> {
+pub(crate) fn session(caller: &Caller) -> Map<String, Value> {
     let mut session = caller.vars.clone();
     if !session.contains_key("x-hasura-role") {
         let role = caller.role.as_deref().unwrap_or("admin");
@@ -105,39 +109,32 @@ async fn answer(
         related: &related,
         holes: Default::default(),
     };
-    let input: Map<String, Value> = (field.arguments.iter())
-        .filter_map(|a| Some((a.name.to_string(), shaper.argument(&a.value)?)))
-        .collect();
-    let Some(client) = engine.remote.as_ref() else {
-        let why = "the outgoing HTTP client could not be built";
-        return Err(ActionError::new(why, "action-webhook-error").into());
-    };
+    if action.definition.kind == grafton_schema::config::ActionKind::Asynchronous {
+        let answer = match cx.mutation {
+            true => {
+                let input = arguments(&shaper, field);
+                super::async_actions::enqueue(engine, caller, &cx.session, action, input).await?
+            }
+            false => {
+                let reader = engine.reader(planner, prepared, caller, &cx.session);
+                super::async_actions::result(&reader, root, action).await?.0
+            }
+        };
+        return Ok((answer, Vec::new()));
+    }
+    let input = arguments(&shaper, field);
     let call = ActionCall {
         action,
-        input: Value::Object(input),
+        input,
         session: &cx.session,
-        request_query: cx.request_query,
+        request_query: Some(cx.request_query),
         client_headers: &caller.headers,
         // Within the request's own time limit.
         timeout: std::time::Duration::from_secs(action.definition.timeout.max(1))
             .min(planner.limits().time),
     };
-    let metrics = &engine.metrics().actions;
-    let name = [action.name.as_str()];
-    let started = std::time::Instant::now();
-    let output = grafton_remote::action::call(client, call).await;
-    metrics
-        .seconds
-        .with_label_values(&name)
-        .observe(started.elapsed().as_secs_f64());
-    let count = |result: &str| {
-        let labels = [action.name.as_str(), result];
-        metrics.calls.with_label_values(&labels).inc();
-    };
-    let output = output.inspect_err(|e| match e.code() == "action-webhook-error" {
-        true => count("webhook_error"),
-        false => count("handler_error"),
-    })?;
+    let output = engine.call_action(call).await?;
+    let count = |result: &str| engine.count_action(&action.name, result);
     let fields: Vec<_> = root.fields.iter().collect();
     let mut answer = shaper
         .shape(&field.definition.ty, &output.value, &fields, "$")
@@ -151,7 +148,15 @@ async fn answer(
     count("ok");
     let holes = (shaper.holes.into_inner()).unwrap_or_else(|p| p.into_inner());
     if !holes.is_empty() {
-        super::action_related::fill(engine, planner, prepared, &mut answer, holes).await?;
+        super::action_related::fill(&engine.db, planner, prepared, &mut answer, holes).await?;
     }
     Ok((answer, output.set_cookies))
+}
+
+/// A field's arguments as a handler's `input`.
+fn arguments(shaper: &Shaper<'_>, field: &apollo_compiler::executable::Field) -> Value {
+    let input: Map<String, Value> = (field.arguments.iter())
+        .filter_map(|a| Some((a.name.to_string(), shaper.argument(&a.value)?)))
+        .collect();
+    Value::Object(input)
 }

@@ -65,6 +65,9 @@ impl Engine {
                 ))
             }
         };
+        if plan.has_actions && planner.is_subscription(req) {
+            return self.watch_action(planner, prepared, &plan, caller, req, sink, key);
+        }
         let crate::planner::PlanKind::Subscription {
             multiplexed,
             stream,
@@ -103,6 +106,41 @@ impl Engine {
                 resume: resume.unwrap_or_default(),
             },
         )
+    }
+
+    /// A subscription to an asynchronous action's result (its plan's one root
+    /// field): a task of its own reads it (see `live/action_watch.rs`).
+    #[allow(clippy::too_many_arguments)]
+    fn watch_action(
+        &self,
+        planner: std::sync::Arc<crate::Planner>,
+        prepared: crate::planner::Prepared,
+        plan: &crate::planner::Plan,
+        caller: &Caller,
+        req: &GraphqlRequest,
+        sink: crate::live::Sink,
+        key: u64,
+    ) -> Result<crate::live::Subscription, EngineError> {
+        let Some((response_key, crate::planner::Source::Action(root))) = plan.roots.first() else {
+            return Err(EngineError::validation(
+                "not a subscription, or a subscription that reads no table",
+            ));
+        };
+        let watch = crate::live::Watch {
+            db: self.db.clone(),
+            ready: self.action_log_ready.clone(),
+            planner: planner.clone(),
+            prepared,
+            admin: caller.role.is_none(),
+            session: super::actions::session(caller),
+            response_key: response_key.clone(),
+            root: root.clone(),
+            finished: self.async_finished(),
+            sink,
+            key,
+        };
+        let session = crate::live::sessions::session_key(&caller.vars, caller.ip);
+        self.live.watch(&planner, session, &req.query, watch)
     }
 
     /// Changes with every reload of the schemas: each open subscription must then be

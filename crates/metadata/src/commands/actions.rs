@@ -158,3 +158,21 @@ pub fn set_custom_types(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
     map.insert("custom_types".into(), args.clone());
     Ok(())
 }
+
+/// The actions `body` dropped whose calls go too (`drop_action` with
+/// `clear_data`, true unless said otherwise, as Hasura's), in bulks too.
+pub fn cleared(body: &Value) -> Vec<String> {
+    let kind = body.get("type").and_then(Value::as_str).unwrap_or_default();
+    let args = body.get("args").unwrap_or(&Value::Null);
+    match kind {
+        "drop_action" if args.get("clear_data") != Some(&Value::Bool(false)) => {
+            (args.get("name").and_then(Value::as_str).map(str::to_owned))
+                .into_iter()
+                .collect()
+        }
+        "bulk" | "bulk_atomic" => (args.as_array().into_iter().flatten())
+            .flat_map(cleared)
+            .collect(),
+        _ => Vec::new(),
+    }
+}

@@ -2,7 +2,7 @@
 //! for a query action, `mutation_root` for a mutation), and the custom types those
 //! fields reach. What cannot be served is found here, before any SDL is written,
 //! and reported as inconsistent metadata: an unknown or misplaced type, an
-//! asynchronous action (not served yet), a transform.
+//! asynchronous query, a transform. The SDL is written in `action_fields`.
 
 pub use super::action_types::named_type;
 use super::action_types::{bad_custom_name, is_name, is_type, kind_of, Kind};
@@ -11,11 +11,11 @@ use crate::config::{ActionConfig, ActionKind, ActionOperation, CustomTypes};
 use crate::inconsistent::{Inconsistency, ObjectKind};
 
 /// GraphQL's own scalars.
-const BUILT_IN: [&str; 5] = ["String", "Int", "Float", "Boolean", "ID"];
+pub(super) const BUILT_IN: [&str; 5] = ["String", "Int", "Float", "Boolean", "ID"];
 
 /// The database scalars an action's types may name (as Hasura's may name its
 /// source's scalars).
-const DB_SCALARS: [ScalarKind; 12] = [
+pub(super) const DB_SCALARS: [ScalarKind; 12] = [
     ScalarKind::BigInt,
     ScalarKind::Numeric,
     ScalarKind::Uuid,
@@ -164,8 +164,8 @@ fn unservable(
     if let Some(ty) = types.into_iter().find(|t| !is_type(t)) {
         return Some(format!("'{ty}' is not a GraphQL type"));
     }
-    if d.kind == ActionKind::Asynchronous {
-        return Some("asynchronous actions are not served by Grafton yet".into());
+    if d.kind == ActionKind::Asynchronous && d.operation == ActionOperation::Query {
+        return Some("a query action cannot be asynchronous: only mutations are".into());
     }
     if d.request_transform.is_some() || d.response_transform.is_some() {
         return Some("request and response transforms are not served by Grafton yet".into());
@@ -214,7 +214,7 @@ fn reach(types: &CustomTypes, name: &str, seen: &mut BTreeSet<String>) {
 }
 
 /// The SDL name of a database scalar under `naming`.
-fn db_scalar_name(naming: Naming, kind: &ScalarKind) -> String {
+pub(super) fn db_scalar_name(naming: Naming, kind: &ScalarKind) -> String {
     let base = match kind {
         ScalarKind::BigInt => "bigint",
         ScalarKind::Numeric => "numeric",
@@ -232,106 +232,6 @@ fn db_scalar_name(naming: Naming, kind: &ScalarKind) -> String {
     naming.scalar(base)
 }
 
-impl Builder<'_> {
-    /// The role's action root fields, and the custom types they reach.
-    pub(super) fn write_actions(
-        &mut self,
-        query: &mut Vec<FieldDef>,
-        mutation: &mut Vec<FieldDef>,
-    ) {
-        let role_actions = self.actions;
-        for (i, a) in role_actions.actions.iter().enumerate() {
-            let d = &a.definition;
-            let args = (d.arguments.iter())
-                .map(|x| {
-                    let name = crate::sdl::described_arg(&x.name, x.description.as_deref());
-                    (name, x.ty.clone())
-                })
-                .collect();
-            let field = FieldDef::new(&a.name, &d.output_type)
-                .with_args(args)
-                .describe(a.comment.as_deref());
-            match d.operation {
-                ActionOperation::Query => {
-                    query.push(field);
-                    self.root_fields
-                        .insert(a.name.clone(), RootField::Action(i));
-                }
-                ActionOperation::Mutation => {
-                    mutation.push(field);
-                    self.mutation_fields
-                        .insert(a.name.clone(), MutationField::Action(i));
-                }
-            }
-            let named = std::iter::once(named_type(&d.output_type))
-                .chain(d.arguments.iter().map(|x| named_type(&x.ty)));
-            for n in named {
-                self.declare_db_scalar(n);
-            }
-        }
-        let types = self.custom_types;
-        for name in &role_actions.types {
-            if let Some(o) = types.objects.iter().find(|o| &o.name == name) {
-                let mut fields: Vec<FieldDef> = (o.fields.iter())
-                    .map(|f| FieldDef::new(&f.name, &f.ty).describe(f.description.as_deref()))
-                    .collect();
-                fields.extend(self.action_relationship_fields(name));
-                for f in &o.fields {
-                    self.declare_db_scalar(named_type(&f.ty));
-                }
-                self.sdl
-                    .object("type", name, o.description.as_deref(), &fields);
-            } else if let Some(i) = types.input_objects.iter().find(|i| &i.name == name) {
-                let fields: Vec<FieldDef> = (i.fields.iter())
-                    .map(|f| FieldDef::new(&f.name, &f.ty).describe(f.description.as_deref()))
-                    .collect();
-                for f in &i.fields {
-                    self.declare_db_scalar(named_type(&f.ty));
-                }
-                self.sdl
-                    .object("input", name, i.description.as_deref(), &fields);
-            } else if let Some(e) = types.enums.iter().find(|e| &e.name == name) {
-                let values: Vec<String> = (e.values.iter())
-                    .map(|v| match v.is_deprecated {
-                        true => format!("{} @deprecated", v.value),
-                        false => v.value.clone(),
-                    })
-                    .collect();
-                let descriptions: Vec<Option<String>> =
-                    e.values.iter().map(|v| v.description.clone()).collect();
-                self.sdl.described_enumeration(
-                    name,
-                    e.description.as_deref(),
-                    &values,
-                    &descriptions,
-                );
-            } else if types.scalars.iter().any(|s| &s.name == name) {
-                // `scalar uuid` in actions.graphql names the database's own.
-                let db = DB_SCALARS
-                    .iter()
-                    .any(|k| db_scalar_name(self.naming, k) == *name);
-                if db {
-                    self.declare_db_scalar(name);
-                } else if !BUILT_IN.contains(&name.as_str()) {
-                    let scalar = types.scalars.iter().find(|s| &s.name == name);
-                    let description = scalar.and_then(|s| s.description.as_deref());
-                    self.sdl.described_scalar(name, description);
-                }
-            }
-        }
-    }
-
-    /// Declares the database scalar `name` names, if it names one.
-    fn declare_db_scalar(&mut self, name: &str) {
-        if let Some(kind) = DB_SCALARS
-            .iter()
-            .find(|k| db_scalar_name(self.naming, k) == name)
-        {
-            self.used_scalars.insert(kind.clone());
-        }
-    }
-}
-
 /// Why the schema with the role's actions does not validate when the one
 /// without them does (`plain`): an action named as another root field, a
 /// custom type named as one of the database's; else every action, with
@@ -343,7 +243,11 @@ pub(crate) fn clashes(plain: &SchemaModel, role: &RoleActions, error: &str) -> S
             ActionOperation::Query => plain.root_fields.contains_key(&a.name),
             ActionOperation::Mutation => plain.mutation_fields.contains_key(&a.name),
         };
-        if taken {
+        // An asynchronous action's result is a query field and a type too.
+        let result_taken = a.definition.kind == ActionKind::Asynchronous
+            && (plain.root_fields.contains_key(&a.name)
+                || plain.schema.types.contains_key(a.name.as_str()));
+        if taken || result_taken {
             let why = "its name is that of another root field".to_owned();
             bad.push(Inconsistency::new(ObjectKind::Action, &a.name, why));
         }

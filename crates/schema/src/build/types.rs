@@ -18,7 +18,11 @@ impl Builder<'_> {
             }
         }
         self.write_functions(&mut root, &mut mutation_root, &mut subscription_root);
-        self.write_actions(&mut root, &mut mutation_root);
+        self.write_actions(Roots {
+            query: &mut root,
+            mutation: &mut mutation_root,
+            subscription: &mut subscription_root,
+        });
         let root_name = "query_root";
         if root.is_empty() {
             // A role that may only write still needs a query type; Hasura's placeholder.

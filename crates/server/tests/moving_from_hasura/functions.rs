@@ -4,7 +4,7 @@
 //! as a mutation, the returned table's row filter, function permissions, and the
 //! functions Grafton refuses at start-up.
 
-use crate::{metadata, post};
+use crate::{metadata, next_data, post, subscribe};
 use grafton_server::{Running, ServeOptions};
 use serde_json::json;
 use std::path::Path;
@@ -244,8 +244,10 @@ async fn tracked_functions_are_root_fields_under_the_tables_rules() {
     );
     // The session function as a subscription: the session reaches each poll, and a
     // mutation function's write wakes it (it wrote the table it returns).
+    let user = json!({"x-hasura-role": "user", "x-hasura-user-id": "1"});
     let mut ws = subscribe(
         &server,
+        user,
         "subscription { my_posts(order_by: {id: asc}) { id } }",
     )
     .await;
@@ -331,55 +333,6 @@ async fn functions_that_cannot_be_served_stop_start_up_named() {
     match start(&sqlite.display().to_string(), &dir, None).await {
         Err(e) => assert!(e.contains("tracked functions need PostgreSQL"), "{e}"),
         Ok(_) => panic!("SQLite started with a tracked function"),
-    }
-}
-
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-/// A `graphql-transport-ws` subscription as `user` (user id 1).
-async fn subscribe(server: &Running, query: &str) -> Socket {
-    use futures_util::SinkExt;
-    use tokio_tungstenite::tungstenite::{client::IntoClientRequest, Message};
-    let mut request = format!("ws://{}/v1/graphql", server.addr)
-        .into_client_request()
-        .expect("request");
-    request.headers_mut().insert(
-        "sec-websocket-protocol",
-        "graphql-transport-ws".parse().expect("header"),
-    );
-    let (mut ws, _) = tokio_tungstenite::connect_async(request)
-        .await
-        .expect("socket");
-    let init = json!({"type": "connection_init", "payload": {"headers": {
-        "x-hasura-role": "user", "x-hasura-user-id": "1"}}});
-    let start = json!({"type": "subscribe", "id": "1", "payload": {"query": query}});
-    for m in [init, start] {
-        ws.send(Message::Text(m.to_string().into()))
-            .await
-            .expect("send");
-    }
-    ws
-}
-
-/// The data of the next `next` message (after the ack), within 10 s.
-async fn next_data(ws: &mut Socket) -> serde_json::Value {
-    use futures_util::StreamExt;
-    loop {
-        let message = tokio::time::timeout(std::time::Duration::from_secs(10), ws.next())
-            .await
-            .expect("a message in time")
-            .expect("open")
-            .expect("message");
-        let Ok(text) = message.into_text() else {
-            continue;
-        };
-        let v: serde_json::Value = serde_json::from_str(&text).expect("json");
-        match v["type"].as_str() {
-            Some("next") => return v["payload"]["data"].clone(),
-            Some("connection_ack" | "ka") => continue,
-            _ => panic!("unexpected {v}"),
-        }
     }
 }
 

@@ -89,3 +89,51 @@ pub async fn post_body(server: &Running, body: &Value, headers: &[(&str, &str)])
     let response = request.send().await.expect("answer");
     response.json().await.expect("json")
 }
+
+pub type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A `graphql-transport-ws` subscription with `headers` in its `connection_init`.
+pub async fn subscribe(server: &Running, headers: Value, query: &str) -> Socket {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::{client::IntoClientRequest, Message};
+    let mut request = format!("ws://{}/v1/graphql", server.addr)
+        .into_client_request()
+        .expect("request");
+    request.headers_mut().insert(
+        "sec-websocket-protocol",
+        "graphql-transport-ws".parse().expect("header"),
+    );
+    let (mut ws, _) = tokio_tungstenite::connect_async(request)
+        .await
+        .expect("socket");
+    let init = json!({"type": "connection_init", "payload": {"headers": headers}});
+    let start = json!({"type": "subscribe", "id": "1", "payload": {"query": query}});
+    for m in [init, start] {
+        ws.send(Message::Text(m.to_string().into()))
+            .await
+            .expect("send");
+    }
+    ws
+}
+
+/// The data of the next `next` message (after the ack), within 10 s.
+pub async fn next_data(ws: &mut Socket) -> serde_json::Value {
+    use futures_util::StreamExt;
+    loop {
+        let message = tokio::time::timeout(std::time::Duration::from_secs(10), ws.next())
+            .await
+            .expect("a message in time")
+            .expect("open")
+            .expect("message");
+        let Ok(text) = message.into_text() else {
+            continue;
+        };
+        let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+        match v["type"].as_str() {
+            Some("next") => return v["payload"]["data"].clone(),
+            Some("connection_ack" | "ka") => continue,
+            _ => panic!("unexpected {v}"),
+        }
+    }
+}

@@ -5,6 +5,7 @@
 //! permissions, and the metadata API's action commands.
 
 mod api;
+mod asynchronous;
 mod errors;
 mod related;
 mod served;
