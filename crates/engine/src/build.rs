@@ -23,8 +23,16 @@ pub async fn build(options: &EngineOptions) -> Result<Engine, BuildError> {
         Some(url) => Some(crate::shared::Shared::connect(url).await?),
         None => None,
     };
-    let schemas = schemas(&db, options, shared.as_ref()).await?;
-    Ok(Engine::with_schemas(schemas, db)
+    let cache = std::sync::Arc::new(crate::remotes::RemoteCache::default());
+    let client = grafton_remote::Client::new(Default::default()).ok();
+    let outside = Outside {
+        client: client.as_ref(),
+        cache: &cache,
+    };
+    let schemas = schemas(&db, options, shared.as_ref(), outside).await?;
+    let mut engine = Engine::with_schemas(schemas, db);
+    engine.remote_cache = cache;
+    Ok(engine
         .with_shared(shared)
         .with_queue_timeout(options.limits.queue_timeout)
         .with_primary_after_write(options.primary_after_write))
@@ -47,8 +55,24 @@ impl Engine {
     /// builds (`grafton-metadata` orders them). Serve the result with
     /// [`Engine::replace_schemas`]; on any error the old set stays.
     pub async fn build_schemas(&self, options: &EngineOptions) -> Result<Schemas, BuildError> {
-        schemas(self.database(), options, self.shared()).await
+        let outside = Outside {
+            client: self.remote.as_ref(),
+            cache: &self.remote_cache,
+        };
+        schemas(self.database(), options, self.shared(), outside).await
     }
+
+    /// Remote schemas' introspections kept between builds.
+    pub fn remote_cache(&self) -> &crate::remotes::RemoteCache {
+        &self.remote_cache
+    }
+}
+
+/// What a build calls out with: remote schemas are introspected through the
+/// client, their introspections kept in the cache.
+struct Outside<'a> {
+    client: Option<&'a grafton_remote::Client>,
+    cache: &'a crate::remotes::RemoteCache,
 }
 
 /// The schemas to read: those asked for (`--schema`), and on PostgreSQL every schema
@@ -77,8 +101,18 @@ async fn schemas(
     db: &Database,
     options: &EngineOptions,
     shared: Option<&std::sync::Arc<crate::shared::Shared>>,
+    outside: Outside<'_>,
 ) -> Result<Schemas, BuildError> {
     crate::limits::validate(&options.config.api_limits).map_err(BuildError::Limits)?;
+    let mut with_remotes;
+    let options = match (&options.config.remote_schemas.is_empty(), outside.client) {
+        (false, Some(client)) => {
+            with_remotes = options.clone();
+            crate::remotes::introspect(&mut with_remotes.config, client, outside.cache).await;
+            &with_remotes
+        }
+        _ => options,
+    };
     let started = std::time::Instant::now();
     let schemas = exposed_schemas(&options.schemas, &options.config, db.backend());
     let mut introspected = db.introspect(&schemas).await?;

@@ -39,6 +39,8 @@ pub struct Engine {
     pub(crate) async_written: Arc<tokio::sync::Notify>,
     /// Moves when this instance finished an asynchronous call.
     pub(crate) async_done: tokio::sync::watch::Sender<u64>,
+    /// Remote schemas' introspections kept between builds.
+    pub(crate) remote_cache: Arc<crate::remotes::RemoteCache>,
 }
 
 impl Engine {
@@ -71,17 +73,26 @@ impl Engine {
             action_log_ready: Arc::default(),
             async_written: Arc::default(),
             async_done: tokio::sync::watch::Sender::new(0),
+            remote_cache: Arc::default(),
             db,
         };
         engine.live.set_enum_tables(enum_tables);
         engine
     }
 
-    /// Whether an action served forwards the client's headers (so requests keep them).
+    /// Whether an action or a remote schema served forwards the client's headers
+    /// (so requests keep them).
     pub fn forwards_client_headers(&self) -> bool {
         let schemas = self.schemas.load();
-        let actions = &schemas.admin_model().actions;
-        actions.iter().any(|a| a.definition.forward_client_headers)
+        let model = schemas.admin_model();
+        let actions = model.actions.iter();
+        let remotes = model.remote_schemas.iter();
+        actions
+            .into_iter()
+            .any(|a| a.definition.forward_client_headers)
+            || remotes
+                .into_iter()
+                .any(|r| r.config.definition.forward_client_headers)
     }
 
     /// Calls out of requests (action handlers) go through a client with `options`.

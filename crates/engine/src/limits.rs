@@ -268,7 +268,7 @@ pub fn default_limit(query: &mut grafton_ir::Query, rows: u64) {
                     }
                 }
             }
-            Root::Typename(_) | Root::Introspection | Root::Action(_) => {}
+            Root::Typename(_) | Root::Introspection | Root::Action(_) | Root::Remote(_) => {}
         }
     }
 }

@@ -12,6 +12,7 @@ use std::collections::HashSet;
 pub mod actions;
 mod connections;
 pub mod events;
+pub mod remotes;
 mod replicas;
 mod request_info;
 pub use connections::ConnectionMetrics;
@@ -74,6 +75,8 @@ pub struct Metrics {
     pub events: events::EventMetrics,
     /// Actions' handler calls.
     pub actions: actions::ActionMetrics,
+    /// Remote schemas' calls.
+    pub remotes: remotes::RemoteMetrics,
     replicas: replicas::ReplicaMetrics,
     /// Client connections under the cap.
     pub connections: ConnectionMetrics,
@@ -210,6 +213,7 @@ impl Metrics {
             ),
             events: events::EventMetrics::new(&r),
             actions: actions::ActionMetrics::new(&r),
+            remotes: remotes::RemoteMetrics::new(&r),
             metadata_version: register(
                 &r,
                 IntGauge::new(

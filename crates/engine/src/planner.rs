@@ -4,6 +4,7 @@
 mod document;
 mod explain;
 mod introspect;
+pub(crate) use introspect::Outside;
 mod plan;
 pub use plan::{Action, Plan, PlanKind, Source};
 
@@ -71,6 +72,17 @@ impl Prepared {
     /// The request's document.
     pub(crate) fn document(&self) -> &apollo_compiler::ExecutableDocument {
         &self.entry.document
+    }
+
+    /// The operation run.
+    pub(crate) fn operation(&self) -> Option<&apollo_compiler::executable::Operation> {
+        let name = self.operation_name.as_deref();
+        self.entry
+            .document
+            .operations
+            .get(name)
+            .ok()
+            .map(|op| &**op)
     }
 }
 
@@ -282,7 +294,7 @@ impl Planner {
                     "a query calling '{f}', a VOLATILE function that may write, is not allowed"
                 )));
             }
-            if let Some(a) = document::action_root(&self.model, &entry.document, operation) {
+            if let Some(a) = document::action_root(&self.model, &entry.document, operation, false) {
                 return Err(EngineError::MethodNotAllowed(format!(
                     "a query calling the action '{a}' (its handler may act for the caller) is not allowed"
                 )));
@@ -336,7 +348,8 @@ impl Planner {
             grafton_ir::permissions::bind_session_arrays(rules, &mut variables)?;
         }
         let mutation = operation.operation_type == OperationType::Mutation;
-        let actions = document::action_root(&self.model, &entry.document, operation).is_some();
+        let actions =
+            document::action_root(&self.model, &entry.document, operation, true).is_some();
         if mutation && !actions {
             let mutation = grafton_ir::build_mutation(
                 &self.model,

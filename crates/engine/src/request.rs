@@ -37,6 +37,7 @@ mod admit;
 pub(crate) mod async_actions;
 mod persisted;
 mod read;
+mod remote;
 mod subscribe;
 pub mod types;
 mod write;

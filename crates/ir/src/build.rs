@@ -51,11 +51,17 @@ pub fn build_query(
             let fields = group.iter().map(|f| (*f).clone()).collect();
             Root::Action(ActionRoot { action: i, fields })
         };
+        let remote = |i: usize| {
+            let fields = group.iter().map(|f| (*f).clone()).collect();
+            Root::Remote(crate::types::RemoteRoot { remote: i, fields })
+        };
         let value = match field.name.as_str() {
             "__typename" => Root::Typename(root_type.to_owned()),
-            // A mutation here is one whose every root field is an action.
+            // A mutation here is one whose every root field is an action or a
+            // remote schema's.
             name if mutation => match model.mutation_fields.get(name) {
                 Some(grafton_schema::MutationField::Action(i)) => action(*i),
+                Some(grafton_schema::MutationField::Remote(i)) => remote(*i),
                 _ => return Err(IrError::MixedActions),
             },
             "__schema" | "__type" => Root::Introspection,
@@ -70,6 +76,7 @@ pub fn build_query(
                 Some(RootField::Aggregate(t)) => Root::Aggregate(b.aggregate(*t, group)?),
                 Some(RootField::Function(f)) => Root::Rows(b.call_rows(*f, group)?),
                 Some(RootField::Action(i)) => action(*i),
+                Some(RootField::Remote(i)) => remote(*i),
                 Some(RootField::FunctionAggregate(f)) => {
                     Root::Aggregate(b.call_aggregate(*f, group)?)
                 }
@@ -86,6 +93,17 @@ pub fn build_query(
             },
         };
         root.push(((*key).to_owned(), value));
+    }
+    let is = |f: fn(&Root) -> bool| root.iter().any(|(_, r)| f(r));
+    if mutation && is(|r| matches!(r, Root::Action(_))) && is(|r| matches!(r, Root::Remote(_))) {
+        return Err(IrError::MixedActions);
+    }
+    if operation.operation_type == executable::OperationType::Subscription
+        && is(|r| matches!(r, Root::Remote(_)))
+    {
+        return Err(IrError::NotSupported(
+            "subscription to remote server is not supported".into(),
+        ));
     }
     let subscription = operation.operation_type == executable::OperationType::Subscription;
     if subscription && root.len() > 1 && root.iter().any(|(_, r)| matches!(r, Root::Action(_))) {

@@ -24,7 +24,7 @@ pub enum IrError {
     DataException(String),
     /// A mutation with an action and another root field (an action's handler
     /// cannot take part in the database's transaction).
-    #[error("a mutation with an action may have no other root fields: an action's handler cannot take part in the database's transaction, so a failure could not undo the rest")]
+    #[error("a mutation with an action or a remote schema's field may have no database mutation beside it: neither can take part in the database's transaction, so a failure could not undo the rest")]
     MixedActions,
     /// A permission rule needs a session variable the request does not carry.
     #[error("missing session variable: \"{0}\"")]

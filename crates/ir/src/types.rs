@@ -44,6 +44,17 @@ pub enum Root {
     Aggregate(Aggregate),
     /// An action: answered by its handler, not the database.
     Action(ActionRoot),
+    /// A remote schema's root field: answered by the remote.
+    Remote(RemoteRoot),
+}
+
+/// A remote schema's root field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteRoot {
+    /// Its index in the model's `remote_schemas`.
+    pub remote: usize,
+    /// The document's fields under its response key.
+    pub fields: Vec<apollo_compiler::Node<apollo_compiler::executable::Field>>,
 }
 
 /// An action's root field.

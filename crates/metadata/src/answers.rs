@@ -44,6 +44,10 @@ pub(crate) fn inconsistent(objects: &[&Inconsistency], replaced: bool, kind: &st
             "unexpected",
             "cannot continue due to inconsistent metadata".to_owned(),
         )
+    } else if kind == "add_remote_schema" || kind == "update_remote_schema" {
+        // Hasura's code for a remote that cannot be served as defined.
+        let reasons: Vec<&str> = objects.iter().map(|i| i.reason.as_str()).collect();
+        ("remote-schema-error", reasons.join("; "))
     } else if adds.iter().any(|a| kind.starts_with(a)) {
         let reasons: Vec<&str> = objects.iter().map(|i| i.reason.as_str()).collect();
         let error = format!("Inconsistent object: {}", reasons.join("; "));

@@ -11,6 +11,7 @@ pub use crons::exported;
 pub use drop::{dependent, object as drop_object};
 
 mod actions;
+pub(crate) mod remote_schemas;
 pub(crate) use actions::cleared as cleared_actions;
 mod crons;
 mod drop;
@@ -153,6 +154,9 @@ fn edit(kind: &str) -> Option<Edit> {
         "create_action_permission" => actions::permit,
         "drop_action_permission" => actions::forbid,
         "set_custom_types" => actions::set_custom_types,
+        "add_remote_schema" => remote_schemas::add,
+        "update_remote_schema" => remote_schemas::update,
+        "remove_remote_schema" => remote_schemas::remove,
         "create_cron_trigger" => crons::create,
         "delete_cron_trigger" => crons::delete,
         _ => return None,
@@ -311,11 +315,6 @@ const KNOWN: &[&str] = &[
     "pg_suggest_relationships",
     "create_rest_endpoint",
     "drop_rest_endpoint",
-    "add_remote_schema",
-    "update_remote_schema",
-    "remove_remote_schema",
-    "reload_remote_schema",
-    "introspect_remote_schema",
     "add_remote_schema_permissions",
     "drop_remote_schema_permissions",
     "create_remote_schema_remote_relationship",

@@ -27,6 +27,43 @@ impl Metadata {
         }
     }
 
+    /// `reload_remote_schema` (its introspection fetched again, the schemas
+    /// rebuilt) or `introspect_remote_schema` (the remote's introspection answer
+    /// as received).
+    pub(crate) async fn remote_schema(&self, kind: &str, args: &Value) -> Result<Value, Refusal> {
+        let name = crate::document::text(args, "name")?.to_owned();
+        let (doc, _) = self.document().await?;
+        let remotes = doc.get("remote_schemas").and_then(Value::as_array);
+        let known =
+            remotes.is_some_and(|r| crate::commands::remote_schemas::position(r, &name).is_some());
+        if !known {
+            return Err(match kind {
+                "introspect_remote_schema" => Refusal::new(
+                    "not-exists",
+                    format!("remote schema: \"{name}\" not found"),
+                    "$.args",
+                ),
+                _ => crate::commands::remote_schemas::missing(&name),
+            });
+        }
+        let cache = self.engine.remote_cache();
+        if kind == "reload_remote_schema" {
+            cache.forget(&name);
+            if let Err(e) = self.reload("reload_remote_schema").await {
+                return Err(Refusal::new("reload-failed", e.to_string(), "$"));
+            }
+            return Ok(json!({"message": "success"}));
+        }
+        match cache.get(&name) {
+            Some(introspected) => Ok(introspected.raw.clone()),
+            None => Err(Refusal::new(
+                "remote-schema-error",
+                format!("the remote schema \"{name}\" could not be introspected (see get_inconsistent_metadata)"),
+                "$.args",
+            )),
+        }
+    }
+
     /// One event-log command.
     pub(crate) async fn event_log(&self, kind: &str, args: &Value) -> Result<Value, Refusal> {
         if kind == "get_cron_triggers" {

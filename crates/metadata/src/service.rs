@@ -339,6 +339,17 @@ impl Metadata {
                 Ok(json!({"message": "success"}))
             }
             "reload_metadata" => {
+                // Hasura's `reload_remote_schemas`: every remote (the default),
+                // none, or those named.
+                let cache = self.engine.remote_cache();
+                match args.get("reload_remote_schemas") {
+                    Some(Value::Bool(false)) => {}
+                    Some(Value::Array(names)) => names
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .for_each(|n| cache.forget(n)),
+                    _ => cache.forget_all(),
+                }
                 if let Err(e) = self.reload("reload_metadata").await {
                     return Err(Refusal::new(
                         "reload-failed",
@@ -381,6 +392,9 @@ impl Metadata {
                     answers.push(answer.map_err(|r| r.within(&format!("$.args[{i}]")))?);
                 }
                 Ok(Value::Array(answers))
+            }
+            "reload_remote_schema" | "introspect_remote_schema" => {
+                self.remote_schema(kind, args).await
             }
             kind if commands::EVENT_LOG.contains(&kind) => self.event_log(kind, args).await,
             kind if commands::writes(kind) => {

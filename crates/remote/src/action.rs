@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 use std::time::Duration;
 
 /// What the calls say they are.
-const USER_AGENT: &str = concat!("grafton/", env!("CARGO_PKG_VERSION"));
+pub(crate) const USER_AGENT: &str = concat!("grafton/", env!("CARGO_PKG_VERSION"));
 
 /// What an action is called with.
 pub struct ActionCall<'a> {

@@ -2,10 +2,13 @@
 //! handler: Hasura's payload POSTed through one bounded client ([`Client`]), the
 //! answer read up to a byte cap, checked against the action's output type and
 //! shaped to the selection ([`output`]); a handler's error becomes Hasura's
-//! GraphQL error ([`ActionError`]).
+//! GraphQL error ([`ActionError`]). A remote schema is introspected
+//! ([`introspection`]) and a request's part for it sent to it ([`forward`]).
 
 pub mod action;
 mod client;
+pub mod forward;
+pub mod introspection;
 pub mod output;
 pub mod webhook;
 

@@ -25,6 +25,7 @@ mod mutations;
 mod names;
 use names::{mutation_names, AGG_FUNCS, ORDER_VALUES};
 mod relations;
+mod remotes;
 mod stream;
 mod table_names;
 mod tables;
@@ -67,8 +68,10 @@ pub fn build_for_role(
         Backend::Postgres => "public",
         Backend::Sqlite => "main",
     };
-    // Kept to find what an action clashes with, should its SDL not validate.
-    let original = (!config.actions.is_empty()).then(|| catalog.clone());
+    // Kept to find what an action or a remote clashes with, should its SDL not
+    // validate.
+    let outside = !config.actions.is_empty() || !config.remote_schemas.is_empty();
+    let original = outside.then(|| catalog.clone());
     let catalog = table_names::tracked(catalog, config, default_schema);
     let catalog = table_names::with_comments(catalog, config, default_schema);
     let mut warnings = Vec::new();
@@ -120,6 +123,7 @@ pub fn build_for_role(
         warnings.extend(functions::volatile_queries(&catalog, &functions));
     }
     let role_actions = actions::resolve(config, role, naming)?;
+    let remotes = remotes::resolve(config)?;
     let action_rels = action_relationships::resolve(&catalog, config, &tables, default_schema)?;
     let mut b = Builder {
         catalog: &catalog,
@@ -145,6 +149,7 @@ pub fn build_for_role(
         custom_types: &config.custom_types,
         action_rels: &action_rels,
         written_rels: Vec::new(),
+        remotes: &remotes,
     };
     b.write_all();
     let Builder {
@@ -159,14 +164,20 @@ pub fn build_for_role(
     let schema = match Schema::parse_and_validate(&sdl.text, "schema.graphql") {
         Ok(schema) => schema,
         // What the actions clash with, found by building without them.
-        Err(e) => match original.filter(|_| !role_actions.actions.is_empty()) {
-            Some(catalog) => {
+        Err(e) => match original {
+            // Remotes first: what the database and the actions serve wins.
+            Some(catalog) if !remotes.is_empty() => {
+                let without = remotes::without_remotes(config);
+                let plain = build_for_role(catalog, &without, naming, backend, role, backend_only)?;
+                return Err(remotes::clashes(&plain, &remotes, &e.errors.to_string()));
+            }
+            Some(catalog) if !role_actions.actions.is_empty() => {
                 let without = actions::without_actions(config);
                 let plain = build_for_role(catalog, &without, naming, backend, role, backend_only)?;
                 let error = e.errors.to_string();
                 return Err(actions::clashes(&plain, &role_actions, &error));
             }
-            None => return Err(SchemaError::Invalid(e.errors.to_string())),
+            _ => return Err(SchemaError::Invalid(e.errors.to_string())),
         },
     };
     let ops = CompareOp::ALL
@@ -201,19 +212,7 @@ pub fn build_for_role(
             naming.combinator(Combinator::Or),
             naming.combinator(Combinator::Not),
         ],
-        args: ArgNames {
-            where_: naming.arg(Arg::Where),
-            order_by: naming.arg(Arg::OrderBy),
-            limit: naming.arg(Arg::Limit),
-            offset: naming.arg(Arg::Offset),
-            distinct_on: naming.arg(Arg::DistinctOn),
-            columns: naming.arg(Arg::Columns),
-            distinct: naming.arg(Arg::Distinct),
-            batch_size: naming.field("batch_size"),
-            cursor: naming.field("cursor"),
-            initial_value: naming.field("initial_value"),
-            ordering: naming.field("ordering"),
-        },
+        args: names::arg_names(naming),
         schema,
         sdl: sdl.text,
         role: role.map(str::to_owned),
@@ -223,6 +222,7 @@ pub fn build_for_role(
         catalog,
         actions: role_actions.actions,
         action_relationships: written_rels,
+        remote_schemas: remotes,
     })
 }
 
@@ -289,6 +289,8 @@ struct Builder<'a> {
     action_rels: &'a [ActionRel],
     /// Those written for the role.
     written_rels: Vec<ActionRel>,
+    /// The remote schemas served.
+    remotes: &'a [crate::model::ServedRemote],
 }
 
 impl Builder<'_> {

@@ -9,6 +9,8 @@ mod database;
 pub use database::DatabaseConfig;
 mod events;
 mod functions;
+mod remote_schemas;
+mod root_affixes;
 pub use actions::{
     ActionArgument, ActionConfig, ActionDefinition, ActionKind, ActionOperation, ActionPermission,
     ActionRelationship, CustomEnum, CustomEnumValue, CustomField, CustomInputObject, CustomObject,
@@ -23,6 +25,11 @@ pub use events::{
 pub use functions::{
     ComputedFieldConfig, ExposedAs, FunctionConfig, FunctionPermission, FunctionRootFields,
 };
+pub use remote_schemas::{
+    Customization, FieldNames, RemotePermissionDefinition, RemoteSchemaConfig,
+    RemoteSchemaDefinition, RemoteSchemaPermission, TypeNames,
+};
+pub use root_affixes::RootFieldAffixes;
 use std::path::PathBuf;
 
 /// Top-level configuration file.
@@ -70,6 +77,17 @@ pub struct Config {
     /// The types actions are written in (Hasura's `custom_types`).
     #[serde(default)]
     pub custom_types: CustomTypes,
+    /// Remote schemas (Hasura's `remote_schemas`): other GraphQL services'
+    /// root fields served beside the database's.
+    #[serde(default)]
+    pub remote_schemas: Vec<RemoteSchemaConfig>,
+    /// What each remote schema's introspection gave (by its name), filled by
+    /// the engine before a build; not metadata.
+    #[serde(skip)]
+    pub remotes_introspected: std::collections::BTreeMap<
+        String,
+        Result<std::sync::Arc<crate::remote::RemoteIntrospected>, String>,
+    >,
     /// Whether every table, view and foreign key of the exposed schemas is served
     /// (`true`: the default without Hasura metadata), or only the tables listed
     /// under `tables` and the relationships the config names (`false`: the default
@@ -364,42 +382,6 @@ pub enum ManualKind {
     Object,
     /// One-to-many.
     Array,
-}
-
-/// A prefix and a suffix for every root field name (Hasura's source customization).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RootFieldAffixes {
-    /// Put before each name.
-    pub prefix: Option<String>,
-    /// Put after each name.
-    pub suffix: Option<String>,
-}
-
-impl RootFieldAffixes {
-    /// `name` with the prefix and suffix, joined as Hasura joins them: as written,
-    /// or under graphql-default with the name and suffix starting upper-case
-    /// (`shop_` + `postsByPk` = `shop_PostsByPk`).
-    pub fn apply(&self, name: &str, camel: bool) -> String {
-        if self.prefix.is_none() && self.suffix.is_none() {
-            return name.to_owned();
-        }
-        let upper = |s: &str| {
-            let mut c = s.chars();
-            c.next()
-                .map(|f| f.to_uppercase().chain(c).collect())
-                .unwrap_or_default()
-        };
-        let (name, suffix) = match (camel, &self.prefix, self.suffix.as_deref()) {
-            (true, Some(_), suffix) => (upper(name), suffix.map(upper)),
-            (true, None, suffix) => (name.to_owned(), suffix.map(upper)),
-            (false, _, suffix) => (name.to_owned(), suffix.map(str::to_owned)),
-        };
-        format!(
-            "{}{name}{}",
-            self.prefix.as_deref().unwrap_or(""),
-            suffix.unwrap_or_default()
-        )
-    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ pub mod inconsistent;
 pub mod inherited;
 pub mod model;
 pub mod naming;
+pub mod remote;
 mod sdl;
 pub mod trusted;
 

@@ -108,6 +108,8 @@ pub enum RootField {
     FunctionAggregate(FunctionId),
     /// A query action: the index of [`SchemaModel::actions`].
     Action(usize),
+    /// A remote schema's query field: the index of [`SchemaModel::remote_schemas`].
+    Remote(usize),
 }
 
 /// What the schema's role may do with a table (everything, for admin).
@@ -187,6 +189,9 @@ pub enum MutationField {
     Function(FunctionId),
     /// A mutation action: the index of [`SchemaModel::actions`].
     Action(usize),
+    /// A remote schema's mutation field: the index of
+    /// [`SchemaModel::remote_schemas`].
+    Remote(usize),
 }
 
 /// The update operators, in the order Hasura applies them.
@@ -316,6 +321,17 @@ pub struct SchemaModel {
     pub actions: Vec<crate::config::ActionConfig>,
     /// The relationships from custom objects to tables the role may follow.
     pub action_relationships: Vec<ActionRel>,
+    /// The remote schemas the role sees, with what their introspection gave.
+    pub remote_schemas: Vec<ServedRemote>,
+}
+
+/// A remote schema served: its metadata and its types as served.
+#[derive(Debug, Clone)]
+pub struct ServedRemote {
+    /// Its metadata.
+    pub config: crate::config::RemoteSchemaConfig,
+    /// Its introspection, with its customization applied.
+    pub introspected: std::sync::Arc<crate::remote::RemoteIntrospected>,
 }
 
 /// Argument names under the naming convention.

@@ -22,7 +22,7 @@ pub fn translate_query(
     for (key, root) in &query.root {
         let expr = match root {
             Root::Typename(name) => Expr::Str(name.clone()),
-            Root::Introspection | Root::Action(_) => continue,
+            Root::Introspection | Root::Action(_) | Root::Remote(_) => continue,
             Root::Rows(rows) => ctx.rows(rows, None),
             Root::Aggregate(agg) => ctx.aggregate(agg, None),
         };

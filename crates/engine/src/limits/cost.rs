@@ -9,7 +9,7 @@
 //! - each predicate of a `where` (each element of an `_in` list) counts once per
 //!   parent row, so a huge filter costs what it weighs;
 //! - an introspection root field counts its fields; columns count nothing;
-//! - an action's handler call counts [`ACTION_CALL`].
+//! - an action's handler call, and a remote schema's root field, counts [`ACTION_CALL`].
 
 use grafton_ir::permissions::RoleRules;
 use grafton_ir::{Aggregate, AggregateField, Args, BoolExp, Field, Query, Root, Rows, Value};
@@ -66,11 +66,11 @@ impl Cost {
             .filter_map(|(_, root)| match root {
                 Root::Rows(rows) => Some(b.rows(rows)),
                 Root::Aggregate(agg) => Some(b.aggregate(agg)),
-                Root::Typename(_) | Root::Introspection | Root::Action(_) => None,
+                Root::Typename(_) | Root::Introspection | Root::Action(_) | Root::Remote(_) => None,
             })
             .collect();
         let calls = (query.root.iter())
-            .filter(|(_, r)| matches!(r, Root::Action(_)))
+            .filter(|(_, r)| matches!(r, Root::Action(_) | Root::Remote(_)))
             .count() as u64;
         Self {
             fixed: introspection_nodes.saturating_add(calls.saturating_mul(ACTION_CALL)),

@@ -113,16 +113,18 @@ pub(super) fn volatile_call<'a>(
     None
 }
 
-/// A root field of the operation that is an action, if any (a mutation with one
-/// is planned as actions, and refused if it has another root field; a query
-/// with one is not run over GET, where a cross-site page could make a browser
-/// call its handler with the user's cookies).
+/// A root field of the operation that is an action (or, with `remotes`, a
+/// remote schema's), if any: a mutation with one is planned as a query is, and
+/// refused if it has a database mutation beside it; a query with an action is
+/// not run over GET, where a cross-site page could make a browser call its
+/// handler with the user's cookies.
 pub(super) fn action_root<'a>(
     model: &grafton_schema::SchemaModel,
     document: &'a ExecutableDocument,
     operation: &'a Operation,
+    remotes: bool,
 ) -> Option<&'a str> {
-    if model.actions.is_empty() {
+    if model.actions.is_empty() && (!remotes || model.remote_schemas.is_empty()) {
         return None;
     }
     let mut pending = vec![&operation.selection_set];
@@ -132,15 +134,18 @@ pub(super) fn action_root<'a>(
             match selection {
                 Selection::Field(f) => {
                     let name = f.name.as_str();
+                    use grafton_schema::{MutationField as M, RootField as R};
                     let action = match operation.operation_type {
-                        OperationType::Mutation => matches!(
-                            model.mutation_fields.get(name),
-                            Some(grafton_schema::MutationField::Action(_))
-                        ),
-                        _ => matches!(
-                            model.root_fields.get(name),
-                            Some(grafton_schema::RootField::Action(_))
-                        ),
+                        OperationType::Mutation => match model.mutation_fields.get(name) {
+                            Some(M::Action(_)) => true,
+                            Some(M::Remote(_)) => remotes,
+                            _ => false,
+                        },
+                        _ => match model.root_fields.get(name) {
+                            Some(R::Action(_)) => true,
+                            Some(R::Remote(_)) => remotes,
+                            _ => false,
+                        },
                     };
                     if action {
                         return Some(name);

@@ -10,6 +10,16 @@ use apollo_compiler::introspection;
 use apollo_compiler::response::{GraphQLError, JsonMap};
 use serde_json::{Map, Value};
 
+/// What root fields answered apart from the database and introspection gave:
+/// actions' and remote schemas' answers by response key, the remotes' errors,
+/// and whether a non-null one came back null (then `data` is null).
+#[derive(Debug, Default)]
+pub(crate) struct Outside {
+    pub(crate) answers: Map<String, Value>,
+    pub(crate) errors: Vec<Value>,
+    pub(crate) null_data: bool,
+}
+
 impl Planner {
     /// Introspection fields are answered by apollo-compiler from the schema and
     /// action fields by their handlers (`actions`, by response key); both are
@@ -18,8 +28,13 @@ impl Planner {
         &self,
         prepared: &Prepared,
         db_json: Option<String>,
-        mut actions: Map<String, Value>,
+        outside: Outside,
     ) -> Result<String, EngineError> {
+        let Outside {
+            answers: mut actions,
+            errors: outside_errors,
+            null_data,
+        } = outside;
         let (root_keys, introspects) = match &prepared.action {
             super::Action::Plan(plan) => (plan.roots.as_slice(), plan.has_introspection),
             super::Action::Mutation(_) => (&[][..], false),
@@ -44,18 +59,24 @@ impl Planner {
                     .get(key.as_str())
                     .map(|v| serde_json::to_value(v).unwrap_or(Value::Null))
                     .unwrap_or(Value::Null),
-                Source::Action(_) => actions.remove(key).unwrap_or(Value::Null),
+                Source::Action(_) | Source::Remote(_) => actions.remove(key).unwrap_or(Value::Null),
                 Source::Database => db.remove(key).unwrap_or(Value::Null),
             };
             data.insert(key.clone(), value);
         }
         let mut body = Map::new();
-        body.insert("data".into(), Value::Object(data));
+        // A non-null root field that came back null makes the whole data null.
+        let data = match null_data {
+            true => Value::Null,
+            false => Value::Object(data),
+        };
+        body.insert("data".into(), data);
+        let mut errors: Vec<Value> = (errors.iter())
+            .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
+            .collect();
+        errors.extend(outside_errors);
         if !errors.is_empty() {
-            body.insert(
-                "errors".into(),
-                serde_json::to_value(&errors).unwrap_or(Value::Null),
-            );
+            body.insert("errors".into(), Value::Array(errors));
         }
         let body = Value::Object(body).to_string();
         crate::limits::check(LimitKind::ResponseBytes, Some(max), body.len() as u64)?;

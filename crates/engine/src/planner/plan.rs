@@ -34,6 +34,8 @@ pub enum Source {
     Introspection,
     /// An action's handler.
     Action(grafton_ir::ActionRoot),
+    /// A remote schema.
+    Remote(grafton_ir::RemoteRoot),
 }
 
 /// What a prepared request does: answer from a plan (cached per shape), or write.
@@ -59,6 +61,8 @@ pub struct Plan {
     pub(crate) has_introspection: bool,
     /// Whether any root field is an action (then responses are merged).
     pub(crate) has_actions: bool,
+    /// Whether any root field is a remote schema's (then responses are merged).
+    pub(crate) has_remotes: bool,
     /// A mutation's actions, called one after the other (a query's at once).
     pub(crate) sequential: bool,
     /// Session variables the statement binds (each request must carry them).
@@ -145,6 +149,7 @@ impl Planner {
                 let source = match r {
                     Root::Introspection => Source::Introspection,
                     Root::Action(a) => Source::Action(a.clone()),
+                    Root::Remote(r) => Source::Remote(r.clone()),
                     _ => Source::Database,
                 };
                 (k.clone(), source)
@@ -152,6 +157,7 @@ impl Planner {
             .collect();
         let has_introspection = (roots.iter()).any(|(_, s)| matches!(s, Source::Introspection));
         let has_actions = (roots.iter()).any(|(_, s)| matches!(s, Source::Action(_)));
+        let has_remotes = (roots.iter()).any(|(_, s)| matches!(s, Source::Remote(_)));
         // Key the plan on every variable known to shape this document, including the
         // ones this build just discovered.
         let key = {
@@ -174,6 +180,7 @@ impl Planner {
             roots,
             has_introspection,
             has_actions,
+            has_remotes,
             sequential: operation.operation_type == OperationType::Mutation,
             session_vars,
         });

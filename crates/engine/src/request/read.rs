@@ -58,11 +58,21 @@ pub(super) async fn run(
             None => None,
         }
     };
-    // An action's handler and the statement wait at once; without actions the
-    // statement alone (the common path pays for no join).
-    let (db_json, actions) = match plan.has_actions {
-        true => tokio::join!(db_json, actions),
-        false => (db_json.await, Ok((serde_json::Map::new(), Vec::new()))),
+    let remotes = async {
+        match plan.has_remotes {
+            true => super::remote::run(engine, planner, plan, prepared, caller).await,
+            false => Default::default(),
+        }
+    };
+    // Actions' handlers, remotes and the statement wait at once; without them
+    // the statement alone (the common path pays for no join).
+    let (db_json, actions, remotes) = match plan.has_actions || plan.has_remotes {
+        true => tokio::join!(db_json, actions, remotes),
+        false => (
+            db_json.await,
+            Ok((serde_json::Map::new(), Vec::new())),
+            Default::default(),
+        ),
     };
     let db_json = match db_json {
         Some((answer, elapsed)) => {
@@ -71,10 +81,13 @@ pub(super) async fn run(
         }
         None => None,
     };
-    if plan.has_introspection || plan.has_actions {
+    if plan.has_introspection || plan.has_actions || plan.has_remotes {
         let (actions, cookies) = actions?;
         info.set_cookies.extend(cookies);
-        return planner.merge_roots(prepared, db_json, actions);
+        let (mut outside, cookies) = remotes;
+        info.set_cookies.extend(cookies);
+        outside.answers.extend(actions);
+        return planner.merge_roots(prepared, db_json, outside);
     }
     let data = db_json.unwrap_or_else(|| "{}".to_owned());
     let mut out = String::with_capacity(data.len() + 10);

@@ -137,7 +137,9 @@ impl<'a> Builder<'a> {
         let names = &self.model.mutation_names;
         let write = match kind {
             MutationField::Function(f) => return Ok(MutationRoot::Call(self.call_rows(f, group)?)),
-            MutationField::Action(_) => return Err(IrError::MixedActions),
+            MutationField::Action(_) | MutationField::Remote(_) => {
+                return Err(IrError::MixedActions)
+            }
             MutationField::Insert(t) => {
                 let mut rows = Vec::new();
                 if let Some(v) = self.arg(field, &names.objects) {

@@ -205,3 +205,21 @@ pub(super) fn mutation_names(naming: Naming) -> MutationNames {
             .collect(),
     }
 }
+
+/// The argument names under `naming`.
+pub(super) fn arg_names(naming: Naming) -> crate::model::ArgNames {
+    use crate::naming::Arg;
+    crate::model::ArgNames {
+        where_: naming.arg(Arg::Where),
+        order_by: naming.arg(Arg::OrderBy),
+        limit: naming.arg(Arg::Limit),
+        offset: naming.arg(Arg::Offset),
+        distinct_on: naming.arg(Arg::DistinctOn),
+        columns: naming.arg(Arg::Columns),
+        distinct: naming.arg(Arg::Distinct),
+        batch_size: naming.field("batch_size"),
+        cursor: naming.field("cursor"),
+        initial_value: naming.field("initial_value"),
+        ordering: naming.field("ordering"),
+    }
+}

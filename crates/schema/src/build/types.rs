@@ -18,6 +18,7 @@ impl Builder<'_> {
             }
         }
         self.write_functions(&mut root, &mut mutation_root, &mut subscription_root);
+        self.write_remote_fields(&mut root, &mut mutation_root);
         self.write_actions(Roots {
             query: &mut root,
             mutation: &mut mutation_root,
@@ -70,6 +71,7 @@ impl Builder<'_> {
         for name in std::mem::take(&mut self.array_scalars) {
             self.sdl.scalar(&name);
         }
+        self.write_remote_types();
         let mutation = if has_mutations {
             "  mutation: mutation_root\n"
         } else {

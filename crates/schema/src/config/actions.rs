@@ -287,7 +287,8 @@ fn flag<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
 }
 
 /// A list Hasura's older exports may write as `null`.
-fn list<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+/// A list that may be `null` (read as empty), as Hasura's exports write them.
+pub(super) fn list<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
 where
     D: serde::Deserializer<'de>,
     T: Deserialize<'de>,

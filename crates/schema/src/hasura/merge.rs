@@ -20,6 +20,9 @@ pub fn merge(config: &mut Config, other: Config) {
     // Named lists merged by name, the config file's entry winning.
     add_new(&mut config.cron_triggers, other.cron_triggers, |c| &c.name);
     add_new(&mut config.actions, other.actions, |a| &a.name);
+    add_new(&mut config.remote_schemas, other.remote_schemas, |r| {
+        &r.name
+    });
     let (ours, theirs) = (&mut config.custom_types, other.custom_types);
     add_new(&mut ours.objects, theirs.objects, |o| &o.name);
     add_new(&mut ours.input_objects, theirs.input_objects, |i| &i.name);

@@ -1,7 +1,7 @@
 //! The project-wide parts of Hasura metadata: `api_limits`, `query_collections`
 //! with the `allowlist`, `inherited_roles`, `graphql_schema_introspection`,
-//! `cron_triggers`, `actions` and `custom_types` are served; remote schemas, REST
-//! endpoints and the sources' unread parts are reported. Absent or empty (`{}`,
+//! `cron_triggers`, `actions`, `custom_types` and `remote_schemas` are served;
+//! REST endpoints and the sources' unread parts are reported. Absent or empty (`{}`,
 //! `[]`, `null`) parts say nothing.
 
 use crate::api_limits::ApiLimits;
@@ -123,8 +123,8 @@ fn names(v: Option<&Value>) -> Vec<String> {
     list.iter().map(super::convert::json_name).collect()
 }
 
-/// The project-wide objects Grafton does not serve yet (remote schemas, REST
-/// endpoints), each by name, and the parts of the sources it
+/// The project-wide objects Grafton does not serve yet (REST endpoints), each
+/// by name, and the parts of the sources it
 /// does not read (a source's customization, a second source): reported as
 /// inconsistent metadata, never dropped in silence.
 fn unserved(
@@ -137,10 +137,7 @@ fn unserved(
         Inconsistency::new(kind, &name, why)
     };
     let mut out = Vec::new();
-    for (key, kind) in [
-        ("remote_schemas", ObjectKind::RemoteSchema),
-        ("rest_endpoints", ObjectKind::Endpoint),
-    ] {
+    for (key, kind) in [("rest_endpoints", ObjectKind::Endpoint)] {
         for name in names(doc.get(key)) {
             out.push(not_yet(kind, name));
         }
@@ -304,8 +301,26 @@ pub(super) fn apply(doc: &Map<String, Value>, config: &mut Config) -> Result<(),
         &mut config.left_out,
     );
     let actions = each(doc, "actions", ObjectKind::Action, &mut config.left_out);
+    let remotes: Vec<crate::config::RemoteSchemaConfig> = each(
+        doc,
+        "remote_schemas",
+        ObjectKind::RemoteSchema,
+        &mut config.left_out,
+    );
     config.cron_triggers.extend(crons);
     config.actions.extend(actions);
+    for mut remote in remotes {
+        // Relationships from a remote's types are not served yet: reported,
+        // the remote itself served.
+        for rel in std::mem::take(&mut remote.remote_relationships) {
+            let ty = rel.get("type_name").and_then(Value::as_str).unwrap_or("?");
+            let name = format!("{}.{ty}", remote.name);
+            let why = "remote relationships are not served by Grafton yet".to_owned();
+            let kind = ObjectKind::RemoteRelationship;
+            config.left_out.push(Inconsistency::new(kind, &name, why));
+        }
+        config.remote_schemas.push(remote);
+    }
     if let Some(types) = doc
         .get("custom_types")
         .filter(|v| !super::document::is_empty(v))

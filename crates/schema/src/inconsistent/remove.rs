@@ -27,6 +27,11 @@ pub fn remove(config: &mut Config, object: &Inconsistency) -> bool {
         config.actions.retain(|a| a.name != name);
         return before != config.actions.len();
     }
+    if object.kind == RemoteSchema {
+        let before = config.remote_schemas.len();
+        config.remote_schemas.retain(|r| r.name != name);
+        return before != config.remote_schemas.len();
+    }
     if object.kind == CustomTypes {
         // `Type.relationship`: that relationship alone.
         if let Some((ty, rel)) = name.split_once('.') {

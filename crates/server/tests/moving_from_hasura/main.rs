@@ -11,6 +11,7 @@ mod functions;
 mod inconsistent;
 mod inherited_roles;
 mod projects;
+mod remote_schemas;
 mod schemas;
 mod snapshots;
 mod source;
@@ -136,4 +137,31 @@ pub async fn next_data(ws: &mut Socket) -> serde_json::Value {
             _ => panic!("unexpected {v}"),
         }
     }
+}
+
+/// A server on `url` keeping its metadata in the database, with the admin
+/// `secret`.
+pub async fn store_server(url: String, secret: &str) -> Running {
+    let mut o = ServeOptions {
+        database_url: url,
+        port: 0,
+        metadata_store: true,
+        ..ServeOptions::default()
+    };
+    o.auth.admin_secret = Some(secret.into());
+    grafton_server::start(&o).await.expect("starts")
+}
+
+/// Posts `body` to the server's `/v1/metadata` with the admin `secret`; the
+/// status and the answer.
+pub async fn metadata_api(server: &Running, secret: &str, body: Value) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(format!("http://{}/v1/metadata", server.addr))
+        .header("x-hasura-admin-secret", secret)
+        .json(&body)
+        .send()
+        .await
+        .expect("metadata");
+    let status = response.status().as_u16();
+    (status, response.json::<Value>().await.expect("JSON"))
 }

@@ -13,28 +13,8 @@ async fn the_metadata_api_creates_changes_and_drops_actions() {
     handler.reply("double", 200, json!({"n": 4}), Duration::ZERO);
     handler.reply("twice", 200, json!({"n": 6}), Duration::ZERO);
     let [sqlite, _] = databases("actions_api");
-    let mut o = grafton_server::ServeOptions {
-        database_url: sqlite,
-        port: 0,
-        metadata_store: true,
-        ..grafton_server::ServeOptions::default()
-    };
-    o.auth.admin_secret = Some(SECRET.into());
-    let server = grafton_server::start(&o).await.expect("starts");
-    let api = |body: Value| {
-        let url = format!("http://{}/v1/metadata", server.addr);
-        async move {
-            let response = reqwest::Client::new()
-                .post(url)
-                .header("x-hasura-admin-secret", SECRET)
-                .json(&body)
-                .send()
-                .await
-                .expect("metadata");
-            let status = response.status().as_u16();
-            (status, response.json::<Value>().await.expect("JSON"))
-        }
-    };
+    let server = crate::store_server(sqlite, SECRET).await;
+    let api = |body: Value| crate::metadata_api(&server, SECRET, body);
     let as_user = [("x-hasura-admin-secret", SECRET), ("x-hasura-role", "user")];
     let admin = [("x-hasura-admin-secret", SECRET)];
     let double = json!({"query": "{ double(x: 2) { n } }"});

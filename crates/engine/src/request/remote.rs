@@ -1,0 +1,133 @@
+//! Step 9 for remote schemas' root fields: each remote's fields of the request
+//! sent to it as one document (a query's remotes at once, a mutation's one
+//! after the other), with the caller's session as headers, within the role's
+//! time limit. A remote that fails gives its fields `null` and a
+//! `remote-schema-error`; the errors a remote answers are passed on as it
+//! sent them; the rest of the answer stands.
+
+use crate::engine::{Caller, Engine};
+use crate::planner::{Outside, Plan, Planner, Prepared, Source};
+use grafton_remote::forward::{RemoteAnswer, RemoteCall};
+use serde_json::{json, Map, Value};
+
+/// The answers of `plan`'s remote root fields, and the remotes' `Set-Cookie`s.
+pub(super) async fn run(
+    engine: &Engine,
+    planner: &Planner,
+    plan: &Plan,
+    prepared: &Prepared,
+    caller: &Caller,
+) -> (Outside, Vec<String>) {
+    // Each remote's root fields, in document order.
+    let mut groups: Vec<(usize, Vec<(&str, &grafton_ir::RemoteRoot)>)> = Vec::new();
+    for (key, source) in &plan.roots {
+        if let Source::Remote(root) = source {
+            match groups.iter_mut().find(|(i, _)| *i == root.remote) {
+                Some((_, fields)) => fields.push((key.as_str(), root)),
+                None => groups.push((root.remote, vec![(key.as_str(), root)])),
+            }
+        }
+    }
+    let session = super::actions::session(caller);
+    let cx = Cx {
+        engine,
+        planner,
+        plan,
+        prepared,
+        caller,
+        session: &session,
+    };
+    let answers: Vec<Option<Result<RemoteAnswer, String>>> = match plan.sequential {
+        true => {
+            let mut out = Vec::new();
+            for (i, fields) in &groups {
+                out.push(call(&cx, *i, fields).await);
+            }
+            out
+        }
+        false => {
+            let calls = groups.iter().map(|(i, fields)| call(&cx, *i, fields));
+            futures_util::future::join_all(calls).await
+        }
+    };
+    let mut outside = Outside::default();
+    let mut cookies = Vec::new();
+    for ((_, fields), answer) in groups.iter().zip(answers) {
+        let mut data = Map::new();
+        match answer {
+            Some(Ok(mut answer)) => {
+                data = answer.data.take().unwrap_or_default();
+                outside.errors.append(&mut answer.errors);
+                cookies.append(&mut answer.set_cookies);
+            }
+            Some(Err(message)) => outside.errors.push(json!({
+                "message": message,
+                "extensions": {"path": "$", "code": "remote-schema-error"},
+            })),
+            None => outside.errors.push(json!({
+                "message": "the remote schema is no longer served",
+                "extensions": {"path": "$", "code": "remote-schema-error"},
+            })),
+        }
+        for (key, root) in fields {
+            let value = data.remove(*key).unwrap_or(Value::Null);
+            let non_null = root
+                .fields
+                .first()
+                .is_some_and(|f| f.definition.ty.is_non_null());
+            outside.null_data |= value.is_null() && non_null;
+            outside.answers.insert((*key).to_owned(), value);
+        }
+    }
+    (outside, cookies)
+}
+
+/// What every remote call of one request is made with.
+struct Cx<'a> {
+    engine: &'a Engine,
+    planner: &'a Planner,
+    plan: &'a Plan,
+    prepared: &'a Prepared,
+    caller: &'a Caller,
+    session: &'a Map<String, Value>,
+}
+
+/// Sends remote `i` its `fields` (`None`: the remote is no longer served).
+async fn call(
+    cx: &Cx<'_>,
+    i: usize,
+    fields: &[(&str, &grafton_ir::RemoteRoot)],
+) -> Option<Result<RemoteAnswer, String>> {
+    let remote = cx.planner.model().remote_schemas.get(i)?;
+    let seconds = remote.config.definition.timeout().max(1);
+    let timeout = std::time::Duration::from_secs(seconds).min(cx.planner.limits().time);
+    let definitions = cx.prepared.operation().map(|op| &op.variables[..]);
+    let call = RemoteCall {
+        config: &remote.config,
+        introspected: &remote.introspected,
+        document: cx.prepared.document(),
+        variable_definitions: definitions.unwrap_or_default(),
+        mutation: cx.plan.sequential,
+        fields: (fields.iter()).map(|(k, r)| (*k, &r.fields[..])).collect(),
+        variables: &cx.prepared.variables,
+        session: cx.session,
+        client_headers: &cx.caller.headers,
+        timeout,
+    };
+    let Some(client) = cx.engine.remote.as_ref() else {
+        return Some(Err("the outgoing HTTP client could not be built".to_owned()));
+    };
+    let started = std::time::Instant::now();
+    let answer = grafton_remote::forward::send(client, &call).await;
+    let metrics = &cx.engine.metrics().remotes;
+    let name = remote.config.name.as_str();
+    let seconds = metrics.seconds.with_label_values(&[name]);
+    seconds.observe(started.elapsed().as_secs_f64());
+    let result = match &answer {
+        Ok(a) if a.errors.is_empty() => "ok",
+        Ok(_) => "errors",
+        Err(_) => "failed",
+    };
+    metrics.calls.with_label_values(&[name, result]).inc();
+    Some(answer.map_err(|e| e.to_string()))
+}

@@ -1,0 +1,74 @@
+//! A remote schema as its introspection gave it, named as it is served (its
+//! customization applied): what the schema build merges into each role's
+//! schema, and the renames a request's part for it is written back with.
+
+use std::collections::BTreeMap;
+
+/// One remote schema's introspected types and root fields.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RemoteIntrospected {
+    /// Its types other than its root types (not the built-in scalars), each
+    /// as SDL, named as served.
+    pub types: Vec<RemoteType>,
+    /// Its query root fields.
+    pub query: Vec<RemoteField>,
+    /// Its mutation root fields.
+    pub mutation: Vec<RemoteField>,
+    /// Served type name → the remote's (only those that differ).
+    pub type_renames: BTreeMap<String, String>,
+    /// (served type, served field) → the remote's field name (only those that
+    /// differ).
+    pub field_renames: BTreeMap<(String, String), String>,
+    /// Its query root type's name (as served: the key of its root fields'
+    /// renames).
+    pub query_type: String,
+    /// Its mutation root type's name, if it has one.
+    pub mutation_type: Option<String>,
+    /// The introspection answer as received (`introspect_remote_schema`).
+    pub raw: serde_json::Value,
+}
+
+impl RemoteIntrospected {
+    /// The remote's name of served type `name`.
+    pub fn remote_type<'a>(&'a self, name: &'a str) -> &'a str {
+        self.type_renames.get(name).map_or(name, String::as_str)
+    }
+
+    /// The remote's name of field `field` of served type `parent`.
+    pub fn remote_field<'a>(&'a self, parent: &str, field: &'a str) -> &'a str {
+        let key = (parent.to_owned(), field.to_owned());
+        self.field_renames.get(&key).map_or(field, String::as_str)
+    }
+
+    /// The served name of the remote's type `name`.
+    pub fn served_type(&self, name: &str) -> String {
+        (self.type_renames.iter())
+            .find(|(_, remote)| *remote == name)
+            .map_or_else(|| name.to_owned(), |(served, _)| served.clone())
+    }
+}
+
+/// One type of a remote schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteType {
+    /// Its name, as served.
+    pub name: String,
+    /// A scalar (merged with one of the same name, as Hasura merges them).
+    pub scalar: bool,
+    /// Its SDL definition.
+    pub sdl: String,
+}
+
+/// One root field of a remote schema, as served.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteField {
+    /// Its name.
+    pub name: String,
+    /// Its arguments: each SDL name (with its description) and type (with its
+    /// default).
+    pub args: Vec<(String, String)>,
+    /// Its type, with a `@deprecated` when it is.
+    pub ty: String,
+    /// Its description.
+    pub description: Option<String>,
+}

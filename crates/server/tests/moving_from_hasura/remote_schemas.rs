@@ -1,0 +1,319 @@
+//! Remote schemas (issue 33): another GraphQL service's root fields served
+//! beside the database's. The remote here is a second Grafton, on its own
+//! database, on 127.0.0.1; every call it gets is counted at a relay in front of
+//! it, which also records the headers.
+
+use crate::{databases_with, metadata, post_body, serve};
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+
+/// What the remote serves: books (on SQLite).
+const REMOTE_SQL: &str = "
+CREATE TABLE books (id INTEGER NOT NULL PRIMARY KEY, title TEXT NOT NULL, pages INTEGER);
+INSERT INTO books VALUES (1, 'Dune', 412), (2, 'Emma', 474);
+";
+
+/// What the server in front serves: notes.
+const LOCAL_SQL: &str = "
+CREATE TABLE notes (id INTEGER NOT NULL PRIMARY KEY, body TEXT NOT NULL);
+INSERT INTO notes VALUES (1, 'hello');
+";
+
+/// A relay on 127.0.0.1 in front of `target`: each call's headers and body
+/// recorded, then passed on (the remote's own answer sent back).
+#[derive(Clone, Default)]
+struct Relay {
+    calls: Arc<Mutex<Vec<(axum::http::HeaderMap, Value)>>>,
+}
+
+impl Relay {
+    async fn start(&self, target: String) -> String {
+        async fn pass(
+            axum::extract::State((relay, target)): axum::extract::State<(Relay, String)>,
+            headers: axum::http::HeaderMap,
+            body: axum::Json<Value>,
+        ) -> axum::Json<Value> {
+            relay
+                .calls
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((headers, body.0.clone()));
+            let answer = reqwest::Client::new()
+                .post(&target)
+                .json(&body.0)
+                .send()
+                .await;
+            let answer = answer.expect("the remote answers");
+            axum::Json(answer.json().await.expect("json"))
+        }
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let app = axum::Router::new()
+            .route("/graphql", axum::routing::post(pass))
+            .with_state((self.clone(), target));
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        format!("http://{addr}/graphql")
+    }
+
+    /// The calls made with a document that is not the introspection query.
+    fn calls(&self) -> Vec<(axum::http::HeaderMap, Value)> {
+        let calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        (calls.iter())
+            .filter(|(_, b)| b["operationName"] != json!("IntrospectionQuery"))
+            .cloned()
+            .collect()
+    }
+}
+
+fn remote_yaml(env: &str, customization: &str) -> String {
+    format!(
+        "- name: library\n  definition:\n    url: \"{{{{{env}}}}}\"\n    timeout_seconds: 5\n    \
+         headers:\n      - name: x-library-key\n        value: k3y\n{customization}"
+    )
+}
+
+/// The project in front, with the remote schema.
+fn project(name: &str, env: &str, customization: &str) -> std::path::PathBuf {
+    let dir = metadata(
+        name,
+        &[("public_notes.yaml", "table: {name: notes, schema: public}")],
+    );
+    std::fs::write(
+        dir.join("remote_schemas.yaml"),
+        remote_yaml(env, customization),
+    )
+    .expect("remote_schemas.yaml");
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_schemas_root_fields_are_served_beside_the_tables() {
+    let remote_dir = metadata(
+        "remote-schemas-remote",
+        &[("public_books.yaml", "table: {name: books, schema: public}")],
+    );
+    let env = "GRAFTON_TEST_REMOTE_SCHEMA_URL";
+    let dir = project("remote-schemas", env, "");
+    // The remote on the same backend as the server (a Grafton on PostgreSQL
+    // and one on SQLite define `String_comparison_exp` apart: they would clash).
+    let remotes = databases_with("remote_schemas_remote", REMOTE_SQL);
+    let locals = databases_with("remote_schemas_local", LOCAL_SQL);
+    for (remote_db, db) in remotes.into_iter().zip(locals) {
+        let remote = serve(&remote_db, &remote_dir).await;
+        let relay = Relay::default();
+        std::env::set_var(env, relay.start(remote.url()).await);
+        let server = serve(&db, &dir).await;
+        let query = json!({"query": "query ($n: Int!) {
+            notes { body }
+            books(order_by: {id: asc}, limit: $n) { title ...Size }
+            first: books_by_pk(id: 1) { __typename title }
+          }
+          fragment Size on books { pages }", "variables": {"n": 1}});
+        let before = relay.calls().len();
+        let answer = post_body(&server, &query, &[]).await;
+        assert_eq!(
+            answer,
+            json!({"data": {
+                "notes": [{"body": "hello"}],
+                "books": [{"title": "Dune", "pages": 412}],
+                "first": {"__typename": "books", "title": "Dune"}}})
+        );
+        // One call for both of the remote's fields; its headers, and only the
+        // variables it uses.
+        let calls = relay.calls();
+        assert_eq!(calls.len(), before + 1, "{calls:?}");
+        let (headers, body) = &calls[before];
+        assert_eq!(headers["x-library-key"], "k3y");
+        assert_eq!(headers["x-hasura-role"], "admin");
+        assert_eq!(body["variables"], json!({"n": 1}));
+        // A role sees the remote too (Hasura's default), its session sent on as
+        // headers (this remote, with no admin secret, answers every role).
+        let user = [("x-hasura-role", "user"), ("x-hasura-user-id", "7")];
+        let query = json!({"query": "{ books_by_pk(id: 2) { title } }"});
+        let answer = post_body(&server, &query, &user).await;
+        assert_eq!(answer, json!({"data": {"books_by_pk": {"title": "Emma"}}}));
+        let calls = relay.calls();
+        let (headers, _) = calls.last().expect("a call");
+        assert_eq!(headers["x-hasura-role"], "user");
+        assert_eq!(headers["x-hasura-user-id"], "7");
+        // A non-null remote field that fails makes the whole data null.
+        let bad = json!({"query": "{ notes { body } books(limit: -1) { title } }"});
+        let answer = post_body(&server, &bad, &[]).await;
+        assert_eq!(answer["data"], Value::Null, "{answer}");
+        assert!(answer["errors"][0]["message"].is_string(), "{answer}");
+        server.stop().await;
+        remote.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_that_is_down_is_left_out_at_start_and_an_error_later() {
+    // Nothing listens on this port: the remote is left out, the rest served.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/graphql", closed.local_addr().expect("addr"));
+    drop(closed);
+    let env = "GRAFTON_TEST_REMOTE_SCHEMA_DOWN";
+    std::env::set_var(env, &url);
+    let dir = project("remote-schemas-down", env, "");
+    let [db, _] = databases_with("remote_schemas_down", LOCAL_SQL);
+    let server = serve(&db, &dir).await;
+    let answer = post_body(&server, &json!({"query": "{ notes { body } }"}), &[]).await;
+    assert_eq!(answer, json!({"data": {"notes": [{"body": "hello"}]}}));
+    let admin = reqwest::Client::new()
+        .post(format!("http://{}/v1/metadata", server.addr))
+        .json(&json!({"type": "get_inconsistent_metadata", "args": {}}))
+        .send()
+        .await
+        .expect("answer");
+    let report: Value = admin.json().await.expect("json");
+    let objects = report["inconsistent_objects"].as_array().expect("a list");
+    assert!(
+        objects
+            .iter()
+            .any(|o| o["type"] == "remote_schema" && o["name"] == "remote schema 'library'"),
+        "{report}"
+    );
+    server.stop().await;
+
+    // Up at start, down later: its fields are null with a clear error, the
+    // rest answered.
+    let [remote_db, _] = databases_with("remote_schemas_later", REMOTE_SQL);
+    let remote_dir = metadata(
+        "remote-schemas-later",
+        &[("public_books.yaml", "table: {name: books, schema: public}")],
+    );
+    let remote = serve(&remote_db, &remote_dir).await;
+    std::env::set_var(env, remote.url());
+    let server = serve(&db, &dir).await;
+    remote.stop().await;
+    let query = json!({"query": "{ notes { body } books_by_pk(id: 1) { title } }"});
+    let answer = post_body(&server, &query, &[]).await;
+    assert_eq!(
+        answer["data"]["notes"],
+        json!([{"body": "hello"}]),
+        "{answer}"
+    );
+    assert_eq!(answer["data"]["books_by_pk"], Value::Null, "{answer}");
+    assert_eq!(
+        answer["errors"][0]["extensions"]["code"],
+        json!("remote-schema-error"),
+        "{answer}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_customized_remote_is_served_under_its_names() {
+    let [remote_db, _] = databases_with("remote_schemas_custom_remote", REMOTE_SQL);
+    let remote_dir = metadata(
+        "remote-schemas-custom-remote",
+        &[("public_books.yaml", "table: {name: books, schema: public}")],
+    );
+    let remote = serve(&remote_db, &remote_dir).await;
+    let env = "GRAFTON_TEST_REMOTE_SCHEMA_CUSTOM";
+    std::env::set_var(env, remote.url());
+    let customization = "    customization:\n      type_names:\n        prefix: lib_\n        \
+         mapping: {books: Book}\n      field_names:\n        - parent_type: query_root\n          \
+         prefix: lib_\n        - parent_type: books\n          mapping: {title: name}\n";
+    let dir = project("remote-schemas-custom", env, customization);
+    let [db, _] = databases_with("remote_schemas_custom", LOCAL_SQL);
+    let server = serve(&db, &dir).await;
+    let query = json!({"query": "query ($w: lib_books_bool_exp) {
+        lib_books(where: $w, order_by: {id: desc}) { __typename name ... on Book { pages } }
+      }", "variables": {"w": {"pages": {"_gt": 400}}}});
+    let answer = post_body(&server, &query, &[]).await;
+    assert_eq!(
+        answer,
+        json!({"data": {"lib_books": [
+            {"__typename": "Book", "name": "Emma", "pages": 474},
+            {"__typename": "Book", "name": "Dune", "pages": 412}]}})
+    );
+    // The remote's own names are gone from the schema.
+    let types = json!({"query": "{ a: __type(name: \"books\") { name } b: __type(name: \"Book\") { name } }"});
+    let answer = post_body(&server, &types, &[]).await;
+    assert_eq!(answer, json!({"data": {"a": null, "b": {"name": "Book"}}}));
+    server.stop().await;
+    remote.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metadata_api_adds_reloads_introspects_and_removes_a_remote() {
+    const SECRET: &str = "remote-secret";
+    let [remote_db, _] = databases_with("remote_schemas_api_remote", REMOTE_SQL);
+    let remote_dir = metadata(
+        "remote-schemas-api-remote",
+        &[("public_books.yaml", "table: {name: books, schema: public}")],
+    );
+    let remote = serve(&remote_db, &remote_dir).await;
+    let [db, _] = databases_with("remote_schemas_api", LOCAL_SQL);
+    let server = crate::store_server(db, SECRET).await;
+    let api = |body: Value| crate::metadata_api(&server, SECRET, body);
+    let admin = [("x-hasura-admin-secret", SECRET)];
+    let books = json!({"query": "{ books_by_pk(id: 1) { title } }"});
+    let definition = json!({"url": remote.url(), "timeout_seconds": 5});
+    let add = json!({"type": "add_remote_schema",
+        "args": {"name": "library", "definition": definition, "comment": "books"}});
+    assert_eq!(api(add.clone()).await, (200, json!({"message": "success"})));
+    let answer = post_body(&server, &books, &admin).await;
+    assert_eq!(answer, json!({"data": {"books_by_pk": {"title": "Dune"}}}));
+    let (status, again) = api(add).await;
+    assert_eq!(
+        (status, again["code"].as_str()),
+        (400, Some("already-exists")),
+        "{again}"
+    );
+    // Its introspection as the remote answered it.
+    let introspect = json!({"type": "introspect_remote_schema", "args": {"name": "library"}});
+    let (status, raw) = api(introspect).await;
+    assert_eq!(status, 200);
+    assert!(raw["data"]["__schema"]["types"].is_array(), "{raw}");
+    // A remote that cannot be reached is refused, and nothing changes.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let nowhere = format!("http://{}/graphql", closed.local_addr().expect("addr"));
+    drop(closed);
+    let update = json!({"type": "update_remote_schema",
+        "args": {"name": "library", "definition": {"url": nowhere}}});
+    let (status, refused) = api(update).await;
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (400, Some("remote-schema-error")),
+        "{refused}"
+    );
+    assert_eq!(
+        post_body(&server, &books, &admin).await,
+        json!({"data": {"books_by_pk": {"title": "Dune"}}})
+    );
+    // A reload reads the remote again; an unknown name is refused.
+    let reload = json!({"type": "reload_remote_schema", "args": {"name": "library"}});
+    assert_eq!(api(reload).await, (200, json!({"message": "success"})));
+    let unknown = json!({"type": "reload_remote_schema", "args": {"name": "nope"}});
+    let (status, refused) = api(unknown).await;
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (400, Some("not-exists")),
+        "{refused}"
+    );
+    let remove = json!({"type": "remove_remote_schema", "args": {"name": "library"}});
+    assert_eq!(
+        api(remove.clone()).await,
+        (200, json!({"message": "success"}))
+    );
+    let gone = post_body(&server, &books, &admin).await;
+    assert_eq!(
+        gone["errors"][0]["extensions"]["code"],
+        json!("validation-failed"),
+        "{gone}"
+    );
+    let (status, refused) = api(remove).await;
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (400, Some("not-exists")),
+        "{refused}"
+    );
+    server.stop().await;
+    remote.stop().await;
+}
