@@ -296,7 +296,7 @@ impl Planner {
             }
             if let Some(a) = document::action_root(&self.model, &entry.document, operation, false) {
                 return Err(EngineError::MethodNotAllowed(format!(
-                    "a query calling the action '{a}' (its handler may act for the caller) is not allowed"
+                    "a query calling '{a}' (an action, or a remote schema sent the client's headers: it may act for the caller) is not allowed"
                 )));
             }
         }

@@ -13,19 +13,23 @@ use std::time::Duration;
 /// waits for it).
 pub const INTROSPECTION_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Introspections kept between builds, by remote name, with the definition
-/// they were fetched under.
+/// Introspections kept between builds, by remote name and the definition they
+/// were fetched under (a change tried and refused does not replace the one
+/// served: at most [`KEPT_PER_REMOTE`] are kept per name, the newest).
 #[derive(Default)]
-pub struct RemoteCache(Mutex<HashMap<String, (String, Arc<RemoteIntrospected>)>>);
+pub struct RemoteCache(Mutex<Kept>);
+
+/// Introspections kept per remote name.
+const KEPT_PER_REMOTE: usize = 2;
+
+type Kept = HashMap<String, Vec<(String, Arc<RemoteIntrospected>)>>;
 
 impl RemoteCache {
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, (String, Arc<RemoteIntrospected>)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Forgets `name`'s introspection: the next build fetches it again.
+    /// Forgets `name`'s introspections: the next build fetches it again.
     pub fn forget(&self, name: &str) {
         self.lock().remove(name);
     }
@@ -35,9 +39,25 @@ impl RemoteCache {
         self.lock().clear();
     }
 
-    /// `name`'s introspection, if one is kept.
-    pub fn get(&self, name: &str) -> Option<Arc<RemoteIntrospected>> {
-        self.lock().get(name).map(|(_, r)| r.clone())
+    /// `name`'s introspection under `definition`, if one is kept.
+    pub fn get(
+        &self,
+        name: &str,
+        definition: &grafton_schema::config::RemoteSchemaDefinition,
+    ) -> Option<Arc<RemoteIntrospected>> {
+        let key = serde_json::to_string(definition).unwrap_or_default();
+        let kept = self.lock();
+        let list = kept.get(name)?;
+        list.iter().find(|(k, _)| *k == key).map(|(_, r)| r.clone())
+    }
+
+    fn keep(&self, name: &str, key: String, introspected: Arc<RemoteIntrospected>) {
+        let mut kept = self.lock();
+        let list = kept.entry(name.to_owned()).or_default();
+        list.retain(|(k, _)| *k != key);
+        list.push((key, introspected));
+        let extra = list.len().saturating_sub(KEPT_PER_REMOTE);
+        list.drain(..extra);
     }
 }
 
@@ -49,12 +69,7 @@ pub(crate) async fn introspect(
     cache: &RemoteCache,
 ) {
     let fetches = config.remote_schemas.iter().map(|r| async move {
-        let key = serde_json::to_string(&r.definition).unwrap_or_default();
-        let kept = cache
-            .lock()
-            .get(&r.name)
-            .filter(|(k, _)| *k == key)
-            .map(|(_, v)| v.clone());
+        let kept = cache.get(&r.name, &r.definition);
         if let Some(kept) = kept {
             return (r.name.clone(), Ok(kept));
         }
@@ -64,9 +79,8 @@ pub(crate) async fn introspect(
             .map(Arc::new)
             .map_err(|e| format!("introspecting it: {e}"));
         if let Ok(introspected) = &fetched {
-            cache
-                .lock()
-                .insert(r.name.clone(), (key, introspected.clone()));
+            let key = serde_json::to_string(&r.definition).unwrap_or_default();
+            cache.keep(&r.name, key, introspected.clone());
         }
         (r.name.clone(), fetched)
     });

@@ -15,10 +15,22 @@ pub(crate) fn db_refusal(e: grafton_execute::ExecuteError) -> Refusal {
 }
 
 impl Metadata {
+    /// After a change: a removed remote is introspected afresh should it come
+    /// back; dropped actions' calls are deleted (`clear_action_data`).
+    pub(crate) async fn after_change(&self, body: &Value) {
+        let (kind, args) = (body.get("type"), body.get("args"));
+        if kind.and_then(Value::as_str) == Some("remove_remote_schema") {
+            if let Some(name) = args.and_then(|a| a.get("name")).and_then(Value::as_str) {
+                self.engine.remote_cache().forget(name);
+            }
+        }
+        self.clear_action_data(body).await;
+    }
+
     /// After a change that dropped actions with `clear_data`: their calls are
     /// deleted from the asynchronous actions' log (the change stands if this
     /// fails; it is logged).
-    pub(crate) async fn clear_action_data(&self, body: &Value) {
+    async fn clear_action_data(&self, body: &Value) {
         for name in crate::commands::cleared_actions(body) {
             let db = self.engine.database();
             if let Err(e) = grafton_engine::action_log::clear(db, &name).await {
@@ -34,9 +46,11 @@ impl Metadata {
         let name = crate::document::text(args, "name")?.to_owned();
         let (doc, _) = self.document().await?;
         let remotes = doc.get("remote_schemas").and_then(Value::as_array);
-        let known =
-            remotes.is_some_and(|r| crate::commands::remote_schemas::position(r, &name).is_some());
-        if !known {
+        let found = remotes.and_then(|r| {
+            let i = crate::commands::remote_schemas::position(r, &name)?;
+            r.get(i)?.get("definition").cloned()
+        });
+        let Some(definition) = found else {
             return Err(match kind {
                 "introspect_remote_schema" => Refusal::new(
                     "not-exists",
@@ -45,7 +59,7 @@ impl Metadata {
                 ),
                 _ => crate::commands::remote_schemas::missing(&name),
             });
-        }
+        };
         let cache = self.engine.remote_cache();
         if kind == "reload_remote_schema" {
             cache.forget(&name);
@@ -54,7 +68,8 @@ impl Metadata {
             }
             return Ok(json!({"message": "success"}));
         }
-        match cache.get(&name) {
+        let definition = serde_json::from_value(definition).ok();
+        match definition.and_then(|d| cache.get(&name, &d)) {
             Some(introspected) => Ok(introspected.raw.clone()),
             None => Err(Refusal::new(
                 "remote-schema-error",

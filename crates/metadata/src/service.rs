@@ -399,7 +399,7 @@ impl Metadata {
             kind if commands::EVENT_LOG.contains(&kind) => self.event_log(kind, args).await,
             kind if commands::writes(kind) => {
                 let answer = self.change(body).await?;
-                self.clear_action_data(body).await;
+                self.after_change(body).await;
                 Ok(answer)
             }
             other => Err(commands::unserved(other)),

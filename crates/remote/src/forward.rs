@@ -109,6 +109,10 @@ impl Printer<'_> {
     }
 
     fn set(&mut self, set: &SelectionSet) {
+        // Past the cap, nothing more is written (the call is refused).
+        if self.out.len() > MAX_DOCUMENT_BYTES {
+            return;
+        }
         let parent = set.ty.as_str();
         self.out.push_str(" {");
         for s in &set.selections {
@@ -159,8 +163,12 @@ fn remote_type(ty: &Type, remote: &RemoteIntrospected) -> String {
     }
 }
 
-/// The document and variables sent for `call`.
-pub fn request(call: &RemoteCall<'_>) -> Value {
+/// The longest document sent to a remote: fragments are inlined, and nested
+/// spreads could otherwise multiply a small request's size.
+pub const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
+
+/// The document and variables sent for `call`; or why it is not sent.
+pub fn request(call: &RemoteCall<'_>) -> Result<Value, String> {
     let root = match call.mutation {
         true => call.introspected.mutation_type.as_deref(),
         false => Some(call.introspected.query_type.as_str()),
@@ -179,6 +187,11 @@ pub fn request(call: &RemoteCall<'_>) -> Value {
         }
     }
     p.out.push_str(" }");
+    if p.out.len() > MAX_DOCUMENT_BYTES {
+        return Err(format!(
+            "its part of the request, fragments inlined, is longer than {MAX_DOCUMENT_BYTES} bytes"
+        ));
+    }
     let mut definitions = Vec::new();
     let mut variables = Map::new();
     for d in call.variable_definitions {
@@ -199,7 +212,7 @@ pub fn request(call: &RemoteCall<'_>) -> Value {
         true => String::new(),
         false => format!("({})", definitions.join(", ")),
     };
-    json!({"query": format!("{keyword}{declared}{}", p.out), "variables": variables})
+    Ok(json!({"query": format!("{keyword}{declared}{}", p.out), "variables": variables}))
 }
 
 /// The headers sent: the client's when the remote forwards them, then the
@@ -298,11 +311,12 @@ pub async fn send(client: &Client, call: &RemoteCall<'_>) -> Result<RemoteAnswer
         why,
     };
     let headers = headers(call).map_err(fail)?;
-    let body = request(call);
+    let body = request(call).map_err(fail)?;
     let (mut value, set_cookies) = post(client, call.config, &headers, call.timeout, &body).await?;
     let errors = match value.get_mut("errors").map(Value::take) {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(list)) if !list.is_empty() => list,
+        // Some servers always send `"errors": []`: no errors.
+        Some(Value::Array(list)) => list,
         Some(_) => {
             return Err(fail(
                 "its answer's \"errors\" is not a list of errors".into(),
@@ -334,7 +348,8 @@ pub async fn send(client: &Client, call: &RemoteCall<'_>) -> Result<RemoteAnswer
 }
 
 /// Renames the remote's `__typename`s in `value` (the answer to `set`) to the
-/// names served.
+/// names served: each response key of an object once, whatever number of
+/// fragments select it.
 fn served_typenames(
     value: &mut Value,
     set: &SelectionSet,
@@ -346,39 +361,51 @@ fn served_typenames(
             .iter_mut()
             .for_each(|v| served_typenames(v, set, remote, document)),
         Value::Object(object) => {
-            for s in &set.selections {
-                match s {
-                    Selection::Field(f) => {
-                        let Some(v) = object.get_mut(f.response_key().as_str()) else {
-                            continue;
-                        };
-                        if f.name == "__typename" {
-                            if let Some(name) = v.as_str() {
-                                *v = Value::String(remote.served_type(name));
-                            }
-                        } else if !f.selection_set.selections.is_empty() {
-                            served_typenames(v, &f.selection_set, remote, document);
+            let mut fields = Vec::new();
+            collect(set, document, &mut fields, &mut Vec::new());
+            let mut done: Vec<&str> = Vec::new();
+            for f in &fields {
+                let key = f.response_key().as_str();
+                let Some(v) = object.get_mut(key) else {
+                    continue;
+                };
+                if f.name == "__typename" {
+                    if !done.contains(&key) {
+                        done.push(key);
+                        if let Some(name) = v.as_str() {
+                            *v = Value::String(remote.served_type(name));
                         }
                     }
-                    Selection::InlineFragment(i) => {
-                        let mut whole = Value::Object(std::mem::take(object));
-                        served_typenames(&mut whole, &i.selection_set, remote, document);
-                        if let Value::Object(o) = whole {
-                            *object = o;
-                        }
-                    }
-                    Selection::FragmentSpread(spread) => {
-                        if let Some(fragment) = document.fragments.get(&spread.fragment_name) {
-                            let mut whole = Value::Object(std::mem::take(object));
-                            served_typenames(&mut whole, &fragment.selection_set, remote, document);
-                            if let Value::Object(o) = whole {
-                                *object = o;
-                            }
-                        }
-                    }
+                } else if !f.selection_set.selections.is_empty() {
+                    served_typenames(v, &f.selection_set, remote, document);
                 }
             }
         }
         _ => {}
+    }
+}
+
+/// The fields of `set`, fragments spread (each fragment once).
+fn collect<'a>(
+    set: &'a SelectionSet,
+    document: &'a ExecutableDocument,
+    out: &mut Vec<&'a Node<Field>>,
+    seen: &mut Vec<&'a str>,
+) {
+    for s in &set.selections {
+        match s {
+            Selection::Field(f) => out.push(f),
+            Selection::InlineFragment(i) => collect(&i.selection_set, document, out, seen),
+            Selection::FragmentSpread(spread) => {
+                let name = spread.fragment_name.as_str();
+                if seen.contains(&name) {
+                    continue;
+                }
+                seen.push(name);
+                if let Some(fragment) = document.fragments.get(name) {
+                    collect(&fragment.selection_set, document, out, seen);
+                }
+            }
+        }
     }
 }

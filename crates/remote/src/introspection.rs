@@ -3,6 +3,7 @@
 //! names' prefix, suffix and mapping; field names' per type), checked by
 //! apollo-compiler as a schema of its own before it is merged.
 
+use apollo_compiler::schema::ExtendedType;
 use grafton_schema::config::Customization;
 use grafton_schema::remote::{RemoteField, RemoteIntrospected, RemoteType};
 use serde_json::Value;
@@ -62,6 +63,33 @@ impl Renames<'_> {
     }
 }
 
+/// `text` when it is a GraphQL name: what a remote sends is written into the
+/// schema's SDL only once checked.
+fn checked(text: &str) -> Result<&str, String> {
+    let mut chars = text.chars();
+    let first = chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic());
+    match first && chars.all(|c| c == '_' || c.is_ascii_alphanumeric()) {
+        true => Ok(text),
+        false => Err(format!("'{text}' is not a GraphQL name")),
+    }
+}
+
+/// `default` when it is one GraphQL value and nothing else.
+fn default_value(default: &str) -> Result<&str, String> {
+    let probe = format!("input Probe {{ f: Int = {default} }}");
+    let parsed = apollo_compiler::ast::Document::parse(probe, "default.graphql");
+    let one = parsed.ok().is_some_and(|d| {
+        matches!(d.definitions.as_slice(), [apollo_compiler::ast::Definition::InputObjectTypeDefinition(i)]
+            if i.fields.len() == 1 && i.fields[0].default_value.is_some())
+    });
+    match one {
+        true => Ok(default),
+        false => Err(format!("'{default}' is not a GraphQL value")),
+    }
+}
+
 /// `text` as a GraphQL string (JSON's escapes are GraphQL's).
 fn quoted(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into())
@@ -89,7 +117,7 @@ fn type_ref(v: &Value, renames: &Renames<'_>) -> Result<String, String> {
         Some("NON_NULL") => Ok(format!("{}!", type_ref(&v["ofType"], renames)?)),
         Some("LIST") => Ok(format!("[{}]", type_ref(&v["ofType"], renames)?)),
         _ => match v["name"].as_str() {
-            Some(name) => Ok(renames.ty(name)),
+            Some(name) => Ok(renames.ty(checked(name)?)),
             None => Err("a type reference without a name".into()),
         },
     }
@@ -98,14 +126,14 @@ fn type_ref(v: &Value, renames: &Renames<'_>) -> Result<String, String> {
 /// An argument or input field: its SDL name (with its description) and type
 /// (with its default value).
 fn input_value(v: &Value, renames: &Renames<'_>) -> Result<(String, String), String> {
-    let name = v["name"].as_str().ok_or("an input value without a name")?;
+    let name = checked(v["name"].as_str().ok_or("an input value without a name")?)?;
     let name = match v["description"].as_str().filter(|d| !d.is_empty()) {
         Some(d) => format!("{} {name}", quoted(d)),
         None => name.to_owned(),
     };
     let mut ty = type_ref(&v["type"], renames)?;
     if let Some(default) = v["defaultValue"].as_str() {
-        let _ = write!(ty, " = {default}");
+        let _ = write!(ty, " = {}", default_value(default)?);
     }
     Ok((name, ty))
 }
@@ -119,7 +147,7 @@ fn fields(
 ) -> Result<Vec<RemoteField>, String> {
     let mut out = Vec::new();
     for f in v["fields"].as_array().into_iter().flatten() {
-        let remote = f["name"].as_str().ok_or("a field without a name")?;
+        let remote = checked(f["name"].as_str().ok_or("a field without a name")?)?;
         let name = renames.field(parent, remote);
         if name != remote {
             field_renames.insert((renames.ty(parent), name.clone()), remote.to_owned());
@@ -152,10 +180,10 @@ fn write_fields(out: &mut String, fields: &[RemoteField]) {
 }
 
 /// The names of `v`'s `interfaces` or `possibleTypes`, renamed.
-fn names(v: &Value, renames: &Renames<'_>) -> Vec<String> {
+fn names(v: &Value, renames: &Renames<'_>) -> Result<Vec<String>, String> {
     (v.as_array().into_iter().flatten())
         .filter_map(|t| t["name"].as_str())
-        .map(|n| renames.ty(n))
+        .map(|n| checked(n).map(|n| renames.ty(n)))
         .collect()
 }
 
@@ -182,16 +210,21 @@ pub fn read(answer: &Value, custom: Option<&Customization>) -> Result<RemoteIntr
         ..Default::default()
     };
     let mut whole = String::new();
+    // The root types, served as types only where another type names them (a
+    // Relay payload's `query: Query`).
+    let mut root_types = Vec::new();
     for t in schema["types"].as_array().into_iter().flatten() {
         let Some(remote) = t["name"].as_str() else {
             return Err("a type without a name".into());
         };
+        let remote = checked(remote)?;
         if remote.starts_with("__") || BUILT_IN.contains(&remote) {
             continue;
         }
         let name = renames.ty(remote);
         if name != remote {
             out.type_renames.insert(name.clone(), remote.to_owned());
+            out.served_names.insert(remote.to_owned(), name.clone());
         }
         if renames.roots[..2].iter().flatten().any(|r| r == remote) {
             let list = fields(remote, t, &renames, &mut out.field_renames)?;
@@ -200,6 +233,11 @@ pub fn read(answer: &Value, custom: Option<&Customization>) -> Result<RemoteIntr
             write_fields(&mut sdl, &list);
             sdl.push_str("}\n");
             whole.push_str(&sdl);
+            root_types.push(RemoteType {
+                name: name.clone(),
+                scalar: false,
+                sdl: sdl.clone(),
+            });
             match renames.roots[0].as_deref() == Some(remote) {
                 true => out.query = list,
                 false => out.mutation = list,
@@ -224,7 +262,7 @@ pub fn read(answer: &Value, custom: Option<&Customization>) -> Result<RemoteIntr
                     "interface"
                 };
                 let _ = write!(sdl, "{keyword} {name}");
-                let implements = names(&t["interfaces"], &renames);
+                let implements = names(&t["interfaces"], &renames)?;
                 if !implements.is_empty() {
                     let _ = write!(sdl, " implements {}", implements.join(" & "));
                 }
@@ -236,7 +274,7 @@ pub fn read(answer: &Value, custom: Option<&Customization>) -> Result<RemoteIntr
                 sdl.push_str("}\n");
             }
             "UNION" => {
-                let members = names(&t["possibleTypes"], &renames);
+                let members = names(&t["possibleTypes"], &renames)?;
                 let _ = writeln!(sdl, "union {name} = {}", members.join(" | "));
             }
             "ENUM" => {
@@ -244,6 +282,7 @@ pub fn read(answer: &Value, custom: Option<&Customization>) -> Result<RemoteIntr
                 for v in t["enumValues"].as_array().into_iter().flatten() {
                     described(&mut sdl, "  ", v);
                     let value = v["name"].as_str().ok_or("an enum value without a name")?;
+                    let value = checked(value)?;
                     let _ = writeln!(sdl, "  {value}{}", deprecated(v));
                 }
                 sdl.push_str("}\n");
@@ -276,8 +315,28 @@ pub fn read(answer: &Value, custom: Option<&Customization>) -> Result<RemoteIntr
         let _ = write!(whole, " mutation: {}", renames.ty(m));
     }
     whole.push_str(" }\n");
-    apollo_compiler::Schema::parse_and_validate(&whole, "remote.graphql")
+    let schema = apollo_compiler::Schema::parse_and_validate(&whole, "remote.graphql")
         .map_err(|e| format!("its schema does not validate: {}", e.errors))?;
+    let named: std::collections::BTreeSet<&str> = (out.types.iter())
+        .filter_map(|t| schema.types.get(t.name.as_str()))
+        .flat_map(|t| match t {
+            ExtendedType::Object(o) => o
+                .fields
+                .values()
+                .map(|f| f.ty.inner_named_type().as_str())
+                .collect(),
+            ExtendedType::Interface(i) => i
+                .fields
+                .values()
+                .map(|f| f.ty.inner_named_type().as_str())
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let referenced: Vec<RemoteType> = (root_types.into_iter())
+        .filter(|r| named.contains(r.name.as_str()))
+        .collect();
+    out.types.extend(referenced);
     Ok(out)
 }
 

@@ -16,6 +16,8 @@ pub struct RemoteIntrospected {
     pub mutation: Vec<RemoteField>,
     /// Served type name → the remote's (only those that differ).
     pub type_renames: BTreeMap<String, String>,
+    /// The remote's type name → the served one (only those that differ).
+    pub served_names: BTreeMap<String, String>,
     /// (served type, served field) → the remote's field name (only those that
     /// differ).
     pub field_renames: BTreeMap<(String, String), String>,
@@ -42,9 +44,9 @@ impl RemoteIntrospected {
 
     /// The served name of the remote's type `name`.
     pub fn served_type(&self, name: &str) -> String {
-        (self.type_renames.iter())
-            .find(|(_, remote)| *remote == name)
-            .map_or_else(|| name.to_owned(), |(served, _)| served.clone())
+        self.served_names
+            .get(name)
+            .map_or_else(|| name.to_owned(), String::clone)
     }
 }
 

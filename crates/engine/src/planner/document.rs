@@ -124,7 +124,7 @@ pub(super) fn action_root<'a>(
     operation: &'a Operation,
     remotes: bool,
 ) -> Option<&'a str> {
-    if model.actions.is_empty() && (!remotes || model.remote_schemas.is_empty()) {
+    if model.actions.is_empty() && model.remote_schemas.is_empty() {
         return None;
     }
     let mut pending = vec![&operation.selection_set];
@@ -141,9 +141,16 @@ pub(super) fn action_root<'a>(
                             Some(M::Remote(_)) => remotes,
                             _ => false,
                         },
+                        // Over GET, a remote that receives the client's headers
+                        // (its cookies) counts as an action does.
                         _ => match model.root_fields.get(name) {
                             Some(R::Action(_)) => true,
-                            Some(R::Remote(_)) => remotes,
+                            Some(R::Remote(i)) => {
+                                let remote = model.remote_schemas.get(*i);
+                                remotes
+                                    || remote
+                                        .is_some_and(|r| r.config.definition.forward_client_headers)
+                            }
                             _ => false,
                         },
                     };

@@ -18,11 +18,17 @@ pub(super) async fn run(
     prepared: &Prepared,
     caller: &Caller,
 ) -> (Outside, Vec<String>) {
-    // Each remote's root fields, in document order.
+    // Each remote's root fields, in document order: a query's in one call per
+    // remote; a mutation's only while the next field is the same remote's
+    // (its fields run in document order).
     let mut groups: Vec<(usize, Vec<(&str, &grafton_ir::RemoteRoot)>)> = Vec::new();
     for (key, source) in &plan.roots {
         if let Source::Remote(root) = source {
-            match groups.iter_mut().find(|(i, _)| *i == root.remote) {
+            let open = match plan.sequential {
+                true => groups.last_mut().filter(|(i, _)| *i == root.remote),
+                false => groups.iter_mut().find(|(i, _)| *i == root.remote),
+            };
+            match open {
                 Some((_, fields)) => fields.push((key.as_str(), root)),
                 None => groups.push((root.remote, vec![(key.as_str(), root)])),
             }

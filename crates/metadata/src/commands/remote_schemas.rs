@@ -73,15 +73,22 @@ pub fn add(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// `update_remote_schema`: `{name, definition, comment?}`, its permissions kept.
+/// `update_remote_schema`: `{name, definition, comment?}`, its permissions and
+/// remote relationships kept.
 pub fn update(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
     let name = text(args, "name")?.to_owned();
     let remotes = remotes(doc)?;
     let Some(i) = position(remotes, &name) else {
         return Err(missing(&name));
     };
-    let kept = remotes[i].get("permissions").cloned();
-    remotes[i] = remote(args, kept)?.1;
+    // Its permissions and relationships are kept (nothing of the user's
+    // metadata goes without a command that says so).
+    let kept = remotes[i].clone();
+    let mut updated = remote(args, kept.get("permissions").cloned())?.1;
+    if let (Some(rels), Some(o)) = (kept.get("remote_relationships"), updated.as_object_mut()) {
+        o.insert("remote_relationships".into(), rels.clone());
+    }
+    remotes[i] = updated;
     Ok(())
 }
 

@@ -148,9 +148,11 @@ fn same_type(a: &ExtendedType, b: &ExtendedType) -> bool {
     };
     match (a, b) {
         (ExtendedType::Scalar(_), ExtendedType::Scalar(_)) => true,
-        (ExtendedType::Object(x), ExtendedType::Object(y)) => same_fields(&x.fields, &y.fields),
+        (ExtendedType::Object(x), ExtendedType::Object(y)) => {
+            same_fields(&x.fields, &y.fields) && x.implements_interfaces == y.implements_interfaces
+        }
         (ExtendedType::Interface(x), ExtendedType::Interface(y)) => {
-            same_fields(&x.fields, &y.fields)
+            same_fields(&x.fields, &y.fields) && x.implements_interfaces == y.implements_interfaces
         }
         (ExtendedType::Enum(x), ExtendedType::Enum(y)) => {
             x.values.len() == y.values.len() && x.values.keys().all(|v| y.values.contains_key(v))
@@ -169,23 +171,30 @@ fn same_type(a: &ExtendedType, b: &ExtendedType) -> bool {
 /// with `error`.
 pub(crate) fn clashes(plain: &SchemaModel, remotes: &[ServedRemote], error: &str) -> SchemaError {
     let mut bad = Vec::new();
-    let mut seen: Vec<&str> = Vec::new();
+    let (mut queries, mut mutations): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
+    let mut earlier: Vec<apollo_compiler::Schema> = Vec::new();
     for remote in remotes {
         let r = &remote.introspected;
         let refuse =
             |why: String| Inconsistency::new(ObjectKind::RemoteSchema, &remote.config.name, why);
+        let taken = |f: &&crate::remote::RemoteField, ours: bool, theirs: &[&str]| {
+            ours || theirs.contains(&f.name.as_str())
+        };
         let field = (r.query.iter())
-            .find(|f| plain.root_fields.contains_key(&f.name) || seen.contains(&f.name.as_str()))
-            .or_else(|| (r.mutation.iter()).find(|f| plain.mutation_fields.contains_key(&f.name)));
+            .find(|f| taken(f, plain.root_fields.contains_key(&f.name), &queries))
+            .or_else(|| {
+                (r.mutation.iter())
+                    .find(|f| taken(f, plain.mutation_fields.contains_key(&f.name), &mutations))
+            });
         let theirs = parsed(&remote_sdl(remote));
         let ty = (r.types.iter()).find(|t| {
-            let ours = plain.schema.types.get(t.name.as_str());
-            let differs = match (ours, theirs.types.get(t.name.as_str())) {
-                (Some(a), Some(b)) => !same_type(a, b),
-                (Some(_), None) => true,
-                (None, _) => false,
+            let Some(b) = theirs.types.get(t.name.as_str()) else {
+                return false;
             };
-            differs || seen.contains(&t.name.as_str())
+            let others =
+                std::iter::once(&plain.schema.types).chain(earlier.iter().map(|e| &e.types));
+            let mut defined = others.filter_map(|types| types.get(t.name.as_str()));
+            defined.any(|a| !same_type(a, b))
         });
         if let Some(f) = field {
             bad.push(refuse(format!(
@@ -194,17 +203,13 @@ pub(crate) fn clashes(plain: &SchemaModel, remotes: &[ServedRemote], error: &str
             )));
         } else if let Some(t) = ty {
             bad.push(refuse(format!(
-                "its type '{}' has the name of another type of the schema",
+                "its type '{}' has the name of another type of the schema, defined otherwise",
                 t.name
             )));
         }
-        seen.extend(r.query.iter().map(|f| f.name.as_str()));
-        seen.extend(
-            r.types
-                .iter()
-                .filter(|t| !t.scalar)
-                .map(|t| t.name.as_str()),
-        );
+        queries.extend(r.query.iter().map(|f| f.name.as_str()));
+        mutations.extend(r.mutation.iter().map(|f| f.name.as_str()));
+        earlier.push(theirs);
     }
     if bad.is_empty() {
         for remote in remotes {
