@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 
 mod cluster;
+pub mod node;
 mod redis;
 mod server;
 

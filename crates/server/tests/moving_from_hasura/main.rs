@@ -11,6 +11,7 @@ mod functions;
 mod inconsistent;
 mod inherited_roles;
 mod projects;
+mod remote_js;
 mod remote_schemas;
 mod schemas;
 mod snapshots;
