@@ -73,6 +73,8 @@ const rootValue = (headers) => ({
   },
 });
 
+// DELAY_MS: each answer waits that long (a slow remote, for the benchmark).
+const delay = Number(process.env.DELAY_MS || 0);
 const server = http.createServer((req, res) => {
   calls += 1;
   const handler = createHandler({
@@ -80,8 +82,10 @@ const server = http.createServer((req, res) => {
     rootValue: rootValue(req.headers),
     // Abstract types are resolved by the objects' own `__typename`.
   });
-  handler(req, res);
+  if (delay > 0) setTimeout(() => handler(req, res), delay);
+  else handler(req, res);
 });
+server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => {
   console.log(`listening ${server.address().port}`);
 });

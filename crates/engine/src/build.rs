@@ -108,6 +108,7 @@ async fn schemas(
     let options = match (&options.config.remote_schemas.is_empty(), outside.client) {
         (false, Some(client)) => {
             with_remotes = options.clone();
+            with_remotes.config.remote_schema_permissions = options.remote_schema_permissions;
             crate::remotes::introspect(&mut with_remotes.config, client, outside.cache).await;
             &with_remotes
         }

@@ -124,9 +124,11 @@ fn round(
     let naming = Naming::new(options.naming);
     let model = grafton_schema::build(catalog.clone(), &config, naming, backend)?;
     // One schema per role named in the config, built now, never per request.
-    // An action's roles too, and an inherited role one of whose roles has one.
+    // An action's or a remote schema permission's roles too, and an inherited
+    // role one of whose roles has one.
     let action_roles: std::collections::BTreeSet<&String> = (config.actions.iter())
         .flat_map(|a| a.permissions.iter().map(|p| &p.role))
+        .chain((config.remote_schemas.iter()).flat_map(|r| r.permissions.iter().map(|p| &p.role)))
         .collect();
     let inheriting = (config.inherited_roles.iter())
         .filter(|(_, parents)| parents.iter().any(|p| action_roles.contains(p)))

@@ -24,6 +24,9 @@ pub struct EngineOptions {
     pub redis_url: Option<String>,
     /// Refuse documents declaring variables they do not use (the spec's rule).
     pub strict_graphql: bool,
+    /// `--enable-remote-schema-permissions`: a remote schema without
+    /// permissions is admin's only (else every role's).
+    pub remote_schema_permissions: bool,
     /// Refuse to start when any metadata object cannot be served, instead of
     /// leaving it out (`--strict-metadata`).
     pub strict_metadata: bool,

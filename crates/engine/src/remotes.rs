@@ -4,7 +4,7 @@
 //! forgets one. A remote that cannot be introspected is left out, reported.
 
 use grafton_schema::config::Config;
-use grafton_schema::remote::RemoteIntrospected;
+use grafton_schema::remote::{RemoteIntrospected, RemoteViews};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -71,7 +71,7 @@ pub(crate) async fn introspect(
     let fetches = config.remote_schemas.iter().map(|r| async move {
         let kept = cache.get(&r.name, &r.definition);
         if let Some(kept) = kept {
-            return (r.name.clone(), Ok(kept));
+            return (r, Ok(kept));
         }
         let timeout = Duration::from_secs(r.definition.timeout().max(1)).min(INTROSPECTION_TIMEOUT);
         let fetched = grafton_remote::introspection::fetch(client, r, timeout).await;
@@ -82,8 +82,45 @@ pub(crate) async fn introspect(
             let key = serde_json::to_string(&r.definition).unwrap_or_default();
             cache.keep(&r.name, key, introspected.clone());
         }
-        (r.name.clone(), fetched)
+        (r, fetched)
     });
     let fetched = futures_util::future::join_all(fetches).await;
-    config.remotes_introspected = fetched.into_iter().collect();
+    let mut views = std::collections::BTreeMap::new();
+    let mut bad = Vec::new();
+    for (r, whole) in fetched {
+        let view = whole.map(|whole| role_views(r, whole, &mut bad));
+        views.insert(r.name.clone(), view);
+    }
+    config.remotes_introspected = views;
+    config.left_out.extend(bad);
+}
+
+/// Each role's part of remote `r` (a permission that does not fit the remote
+/// leaves the role none of it, reported in `bad`).
+fn role_views(
+    r: &grafton_schema::config::RemoteSchemaConfig,
+    whole: Arc<RemoteIntrospected>,
+    bad: &mut Vec<grafton_schema::inconsistent::Inconsistency>,
+) -> RemoteViews {
+    let custom = r.definition.customization.as_ref();
+    let mut roles = std::collections::BTreeMap::new();
+    for p in &r.permissions {
+        let part = grafton_remote::permissions::restrict(&whole.raw, &p.definition.schema)
+            .and_then(|(answer, presets)| {
+                grafton_remote::introspection::read_with(&answer, custom, presets)
+            })
+            .map(Arc::new)
+            .map_err(|e| format!("validation for the given role-based schema failed because {e}"));
+        if let Err(why) = &part {
+            let kind = grafton_schema::inconsistent::ObjectKind::RemoteSchemaPermission;
+            let name = format!("{}.{}", r.name, p.role);
+            bad.push(grafton_schema::inconsistent::Inconsistency::new(
+                kind,
+                &name,
+                why.clone(),
+            ));
+        }
+        roles.insert(p.role.clone(), part);
+    }
+    RemoteViews { whole, roles }
 }

@@ -121,6 +121,7 @@ fn schemas(backend: Backend) -> Schemas {
         schemas: vec!["public".into()],
         redis_url: None,
         strict_graphql: false,
+        remote_schema_permissions: false,
         strict_metadata: true,
         limits: grafton_engine::ServerLimits::default(),
     };

@@ -44,6 +44,9 @@ pub(crate) fn inconsistent(objects: &[&Inconsistency], replaced: bool, kind: &st
             "unexpected",
             "cannot continue due to inconsistent metadata".to_owned(),
         )
+    } else if kind == "add_remote_schema_permissions" {
+        let reasons: Vec<&str> = objects.iter().map(|i| i.reason.as_str()).collect();
+        ("validation-failed", reasons.join("; "))
     } else if kind == "add_remote_schema" || kind == "update_remote_schema" {
         // Hasura's code for a remote that cannot be served as defined.
         let reasons: Vec<&str> = objects.iter().map(|i| i.reason.as_str()).collect();

@@ -5,14 +5,13 @@
 //! `__typename`s named as served.
 
 use crate::client::{CallError, Client};
-use apollo_compiler::ast::{self, Type};
-use apollo_compiler::executable::{Field, Selection, SelectionSet};
+use apollo_compiler::ast;
+use apollo_compiler::executable::Field;
 use apollo_compiler::{ExecutableDocument, Node};
 use grafton_schema::config::RemoteSchemaConfig;
 use grafton_schema::remote::RemoteIntrospected;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
-use std::fmt::Write;
 use std::time::Duration;
 
 /// What is sent to one remote schema.
@@ -61,132 +60,86 @@ pub struct RemoteError {
     pub why: String,
 }
 
-/// Writes a remote's part of a request in its own names.
-struct Printer<'a> {
-    remote: &'a RemoteIntrospected,
-    document: &'a ExecutableDocument,
-    used: BTreeSet<String>,
-    out: String,
+pub use crate::print::MAX_DOCUMENT_BYTES;
+
+/// A field under a namespace root field: where its answer goes.
+struct Slot {
+    /// The namespace field's response key.
+    outer: String,
+    /// Its own response key there.
+    inner: String,
+    /// The alias it was sent under (`None`: `__typename`, answered here).
+    alias: Option<String>,
+    /// The namespace's type (its `__typename`).
+    ty: String,
 }
-
-impl Printer<'_> {
-    fn value(&mut self, v: &ast::Value) {
-        collect_variables(v, &mut self.used);
-        let _ = write!(self.out, "{v}");
-    }
-
-    fn directives(&mut self, directives: &ast::DirectiveList) {
-        // Only `@skip` and `@include` mean anything to the remote.
-        for d in directives.iter() {
-            if d.name == "skip" || d.name == "include" {
-                let _ = write!(self.out, " @{}(", d.name);
-                for (i, a) in d.arguments.iter().enumerate() {
-                    let sep = if i > 0 { ", " } else { "" };
-                    let _ = write!(self.out, "{sep}{}: ", a.name);
-                    self.value(&a.value);
-                }
-                self.out.push(')');
-            }
-        }
-    }
-
-    fn field(&mut self, key: &str, parent: &str, f: &Field) {
-        let name = self.remote.remote_field(parent, f.name.as_str()).to_owned();
-        let _ = write!(self.out, "{key}: {name}");
-        if !f.arguments.is_empty() {
-            self.out.push('(');
-            for (i, a) in f.arguments.iter().enumerate() {
-                let sep = if i > 0 { ", " } else { "" };
-                let _ = write!(self.out, "{sep}{}: ", a.name);
-                self.value(&a.value);
-            }
-            self.out.push(')');
-        }
-        self.directives(&f.directives);
-        if !f.selection_set.selections.is_empty() {
-            self.set(&f.selection_set);
-        }
-    }
-
-    fn set(&mut self, set: &SelectionSet) {
-        // Past the cap, nothing more is written (the call is refused).
-        if self.out.len() > MAX_DOCUMENT_BYTES {
-            return;
-        }
-        let parent = set.ty.as_str();
-        self.out.push_str(" {");
-        for s in &set.selections {
-            self.out.push(' ');
-            match s {
-                Selection::Field(f) => self.field(f.response_key().as_str(), parent, f),
-                Selection::InlineFragment(i) => {
-                    self.out.push_str("...");
-                    if let Some(t) = &i.type_condition {
-                        let _ = write!(self.out, " on {}", self.remote.remote_type(t.as_str()));
-                    }
-                    self.directives(&i.directives);
-                    self.set(&i.selection_set);
-                }
-                Selection::FragmentSpread(spread) => {
-                    let Some(fragment) = self.document.fragments.get(&spread.fragment_name) else {
-                        continue;
-                    };
-                    let on = self.remote.remote_type(fragment.type_condition().as_str());
-                    let _ = write!(self.out, "... on {on}");
-                    self.directives(&spread.directives);
-                    self.set(&fragment.selection_set);
-                }
-            }
-        }
-        self.out.push_str(" }");
-    }
-}
-
-fn collect_variables(v: &ast::Value, used: &mut BTreeSet<String>) {
-    match v {
-        ast::Value::Variable(name) => {
-            used.insert(name.to_string());
-        }
-        ast::Value::List(items) => items.iter().for_each(|i| collect_variables(i, used)),
-        ast::Value::Object(fields) => fields.iter().for_each(|(_, v)| collect_variables(v, used)),
-        _ => {}
-    }
-}
-
-/// `ty` in the remote's names.
-fn remote_type(ty: &Type, remote: &RemoteIntrospected) -> String {
-    match ty {
-        Type::Named(n) => remote.remote_type(n.as_str()).to_owned(),
-        Type::NonNullNamed(n) => format!("{}!", remote.remote_type(n.as_str())),
-        Type::List(inner) => format!("[{}]", remote_type(inner, remote)),
-        Type::NonNullList(inner) => format!("[{}]!", remote_type(inner, remote)),
-    }
-}
-
-/// The longest document sent to a remote: fragments are inlined, and nested
-/// spreads could otherwise multiply a small request's size.
-pub const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
 
 /// The document and variables sent for `call`; or why it is not sent.
 pub fn request(call: &RemoteCall<'_>) -> Result<Value, String> {
+    request_slots(call).map(|(body, _)| body)
+}
+
+fn request_slots(call: &RemoteCall<'_>) -> Result<(Value, Vec<Slot>), String> {
     let root = match call.mutation {
         true => call.introspected.mutation_type.as_deref(),
         false => Some(call.introspected.query_type.as_str()),
     };
-    let mut p = Printer {
+    let mut p = crate::print::Printer {
         remote: call.introspected,
         document: call.document,
+        session: call.session,
         used: BTreeSet::new(),
         out: String::new(),
+        error: None,
     };
     p.out.push_str(" {");
+    let namespace = call.introspected.namespace.as_deref();
+    let mut slots: Vec<Slot> = Vec::new();
     for (key, fields) in &call.fields {
         for f in fields.iter() {
+            if Some(f.name.as_str()) == namespace {
+                // The namespace's fields are the remote's root fields.
+                let mut inner = Vec::new();
+                crate::typenames::collect(
+                    &f.selection_set,
+                    call.document,
+                    &mut inner,
+                    &mut Vec::new(),
+                );
+                let ty = f.selection_set.ty.to_string();
+                for g in inner {
+                    let at = g.response_key().to_string();
+                    let same = |s: &&Slot| s.outer == *key && s.inner == at;
+                    let alias = match slots.iter().find(same) {
+                        Some(s) => s.alias.clone(),
+                        None => {
+                            let alias =
+                                (g.name != "__typename").then(|| format!("_ns{}", slots.len()));
+                            let (outer, inner, ty) = (key.to_string(), at, ty.clone());
+                            slots.push(Slot {
+                                outer,
+                                inner,
+                                alias: alias.clone(),
+                                ty,
+                            });
+                            alias
+                        }
+                    };
+                    if let Some(alias) = alias {
+                        p.out.push(' ');
+                        p.field(&alias, &ty, g);
+                    }
+                }
+                continue;
+            }
             p.out.push(' ');
             p.field(key, root.unwrap_or_default(), f);
         }
     }
     p.out.push_str(" }");
+    if let Some(e) = p.error {
+        return Err(e);
+    }
     if p.out.len() > MAX_DOCUMENT_BYTES {
         return Err(format!(
             "its part of the request, fragments inlined, is longer than {MAX_DOCUMENT_BYTES} bytes"
@@ -201,7 +154,7 @@ pub fn request(call: &RemoteCall<'_>) -> Result<Value, String> {
         definitions.push(format!(
             "${}: {}",
             d.name,
-            remote_type(&d.ty, call.introspected)
+            crate::print::remote_type(&d.ty, call.introspected)
         ));
         if let Some(v) = call.variables.get(d.name.as_str()) {
             variables.insert(d.name.to_string(), v.clone());
@@ -212,7 +165,8 @@ pub fn request(call: &RemoteCall<'_>) -> Result<Value, String> {
         true => String::new(),
         false => format!("({})", definitions.join(", ")),
     };
-    Ok(json!({"query": format!("{keyword}{declared}{}", p.out), "variables": variables}))
+    let body = json!({"query": format!("{keyword}{declared}{}", p.out), "variables": variables});
+    Ok((body, slots))
 }
 
 /// The headers sent: the client's when the remote forwards them, then the
@@ -311,7 +265,7 @@ pub async fn send(client: &Client, call: &RemoteCall<'_>) -> Result<RemoteAnswer
         why,
     };
     let headers = headers(call).map_err(fail)?;
-    let body = request(call).map_err(fail)?;
+    let (body, slots) = request_slots(call).map_err(fail)?;
     let (mut value, set_cookies) = post(client, call.config, &headers, call.timeout, &body).await?;
     let errors = match value.get_mut("errors").map(Value::take) {
         None | Some(Value::Null) => Vec::new(),
@@ -328,6 +282,9 @@ pub async fn send(client: &Client, call: &RemoteCall<'_>) -> Result<RemoteAnswer
         None | Some(Value::Null) if !errors.is_empty() => None,
         _ => return Err(fail("its answer has neither data nor errors".into())),
     };
+    if let Some(data) = data.as_mut() {
+        unnest(data, slots);
+    }
     if let Some(data) = data
         .as_mut()
         .filter(|_| !call.introspected.type_renames.is_empty())
@@ -335,7 +292,7 @@ pub async fn send(client: &Client, call: &RemoteCall<'_>) -> Result<RemoteAnswer
         for (key, fields) in &call.fields {
             for f in fields.iter() {
                 if let Some(v) = data.get_mut(*key) {
-                    served_typenames(v, &f.selection_set, call.introspected, call.document);
+                    crate::typenames::served(v, &f.selection_set, call.introspected, call.document);
                 }
             }
         }
@@ -347,65 +304,18 @@ pub async fn send(client: &Client, call: &RemoteCall<'_>) -> Result<RemoteAnswer
     })
 }
 
-/// Renames the remote's `__typename`s in `value` (the answer to `set`) to the
-/// names served: each response key of an object once, whatever number of
-/// fragments select it.
-fn served_typenames(
-    value: &mut Value,
-    set: &SelectionSet,
-    remote: &RemoteIntrospected,
-    document: &ExecutableDocument,
-) {
-    match value {
-        Value::Array(items) => items
-            .iter_mut()
-            .for_each(|v| served_typenames(v, set, remote, document)),
-        Value::Object(object) => {
-            let mut fields = Vec::new();
-            collect(set, document, &mut fields, &mut Vec::new());
-            let mut done: Vec<&str> = Vec::new();
-            for f in &fields {
-                let key = f.response_key().as_str();
-                let Some(v) = object.get_mut(key) else {
-                    continue;
-                };
-                if f.name == "__typename" {
-                    if !done.contains(&key) {
-                        done.push(key);
-                        if let Some(name) = v.as_str() {
-                            *v = Value::String(remote.served_type(name));
-                        }
-                    }
-                } else if !f.selection_set.selections.is_empty() {
-                    served_typenames(v, &f.selection_set, remote, document);
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The fields of `set`, fragments spread (each fragment once).
-fn collect<'a>(
-    set: &'a SelectionSet,
-    document: &'a ExecutableDocument,
-    out: &mut Vec<&'a Node<Field>>,
-    seen: &mut Vec<&'a str>,
-) {
-    for s in &set.selections {
-        match s {
-            Selection::Field(f) => out.push(f),
-            Selection::InlineFragment(i) => collect(&i.selection_set, document, out, seen),
-            Selection::FragmentSpread(spread) => {
-                let name = spread.fragment_name.as_str();
-                if seen.contains(&name) {
-                    continue;
-                }
-                seen.push(name);
-                if let Some(fragment) = document.fragments.get(name) {
-                    collect(&fragment.selection_set, document, out, seen);
-                }
-            }
+/// The namespace fields' answers put back under them, in document order.
+fn unnest(data: &mut Map<String, Value>, slots: Vec<Slot>) {
+    for slot in slots {
+        let value = match &slot.alias {
+            Some(alias) => data.remove(alias).unwrap_or(Value::Null),
+            None => Value::String(slot.ty.clone()),
+        };
+        let outer = data
+            .entry(slot.outer)
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(o) = outer {
+            o.insert(slot.inner, value);
         }
     }
 }

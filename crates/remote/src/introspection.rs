@@ -3,6 +3,7 @@
 //! names' prefix, suffix and mapping; field names' per type), checked by
 //! apollo-compiler as a schema of its own before it is merged.
 
+use crate::names::{checked_name, is_built_in};
 use apollo_compiler::schema::ExtendedType;
 use grafton_schema::config::Customization;
 use grafton_schema::remote::{RemoteField, RemoteIntrospected, RemoteType};
@@ -22,9 +23,6 @@ fragment InputValue on __InputValue { name description type { ...TypeRef } defau
 fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofType { kind name \
 ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } }";
 
-/// GraphQL's own scalars: never renamed (by a prefix or suffix), never declared.
-const BUILT_IN: [&str; 5] = ["String", "Int", "Float", "Boolean", "ID"];
-
 /// The names a customization gives.
 struct Renames<'a> {
     custom: Option<&'a Customization>,
@@ -33,14 +31,25 @@ struct Renames<'a> {
 
 impl Renames<'_> {
     fn ty(&self, name: &str) -> String {
+        let namespace = self.custom.and_then(|c| c.root_fields_namespace.as_deref());
         let Some(names) = self.custom.and_then(|c| c.type_names.as_ref()) else {
-            return name.to_owned();
+            let root = self.roots.iter().flatten().any(|r| r == name);
+            return match (namespace, root) {
+                (Some(ns), true) => format!("{ns}{name}"),
+                _ => name.to_owned(),
+            };
         };
         if let Some(to) = names.mapping.get(name) {
             return to.clone();
         }
         let root = self.roots.iter().flatten().any(|r| r == name);
-        if name.starts_with("__") || BUILT_IN.contains(&name) || root {
+        // Under a namespace, the root types are its (`libQuery`), as Hasura names them.
+        if let Some(ns) = self.custom.and_then(|c| c.root_fields_namespace.as_deref()) {
+            if root {
+                return format!("{ns}{name}");
+            }
+        }
+        if name.starts_with("__") || is_built_in(name) || root {
             return name.to_owned();
         }
         let (prefix, suffix) = (names.prefix.as_deref(), names.suffix.as_deref());
@@ -60,19 +69,6 @@ impl Renames<'_> {
         }
         let (prefix, suffix) = (f.prefix.as_deref(), f.suffix.as_deref());
         format!("{}{name}{}", prefix.unwrap_or(""), suffix.unwrap_or(""))
-    }
-}
-
-/// `text` when it is a GraphQL name: what a remote sends is written into the
-/// schema's SDL only once checked.
-fn checked(text: &str) -> Result<&str, String> {
-    let mut chars = text.chars();
-    let first = chars
-        .next()
-        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic());
-    match first && chars.all(|c| c == '_' || c.is_ascii_alphanumeric()) {
-        true => Ok(text),
-        false => Err(format!("'{text}' is not a GraphQL name")),
     }
 }
 
@@ -117,7 +113,7 @@ fn type_ref(v: &Value, renames: &Renames<'_>) -> Result<String, String> {
         Some("NON_NULL") => Ok(format!("{}!", type_ref(&v["ofType"], renames)?)),
         Some("LIST") => Ok(format!("[{}]", type_ref(&v["ofType"], renames)?)),
         _ => match v["name"].as_str() {
-            Some(name) => Ok(renames.ty(checked(name)?)),
+            Some(name) => Ok(renames.ty(checked_name(name)?)),
             None => Err("a type reference without a name".into()),
         },
     }
@@ -126,7 +122,7 @@ fn type_ref(v: &Value, renames: &Renames<'_>) -> Result<String, String> {
 /// An argument or input field: its SDL name (with its description) and type
 /// (with its default value).
 fn input_value(v: &Value, renames: &Renames<'_>) -> Result<(String, String), String> {
-    let name = checked(v["name"].as_str().ok_or("an input value without a name")?)?;
+    let name = checked_name(v["name"].as_str().ok_or("an input value without a name")?)?;
     let name = match v["description"].as_str().filter(|d| !d.is_empty()) {
         Some(d) => format!("{} {name}", quoted(d)),
         None => name.to_owned(),
@@ -147,7 +143,7 @@ fn fields(
 ) -> Result<Vec<RemoteField>, String> {
     let mut out = Vec::new();
     for f in v["fields"].as_array().into_iter().flatten() {
-        let remote = checked(f["name"].as_str().ok_or("a field without a name")?)?;
+        let remote = checked_name(f["name"].as_str().ok_or("a field without a name")?)?;
         let name = renames.field(parent, remote);
         if name != remote {
             field_renames.insert((renames.ty(parent), name.clone()), remote.to_owned());
@@ -183,7 +179,7 @@ fn write_fields(out: &mut String, fields: &[RemoteField]) {
 fn names(v: &Value, renames: &Renames<'_>) -> Result<Vec<String>, String> {
     (v.as_array().into_iter().flatten())
         .filter_map(|t| t["name"].as_str())
-        .map(|n| checked(n).map(|n| renames.ty(n)))
+        .map(|n| checked_name(n).map(|n| renames.ty(n)))
         .collect()
 }
 
@@ -191,6 +187,15 @@ fn names(v: &Value, renames: &Renames<'_>) -> Result<Vec<String>, String> {
 /// with `custom`'s names: its types and root fields as served, checked as a
 /// schema of its own.
 pub fn read(answer: &Value, custom: Option<&Customization>) -> Result<RemoteIntrospected, String> {
+    read_with(answer, custom, BTreeMap::new())
+}
+
+/// [`read`], with a role's `presets` (by the remote's type and field names).
+pub fn read_with(
+    answer: &Value,
+    custom: Option<&Customization>,
+    presets: grafton_schema::remote::Presets,
+) -> Result<RemoteIntrospected, String> {
     let schema = &answer["data"]["__schema"];
     if !schema.is_object() {
         return Err(match &answer["errors"] {
@@ -209,6 +214,10 @@ pub fn read(answer: &Value, custom: Option<&Customization>) -> Result<RemoteIntr
         raw: answer.clone(),
         ..Default::default()
     };
+    for ((parent, field), set) in presets {
+        let key = (renames.ty(&parent), renames.field(&parent, &field));
+        out.presets.insert(key, set);
+    }
     let mut whole = String::new();
     // The root types, served as types only where another type names them (a
     // Relay payload's `query: Query`).
@@ -217,8 +226,8 @@ pub fn read(answer: &Value, custom: Option<&Customization>) -> Result<RemoteIntr
         let Some(remote) = t["name"].as_str() else {
             return Err("a type without a name".into());
         };
-        let remote = checked(remote)?;
-        if remote.starts_with("__") || BUILT_IN.contains(&remote) {
+        let remote = checked_name(remote)?;
+        if remote.starts_with("__") || is_built_in(remote) {
             continue;
         }
         let name = renames.ty(remote);
@@ -282,7 +291,7 @@ pub fn read(answer: &Value, custom: Option<&Customization>) -> Result<RemoteIntr
                 for v in t["enumValues"].as_array().into_iter().flatten() {
                     described(&mut sdl, "  ", v);
                     let value = v["name"].as_str().ok_or("an enum value without a name")?;
-                    let value = checked(value)?;
+                    let value = checked_name(value)?;
                     let _ = writeln!(sdl, "  {value}{}", deprecated(v));
                 }
                 sdl.push_str("}\n");
@@ -333,8 +342,11 @@ pub fn read(answer: &Value, custom: Option<&Customization>) -> Result<RemoteIntr
             _ => Vec::new(),
         })
         .collect();
+    // Under a namespace every root type is served: its field's type.
+    let namespace = custom.and_then(|c| c.root_fields_namespace.clone());
+    out.namespace = namespace.clone();
     let referenced: Vec<RemoteType> = (root_types.into_iter())
-        .filter(|r| named.contains(r.name.as_str()))
+        .filter(|r| namespace.is_some() || named.contains(r.name.as_str()))
         .collect();
     out.types.extend(referenced);
     Ok(out)

@@ -9,7 +9,11 @@ pub mod action;
 mod client;
 pub mod forward;
 pub mod introspection;
+mod names;
 pub mod output;
+pub mod permissions;
+mod print;
+mod typenames;
 pub mod webhook;
 
 pub use action::{ActionCall, ActionError};

@@ -123,7 +123,7 @@ pub fn build_for_role(
         warnings.extend(functions::volatile_queries(&catalog, &functions));
     }
     let role_actions = actions::resolve(config, role, naming)?;
-    let remotes = remotes::resolve(config)?;
+    let remotes = remotes::resolve(config, role)?;
     let action_rels = action_relationships::resolve(&catalog, config, &tables, default_schema)?;
     let mut b = Builder {
         catalog: &catalog,

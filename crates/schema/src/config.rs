@@ -84,10 +84,13 @@ pub struct Config {
     /// What each remote schema's introspection gave (by its name), filled by
     /// the engine before a build; not metadata.
     #[serde(skip)]
-    pub remotes_introspected: std::collections::BTreeMap<
-        String,
-        Result<std::sync::Arc<crate::remote::RemoteIntrospected>, String>,
-    >,
+    pub remotes_introspected:
+        std::collections::BTreeMap<String, Result<crate::remote::RemoteViews, String>>,
+    /// Hasura's `--enable-remote-schema-permissions`: a remote without
+    /// permissions is admin's only (else every role's). A remote with
+    /// permissions is each permitted role's part whatever this says.
+    #[serde(skip)]
+    pub remote_schema_permissions: bool,
     /// Whether every table, view and foreign key of the exposed schemas is served
     /// (`true`: the default without Hasura metadata), or only the tables listed
     /// under `tables` and the relationships the config names (`false`: the default

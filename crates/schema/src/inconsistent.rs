@@ -46,8 +46,10 @@ pub enum ObjectKind {
     CustomTypes,
     /// A cron trigger.
     CronTrigger,
-    /// A remote schema (not served yet).
+    /// A remote schema.
     RemoteSchema,
+    /// A role's part of a remote schema.
+    RemoteSchemaPermission,
     /// A REST endpoint (not served yet).
     Endpoint,
     /// A source's setting (a customization, a second source).
@@ -81,6 +83,7 @@ impl ObjectKind {
             CustomTypes => "custom_types",
             CronTrigger => "cron_trigger",
             RemoteSchema => "remote_schema",
+            RemoteSchemaPermission => "remote_schema_permission",
             Endpoint => "endpoint",
             Source => "source",
             ApolloFederationConfig => "apollo_federation_config",

@@ -21,6 +21,11 @@ pub struct RemoteIntrospected {
     /// (served type, served field) → the remote's field name (only those that
     /// differ).
     pub field_renames: BTreeMap<(String, String), String>,
+    /// Arguments a role's permission sets (`@preset`), by (served type, served
+    /// field): absent from the role's schema, added to every call.
+    pub presets: Presets,
+    /// The one root field holding its root fields (`root_fields_namespace`).
+    pub namespace: Option<String>,
     /// Its query root type's name (as served: the key of its root fields'
     /// renames).
     pub query_type: String,
@@ -40,6 +45,18 @@ impl RemoteIntrospected {
     pub fn remote_field<'a>(&'a self, parent: &str, field: &'a str) -> &'a str {
         let key = (parent.to_owned(), field.to_owned());
         self.field_renames.get(&key).map_or(field, String::as_str)
+    }
+
+    /// The names of the root fields it adds to `query_root` and to
+    /// `mutation_root` (its namespace's alone, when it has one).
+    pub fn root_field_names(&self) -> (Vec<&str>, Vec<&str>) {
+        if let Some(ns) = self.namespace.as_deref() {
+            let mutation = self.mutation.is_empty();
+            return (vec![ns], if mutation { Vec::new() } else { vec![ns] });
+        }
+        let query = self.query.iter().map(|f| f.name.as_str()).collect();
+        let mutation = self.mutation.iter().map(|f| f.name.as_str()).collect();
+        (query, mutation)
     }
 
     /// The served name of the remote's type `name`.
@@ -73,4 +90,41 @@ pub struct RemoteField {
     pub ty: String,
     /// Its description.
     pub description: Option<String>,
+}
+
+/// Presets by (type, field).
+pub type Presets = BTreeMap<(String, String), Vec<Preset>>;
+
+/// An argument a role's remote schema permission sets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preset {
+    /// The argument's name.
+    pub arg: String,
+    /// Its value.
+    pub value: PresetValue,
+}
+
+/// A preset's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PresetValue {
+    /// A GraphQL literal, written as is.
+    Literal(String),
+    /// The caller's session variable (lower-case name), written as the
+    /// argument's type (`kind`: `Int`, `Float`, `Boolean`, `Enum`, else a string).
+    Session {
+        /// The variable.
+        var: String,
+        /// How it is written.
+        kind: String,
+    },
+}
+
+/// A remote as each role sees it: whole (admin, and every role when it has no
+/// permissions), or the part a role's permission gives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteViews {
+    /// The whole remote.
+    pub whole: std::sync::Arc<RemoteIntrospected>,
+    /// Each role's part (an error: the role sees none of it, reported).
+    pub roles: BTreeMap<String, Result<std::sync::Arc<RemoteIntrospected>, String>>,
 }

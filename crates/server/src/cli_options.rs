@@ -44,6 +44,11 @@ pub(crate) struct SchemaOptions {
     /// says (Hasura, and so Grafton by default, accepts them).
     #[arg(long, env = "GRAFTON_STRICT_GRAPHQL")]
     pub(crate) strict_graphql: bool,
+    /// A remote schema without permissions is admin's only (else every role
+    /// sees it whole); a remote with permissions is always each permitted
+    /// role's part.
+    #[arg(long, env = "GRAFTON_ENABLE_REMOTE_SCHEMA_PERMISSIONS")]
+    pub(crate) enable_remote_schema_permissions: bool,
     /// Whether every role that may read a tracked query function's table may call it
     /// (Hasura's default); `false`: it also needs the function's `permissions`.
     #[arg(long, env = "GRAFTON_INFER_FUNCTION_PERMISSIONS", value_name = "BOOL")]
@@ -294,6 +299,7 @@ pub(crate) fn options(
         naming: (schema.naming.as_deref()).map(|n| n.parse::<Convention>().unwrap_or_default()),
         schemas: schema.schemas.clone(),
         strict_graphql: schema.strict_graphql,
+        remote_schema_permissions: schema.enable_remote_schema_permissions,
         infer_function_permissions: schema.infer_function_permissions,
         auto_track: schema.auto_track,
         strict_metadata: schema.strict_metadata,

@@ -61,6 +61,9 @@ pub struct ServeOptions {
     pub auth: grafton_auth::AuthConfig,
     /// Refuse documents declaring variables they do not use (the spec's rule).
     pub strict_graphql: bool,
+    /// `--enable-remote-schema-permissions`: a remote schema without
+    /// permissions is admin's only (else every role's).
+    pub remote_schema_permissions: bool,
     /// `--infer-function-permissions`: wins over the config file's
     /// `infer_function_permissions` (default true).
     pub infer_function_permissions: Option<bool>,
@@ -104,6 +107,7 @@ impl Default for ServeOptions {
             http: HttpOptions::default(),
             auth: grafton_auth::AuthConfig::default(),
             strict_graphql: false,
+            remote_schema_permissions: false,
             infer_function_permissions: None,
             auto_track: None,
             enable_allowlist: false,
@@ -146,6 +150,7 @@ pub(crate) fn engine_options(
         schemas: options.schemas.clone(),
         redis_url: options.redis_url.clone(),
         strict_graphql: options.strict_graphql,
+        remote_schema_permissions: options.remote_schema_permissions,
         strict_metadata: options.strict_metadata,
         limits: options.limits.clone(),
     }

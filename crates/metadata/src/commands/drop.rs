@@ -116,6 +116,16 @@ pub fn object(doc: &mut Value, i: &Inconsistency) -> bool {
         Action => top(doc, "actions", "name"),
         CronTrigger => top(doc, "cron_triggers", "name"),
         RemoteSchema => top(doc, "remote_schemas", "name"),
+        // `remote.role`: that role's permission alone.
+        RemoteSchemaPermission => match i.name.rsplit_once('.') {
+            Some((remote, role)) => {
+                let remotes = doc.get_mut("remote_schemas").and_then(Value::as_array_mut);
+                let found = (remotes.into_iter().flatten())
+                    .find(|r| r.get("name").and_then(Value::as_str) == Some(remote));
+                remove_named(found.and_then(|r| r.get_mut("permissions")), "role", role)
+            }
+            None => false,
+        },
         Endpoint => top(doc, "rest_endpoints", "name"),
         // `Type.relationship`: that relationship alone.
         CustomTypes => match i.name.split_once('.') {

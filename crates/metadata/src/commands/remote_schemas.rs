@@ -106,3 +106,78 @@ pub fn remove(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
     remotes.remove(i);
     Ok(())
 }
+
+/// The remote schema `args.remote_schema`'s permissions, made a list if absent.
+fn permissions_of<'d>(doc: &'d mut Value, args: &Value) -> Result<&'d mut Vec<Value>, Refusal> {
+    let name = text(args, "remote_schema")?.to_owned();
+    let remotes = remotes(doc)?;
+    let Some(i) = position(remotes, &name) else {
+        return Err(Refusal::new(
+            "not-exists",
+            format!("remote schema \"{name}\" doesn't exist"),
+            "$.args",
+        ));
+    };
+    let Some(remote) = remotes[i].as_object_mut() else {
+        return Err(missing(&name));
+    };
+    list(remote, "permissions")
+}
+
+/// `add_remote_schema_permissions`: `{remote_schema, role, definition: {schema},
+/// comment?}`.
+pub fn permit(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
+    let role = text(args, "role")?.to_owned();
+    let remote = text(args, "remote_schema")?.to_owned();
+    if role == "admin" {
+        return Err(Refusal::new(
+            "constraint-violation",
+            "cannot define permission for admin role",
+            "$.args",
+        ));
+    }
+    let mut permission = Map::new();
+    permission.insert("role".into(), Value::String(role.clone()));
+    let definition = args.get("definition").cloned().unwrap_or(Value::Null);
+    permission.insert("definition".into(), definition);
+    if let Some(c) = args.get("comment").filter(|c| !c.is_null()) {
+        permission.insert("comment".into(), c.clone());
+    }
+    let permission = Value::Object(permission);
+    serde_json::from_value::<grafton_schema::config::RemoteSchemaPermission>(permission.clone())
+        .map_err(|e| Refusal::new("parse-failed", e.to_string(), "$.args"))?;
+    let permissions = permissions_of(doc, args)?;
+    if permissions
+        .iter()
+        .any(|p| p.get("role").and_then(Value::as_str) == Some(&role))
+    {
+        return Err(Refusal::new(
+            "already-exists",
+            format!(
+                "permissions for role: \"{role}\" for remote schema:\"{remote}\" already exists"
+            ),
+            "$.args",
+        ));
+    }
+    permissions.push(permission);
+    Ok(())
+}
+
+/// `drop_remote_schema_permissions`: `{remote_schema, role}`.
+pub fn forbid(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
+    let role = text(args, "role")?.to_owned();
+    let remote = text(args, "remote_schema")?.to_owned();
+    let permissions = permissions_of(doc, args)?;
+    let before = permissions.len();
+    permissions.retain(|p| p.get("role").and_then(Value::as_str) != Some(&role));
+    if permissions.len() == before {
+        return Err(Refusal::new(
+            "not-exists",
+            format!(
+                "permissions for role: \"{role}\" for remote schema:\"{remote}\" doesn't exist"
+            ),
+            "$.args",
+        ));
+    }
+    Ok(())
+}

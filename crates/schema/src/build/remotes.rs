@@ -8,39 +8,73 @@ use super::*;
 use crate::config::RemoteSchemaConfig;
 use crate::inconsistent::{Inconsistency, ObjectKind};
 use crate::model::ServedRemote;
+use crate::remote::{RemoteIntrospected, RemoteViews};
+use std::sync::Arc;
+
+/// What `role` sees of remote `r`: admin the whole; a role with a permission
+/// (its own, or the one its inherited role's parents share) its part; any
+/// other role the whole only when the remote has no permissions and
+/// permissions are not asked for.
+fn seen_by(
+    config: &Config,
+    r: &RemoteSchemaConfig,
+    views: &RemoteViews,
+    role: Option<&str>,
+) -> Option<Arc<RemoteIntrospected>> {
+    let Some(role) = role else {
+        return Some(views.whole.clone());
+    };
+    if let Some(own) = views.roles.get(role) {
+        return own.as_ref().ok().cloned();
+    }
+    // An inherited role: its parents' part when they have one and the same.
+    let parents: Vec<&String> = (config.inherited_roles.get(role).into_iter().flatten())
+        .filter(|p| views.roles.contains_key(*p))
+        .collect();
+    let sdls: std::collections::BTreeSet<&str> = (r.permissions.iter())
+        .filter(|p| parents.contains(&&p.role))
+        .map(|p| p.definition.schema.as_str())
+        .collect();
+    if let (1, Some(first)) = (sdls.len(), parents.first()) {
+        return views.roles.get(*first)?.as_ref().ok().cloned();
+    }
+    if !parents.is_empty() {
+        return None;
+    }
+    let open = r.permissions.is_empty() && !config.remote_schema_permissions;
+    open.then(|| views.whole.clone())
+}
 use apollo_compiler::schema::ExtendedType;
 
-/// The remote schemas of `config` that can be served; or those that cannot.
-pub(crate) fn resolve(config: &Config) -> Result<Vec<ServedRemote>, SchemaError> {
+/// The remote schemas of `config` that `role` (`None`: admin) sees, each as
+/// it sees it (whole, or its permission's part); or those that cannot be
+/// served.
+pub(crate) fn resolve(
+    config: &Config,
+    role: Option<&str>,
+) -> Result<Vec<ServedRemote>, SchemaError> {
     let mut served = Vec::new();
     let mut bad = Vec::new();
     for r in &config.remote_schemas {
         let refuse = |why: String| Inconsistency::new(ObjectKind::RemoteSchema, &r.name, why);
-        let custom = r.definition.customization.as_ref();
-        let why = if config
-            .remote_schemas
-            .iter()
+        let twice = (config.remote_schemas.iter())
             .filter(|o| o.name == r.name)
             .count()
-            > 1
-        {
+            > 1;
+        let why = if twice {
             Some(format!(
                 "remote schema with name \"{}\" already exists",
                 r.name
             ))
-        } else if !r.permissions.is_empty() {
-            // Served whole to every role, a remote meant for some roles only
-            // would show them all of it: left out until per-role parts are served.
-            Some("remote schema permissions are not served by Grafton yet".into())
-        } else if custom.is_some_and(|c| c.root_fields_namespace.is_some()) {
-            Some("a root field namespace is not served by Grafton yet".into())
         } else {
             match config.remotes_introspected.get(&r.name) {
-                Some(Ok(introspected)) => {
-                    served.push(ServedRemote {
-                        config: r.clone(),
-                        introspected: introspected.clone(),
-                    });
+                Some(Ok(views)) => {
+                    if let Some(introspected) = seen_by(config, r, views, role) {
+                        served.push(ServedRemote {
+                            config: r.clone(),
+                            introspected,
+                        });
+                    }
                     None
                 }
                 Some(Err(e)) => Some(e.clone()),
@@ -66,6 +100,21 @@ impl Builder<'_> {
     ) {
         for (i, remote) in self.remotes.iter().enumerate() {
             let r = &remote.introspected;
+            if let Some(ns) = r.namespace.as_deref() {
+                // One field of the namespace's type (its root type, renamed).
+                query.push(FieldDef::new(ns, format!("{}!", r.query_type)));
+                self.root_fields.insert(ns.to_owned(), RootField::Remote(i));
+                if let Some(m) = r
+                    .mutation_type
+                    .as_deref()
+                    .filter(|_| !r.mutation.is_empty())
+                {
+                    mutation.push(FieldDef::new(ns, format!("{m}!")));
+                    self.mutation_fields
+                        .insert(ns.to_owned(), MutationField::Remote(i));
+                }
+                continue;
+            }
             for (fields, root) in [(&r.query, &mut *query), (&r.mutation, &mut *mutation)] {
                 for f in fields {
                     let def = FieldDef::new(&f.name, &f.ty)
@@ -177,14 +226,12 @@ pub(crate) fn clashes(plain: &SchemaModel, remotes: &[ServedRemote], error: &str
         let r = &remote.introspected;
         let refuse =
             |why: String| Inconsistency::new(ObjectKind::RemoteSchema, &remote.config.name, why);
-        let taken = |f: &&crate::remote::RemoteField, ours: bool, theirs: &[&str]| {
-            ours || theirs.contains(&f.name.as_str())
-        };
-        let field = (r.query.iter())
-            .find(|f| taken(f, plain.root_fields.contains_key(&f.name), &queries))
+        let (q, m) = r.root_field_names();
+        let field = (q.iter().copied())
+            .find(|f| plain.root_fields.contains_key(*f) || queries.contains(f))
             .or_else(|| {
-                (r.mutation.iter())
-                    .find(|f| taken(f, plain.mutation_fields.contains_key(&f.name), &mutations))
+                (m.iter().copied())
+                    .find(|f| plain.mutation_fields.contains_key(*f) || mutations.contains(f))
             });
         let theirs = parsed(&remote_sdl(remote));
         let ty = (r.types.iter()).find(|t| {
@@ -198,8 +245,7 @@ pub(crate) fn clashes(plain: &SchemaModel, remotes: &[ServedRemote], error: &str
         });
         if let Some(f) = field {
             bad.push(refuse(format!(
-                "its root field '{}' is the name of another root field",
-                f.name
+                "its root field '{f}' is the name of another root field"
             )));
         } else if let Some(t) = ty {
             bad.push(refuse(format!(
@@ -207,8 +253,8 @@ pub(crate) fn clashes(plain: &SchemaModel, remotes: &[ServedRemote], error: &str
                 t.name
             )));
         }
-        queries.extend(r.query.iter().map(|f| f.name.as_str()));
-        mutations.extend(r.mutation.iter().map(|f| f.name.as_str()));
+        queries.extend(q);
+        mutations.extend(m);
         earlier.push(theirs);
     }
     if bad.is_empty() {

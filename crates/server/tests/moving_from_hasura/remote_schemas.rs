@@ -76,13 +76,18 @@ fn remote_yaml(env: &str, customization: &str) -> String {
     )
 }
 
+/// The remote's books, readable by its role `user` too (the session's role is
+/// sent on).
+const BOOKS: &str = "table: {name: books, schema: public}
+select_permissions:
+  - role: user
+    permission: {columns: [id, title, pages], filter: {}}
+";
+
 /// A Grafton serving the books on SQLite: the remote.
 async fn books_remote(name: &'static str) -> grafton_server::Running {
     let [db, _] = databases_with(name, REMOTE_SQL);
-    let dir = metadata(
-        &name.replace('_', "-"),
-        &[("public_books.yaml", "table: {name: books, schema: public}")],
-    );
+    let dir = metadata(&name.replace('_', "-"), &[("public_books.yaml", BOOKS)]);
     serve(&db, &dir).await
 }
 
@@ -261,6 +266,46 @@ async fn the_metadata_api_adds_reloads_introspects_and_removes_a_remote() {
         (400, Some("already-exists")),
         "{again}"
     );
+    // A role's part: a bad one refused, a good one served.
+    let permit = |sdl: &str| {
+        json!({"type": "add_remote_schema_permissions", "args": {"remote_schema": "library",
+            "role": "user", "definition": {"schema": sdl}}})
+    };
+    let (status, refused) = api(permit("type Query { nope: Int }")).await;
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (400, Some("validation-failed")),
+        "{refused}"
+    );
+    let part = "type Query { books_by_pk(id: Int!): books } type books { title: String! }";
+    assert_eq!(
+        api(permit(part)).await,
+        (200, json!({"message": "success"}))
+    );
+    let user = [("x-hasura-admin-secret", SECRET), ("x-hasura-role", "user")];
+    assert_eq!(
+        post_body(&server, &books, &user).await,
+        json!({"data": {"books_by_pk": {"title": "Dune"}}})
+    );
+    let pages = json!({"query": "{ books_by_pk(id: 1) { pages } }"});
+    let answer = post_body(&server, &pages, &user).await;
+    assert_eq!(
+        answer["errors"][0]["extensions"]["code"],
+        json!("validation-failed"),
+        "{answer}"
+    );
+    let forbid = json!({"type": "drop_remote_schema_permissions",
+        "args": {"remote_schema": "library", "role": "user"}});
+    assert_eq!(
+        api(forbid.clone()).await,
+        (200, json!({"message": "success"}))
+    );
+    let (status, refused) = api(forbid).await;
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (400, Some("not-exists")),
+        "{refused}"
+    );
     // Its introspection as the remote answered it.
     let introspect = json!({"type": "introspect_remote_schema", "args": {"name": "library"}});
     let (status, raw) = api(introspect).await;
@@ -314,18 +359,57 @@ async fn the_metadata_api_adds_reloads_introspects_and_removes_a_remote() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_remote_with_role_permissions_is_left_out_and_one_sent_cookies_is_not_run_over_get() {
+async fn a_role_sees_its_part_of_a_remote_with_presets_and_one_sent_cookies_is_not_run_over_get() {
     let remote = books_remote("remote_schemas_guarded_remote").await;
     let env = "GRAFTON_TEST_REMOTE_SCHEMA_GUARDED";
     std::env::set_var(env, remote.url());
-    // Per-role permissions are not served yet: rather than showing the whole
-    // remote to every role, it is left out, reported.
-    let permissions = "  permissions:\n    - role: user\n      definition:\n        \
-        schema: \"type Query { books: [books!]! } type books { title: String! }\"\n";
+    // `user` sees two fields, each with a preset: a literal, and its session's.
+    let permissions = r#"  permissions:
+    - role: user
+      definition:
+        schema: |
+          type Query {
+            books(limit: Int @preset(value: 1)): [books!]!
+            books_by_pk(id: Int! @preset(value: "x-hasura-user-id")): books
+          }
+          type books { id: Int! title: String! }
+"#;
     let dir = project("remote-schemas-guarded", env, permissions);
     let [db, _] = databases_with("remote_schemas_guarded", LOCAL_SQL);
     let server = serve(&db, &dir).await;
-    let answer = post_body(&server, &json!({"query": "{ books { title } }"}), &[]).await;
+    let user = [("x-hasura-role", "user"), ("x-hasura-user-id", "2")];
+    let query = json!({"query": "{ books { title } books_by_pk { id title } }"});
+    let answer = post_body(&server, &query, &user).await;
+    assert_eq!(
+        answer,
+        json!({"data": {"books": [{"title": "Dune"}], "books_by_pk": {"id": 2, "title": "Emma"}}})
+    );
+    // A preset cannot be overridden: the argument is not in the role's schema;
+    // nor is what the SDL leaves out.
+    for refused in [
+        "{ books(limit: 5) { title } }",
+        "{ books { pages } }",
+        "{ books_aggregate { aggregate { count } } }",
+    ] {
+        let answer = post_body(&server, &json!({"query": refused}), &user).await;
+        let code = &answer["errors"][0]["extensions"]["code"];
+        assert_eq!(code, &json!("validation-failed"), "{refused}: {answer}");
+    }
+    // Without its session variable the call is not made.
+    let anonymous = [("x-hasura-role", "user")];
+    let by_pk = json!({"query": "{ books_by_pk { title } }"});
+    let answer = post_body(&server, &by_pk, &anonymous).await;
+    let message = answer["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("x-hasura-user-id"), "{answer}");
+    // Admin sees it whole; a role without a permission, none of it.
+    let whole = json!({"query": "{ books_aggregate { aggregate { count } } }"});
+    let answer = post_body(&server, &whole, &[]).await;
+    assert_eq!(
+        answer,
+        json!({"data": {"books_aggregate": {"aggregate": {"count": 2}}}})
+    );
+    let other = [("x-hasura-role", "reader")];
+    let answer = post_body(&server, &json!({"query": "{ books { title } }"}), &other).await;
     assert_eq!(
         answer["errors"][0]["extensions"]["code"],
         json!("validation-failed"),
@@ -354,6 +438,46 @@ async fn a_remote_with_role_permissions_is_left_out_and_one_sent_cookies_is_not_
     )
     .await;
     assert_eq!(answer, json!({"data": {"books": [{"title": "Dune"}]}}));
+    server.stop().await;
+    remote.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespaced_remote_is_one_field_on_each_root() {
+    let remote = books_remote("remote_schemas_namespace_remote").await;
+    let env = "GRAFTON_TEST_REMOTE_SCHEMA_NAMESPACE";
+    std::env::set_var(env, remote.url());
+    let customization = "    customization:\n      root_fields_namespace: lib\n";
+    let dir = project("remote-schemas-namespace", env, customization);
+    let [db, _] = databases_with("remote_schemas_namespace", LOCAL_SQL);
+    let server = serve(&db, &dir).await;
+    let query = json!({"query": "{
+        notes { body }
+        lib { __typename first: books_by_pk(id: 1) { title } books(order_by: {id: desc}) { title } }
+        again: lib { books_by_pk(id: 2) { title } }
+      }"});
+    let answer = post_body(&server, &query, &[]).await;
+    assert_eq!(
+        answer,
+        json!({"data": {
+            "notes": [{"body": "hello"}],
+            "lib": {"__typename": "libquery_root", "first": {"title": "Dune"},
+                    "books": [{"title": "Emma"}, {"title": "Dune"}]},
+            "again": {"books_by_pk": {"title": "Emma"}}}})
+    );
+    let add = json!({"query": "mutation { lib { insert_books_one(object: {id: 3, title: \"Kim\"}) { id title } } }"});
+    let answer = post_body(&server, &add, &[]).await;
+    assert_eq!(
+        answer,
+        json!({"data": {"lib": {"insert_books_one": {"id": 3, "title": "Kim"}}}})
+    );
+    // Its root fields are under the namespace only.
+    let flat = post_body(&server, &json!({"query": "{ books { title } }"}), &[]).await;
+    assert_eq!(
+        flat["errors"][0]["extensions"]["code"],
+        json!("validation-failed"),
+        "{flat}"
+    );
     server.stop().await;
     remote.stop().await;
 }

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# A slow remote schema under load (issue 33's target: with 100 concurrent clients
+# on a remote that answers in 50 ms, Grafton's RSS stays under 100 MB and no other
+# query slows). One `grafton serve` on a SQLite demo file with the graphql-js
+# remote of tests/conformance/remote_server.mjs (DELAY_MS=50) as a remote schema.
+# Per round: a table query (`{ venues(limit: 1) { id } }`, 4 connections) alone,
+# then the same beside 100 connections calling the remote (`{ echo }`), the
+# order alternating. Per run: rps, p50 and p95 of each load, and Grafton's peak
+# RSS (VmHWM is not reset between runs, so VmRSS is sampled every 100 ms).
+#   bench/quick/remote_load.sh
+#   GRAFTON=… LOADGEN=… ROUNDS=3 DURATION=10 CLIENTS=100 DELAY_MS=50 bench/quick/remote_load.sh
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+GRAFTON=${GRAFTON:-$TARGET/release/grafton}
+LOADGEN=${LOADGEN:-$TARGET/release/loadgen}
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-10}
+CLIENTS=${CLIENTS:-100}
+DELAY_MS=${DELAY_MS:-50}
+[[ -x $GRAFTON ]] || (cd "$ROOT" && cargo build --release -p grafton)
+[[ -x $LOADGEN ]] || (cd "$ROOT" && cargo build --release -p grafton-bench-loadgen)
+# The remote's packages (graphql, graphql-http), into tests/conformance/node_modules.
+[[ -d $ROOT/tests/conformance/node_modules/graphql-http ]] || (cd "$ROOT/tests/conformance" && npm ci --no-audit --no-fund >/dev/null)
+WORK=$(mktemp -d)
+pids=()
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+gql() { curl -s -H 'content-type: application/json' -d "$2" "$1"; }
+
+db="$WORK/demo.db"
+port=$(free_port)
+"$GRAFTON" demo --file "$db" --rows 10000 --port "$port" >"$WORK/demo.log" 2>&1 & pid=$!
+for _ in $(seq 300); do gql "http://127.0.0.1:$port/v1/graphql" '{"query":"{ __typename }"}' 2>/dev/null | grep -q data && break; sleep 0.1; done
+kill "$pid"; wait "$pid" 2>/dev/null || true
+
+(cd "$ROOT/tests/conformance" && DELAY_MS=$DELAY_MS exec node remote_server.mjs) >"$WORK/remote.log" & pids+=($!)
+for _ in $(seq 100); do grep -q listening "$WORK/remote.log" 2>/dev/null && break; sleep 0.1; done
+remote_port=$(awk '/listening/ {print $2}' "$WORK/remote.log")
+cat >"$WORK/config.yaml" <<YAML
+remote_schemas:
+  - name: shelf
+    definition:
+      url: http://127.0.0.1:$remote_port/graphql
+      timeout_seconds: 10
+YAML
+gport=$(free_port)
+"$GRAFTON" serve --database-url "$db" --config "$WORK/config.yaml" --host 127.0.0.1 --port "$gport" \
+  >"$WORK/grafton.log" 2>&1 & gpid=$!; pids+=("$gpid")
+url="http://127.0.0.1:$gport/v1/graphql"
+for _ in $(seq 300); do gql "$url" '{"query":"{ __typename }"}' 2>/dev/null | grep -q data && break; sleep 0.1; done
+answer=$(gql "$url" '{"query":"{ echo }"}')
+[[ $answer == '{"data":{"echo":"hi"}}' ]] || { echo "FAIL: the remote answered $answer" >&2; cat "$WORK/grafton.log" >&2; exit 1; }
+
+declare -A query=([remote]='{ echo }' [table]='{ venues(limit: 1) { id } }')
+for k in remote table; do
+  python3 -c 'import json, sys; json.dump({"query": sys.argv[1], "variables": [{}]}, open(sys.argv[2], "w"))' \
+    "${query[$k]}" "$WORK/$k.json"
+done
+load() { "$LOADGEN" --url "$url" --doc "$WORK/$1.json" --mode closed --connections "$2" --duration "$DURATION"; }
+rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$gpid/status"; }
+sample_rss() { local peak=0 v; while kill -0 "$gpid" 2>/dev/null; do v=$(rss_kb); (( v > peak )) && peak=$v; echo "$peak" >"$WORK/peak"; sleep 0.1; done; }
+stat() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.0f\t%.2f\t%.2f\t%d" % (d["rps"], d["p50"], d["p95"], d["failed"]))' "$1"; }
+results="$WORK/runs.tsv"; : >"$results"
+echo "table query: 4 connections; beside it: $CLIENTS connections on a remote answering in $DELAY_MS ms; ${DURATION} s per run; $ROUNDS rounds"
+printf '%-6s %-8s %9s %8s %8s %9s %8s %8s %8s\n' round run t_rps t_p50 t_p95 r_rps r_p50 r_p95 peak_MB
+for r in $(seq "$ROUNDS"); do
+  if (( r % 2 )); then order=(alone beside); else order=(beside alone); fi
+  for run in "${order[@]}"; do
+    load table 4 >/dev/null  # warm-up
+    sample_rss & sampler=$!
+    if [[ $run == beside ]]; then
+      load remote "$CLIENTS" >"$WORK/remote.json" & lp=$!
+      sleep 1
+      load table 4 >"$WORK/table.json"
+      wait "$lp"
+      rrow=$(stat "$WORK/remote.json")
+    else
+      load table 4 >"$WORK/table.json"
+      rrow=$'-\t-\t-\t0'
+    fi
+    kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
+    peak=$(( $(cat "$WORK/peak") / 1024 ))
+    trow=$(stat "$WORK/table.json")
+    printf '%s\t%s\t%s\t%s\t%s\n' "$r" "$run" "$trow" "$rrow" "$peak" >>"$results"
+    IFS=$'\t' read -r _ _ trps tp50 tp95 tf rrps rp50 rp95 rf pk < <(tail -1 "$results")
+    printf '%-6s %-8s %9s %8s %8s %9s %8s %8s %8s\n' "$r" "$run" "$trps" "$tp50" "$tp95" "$rrps" "$rp50" "$rp95" "$pk"
+  done
+done
+python3 - "$results" <<'PY'
+import statistics as st, sys
+rows = [l.split("\t") for l in open(sys.argv[1]).read().splitlines()]
+def med(run, i): return st.median(float(r[i]) for r in rows if r[1] == run)
+alone, beside = med("alone", 4), med("beside", 4)
+peak = max(float(r[10]) for r in rows)
+print(f"\ntable p95: alone {alone:.2f} ms, beside the remote load {beside:.2f} ms (ratio {beside / alone:.2f})")
+print(f"remote: median {med('beside', 6):.0f} rps, p95 {med('beside', 9):.1f} ms; Grafton's peak RSS {peak:.0f} MB")
+print(f"target: RSS < 100 MB: {'met' if peak < 100 else 'NOT met'}")
+failed = sum(int(r[5]) + int(r[9]) for r in rows)
+if failed:
+    print(f"FAIL: {failed} failed requests"); sys.exit(1)
+PY

@@ -1,0 +1,176 @@
+//! A remote's part of a request written in the remote's own names: each field
+//! under its response key as alias, its arguments as the client wrote them (and
+//! a role's presets), fragments inlined with their type conditions renamed,
+//! only `@skip` and `@include` kept; and the variables it uses.
+
+use apollo_compiler::ast::{self, Type};
+use apollo_compiler::executable::{Field, Selection, SelectionSet};
+use apollo_compiler::ExecutableDocument;
+use grafton_schema::remote::{PresetValue, RemoteIntrospected};
+use serde_json::{Map, Value};
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+/// The longest document sent to a remote: fragments are inlined, and nested
+/// spreads could otherwise multiply a small request's size.
+pub const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
+
+/// Writes a remote's part of a request in its own names.
+pub(crate) struct Printer<'a> {
+    pub(crate) remote: &'a RemoteIntrospected,
+    pub(crate) document: &'a ExecutableDocument,
+    /// The caller's session, for presets that read it.
+    pub(crate) session: &'a Map<String, Value>,
+    pub(crate) used: BTreeSet<String>,
+    pub(crate) out: String,
+    /// Why the part cannot be sent (a preset's session variable missing).
+    pub(crate) error: Option<String>,
+}
+
+impl Printer<'_> {
+    fn value(&mut self, v: &ast::Value) {
+        collect_variables(v, &mut self.used);
+        let _ = write!(self.out, "{v}");
+    }
+
+    fn directives(&mut self, directives: &ast::DirectiveList) {
+        // Only `@skip` and `@include` mean anything to the remote.
+        for d in directives.iter() {
+            if d.name == "skip" || d.name == "include" {
+                let _ = write!(self.out, " @{}(", d.name);
+                for (i, a) in d.arguments.iter().enumerate() {
+                    let sep = if i > 0 { ", " } else { "" };
+                    let _ = write!(self.out, "{sep}{}: ", a.name);
+                    self.value(&a.value);
+                }
+                self.out.push(')');
+            }
+        }
+    }
+
+    pub(crate) fn field(&mut self, key: &str, parent: &str, f: &Field) {
+        let name = self.remote.remote_field(parent, f.name.as_str()).to_owned();
+        let _ = write!(self.out, "{key}: {name}");
+        let presets = (self.remote.presets)
+            .get(&(parent.to_owned(), f.name.to_string()))
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if !f.arguments.is_empty() || !presets.is_empty() {
+            self.out.push('(');
+            for (i, a) in f.arguments.iter().enumerate() {
+                let sep = if i > 0 { ", " } else { "" };
+                let _ = write!(self.out, "{sep}{}: ", a.name);
+                self.value(&a.value);
+            }
+            // The role's presets: never the client's (they are not in its schema).
+            for (i, p) in presets.iter().enumerate() {
+                let sep = if i > 0 || !f.arguments.is_empty() {
+                    ", "
+                } else {
+                    ""
+                };
+                match self.preset(&p.value) {
+                    Ok(v) => {
+                        let _ = write!(self.out, "{sep}{}: {v}", p.arg);
+                    }
+                    Err(e) => self.error = Some(e),
+                }
+            }
+            self.out.push(')');
+        }
+        self.directives(&f.directives);
+        if !f.selection_set.selections.is_empty() {
+            self.set(&f.selection_set);
+        }
+    }
+
+    fn set(&mut self, set: &SelectionSet) {
+        // Past the cap, nothing more is written (the call is refused).
+        if self.out.len() > MAX_DOCUMENT_BYTES {
+            return;
+        }
+        let parent = set.ty.as_str();
+        self.out.push_str(" {");
+        for s in &set.selections {
+            self.out.push(' ');
+            match s {
+                Selection::Field(f) => self.field(f.response_key().as_str(), parent, f),
+                Selection::InlineFragment(i) => {
+                    self.out.push_str("...");
+                    if let Some(t) = &i.type_condition {
+                        let _ = write!(self.out, " on {}", self.remote.remote_type(t.as_str()));
+                    }
+                    self.directives(&i.directives);
+                    self.set(&i.selection_set);
+                }
+                Selection::FragmentSpread(spread) => {
+                    let Some(fragment) = self.document.fragments.get(&spread.fragment_name) else {
+                        continue;
+                    };
+                    let on = self.remote.remote_type(fragment.type_condition().as_str());
+                    let _ = write!(self.out, "... on {on}");
+                    self.directives(&spread.directives);
+                    self.set(&fragment.selection_set);
+                }
+            }
+        }
+        self.out.push_str(" }");
+    }
+}
+
+impl Printer<'_> {
+    /// A preset's value as a GraphQL literal: as written, or the session's
+    /// variable written as the argument's type.
+    fn preset(&self, value: &PresetValue) -> Result<String, String> {
+        let (var, kind) = match value {
+            PresetValue::Literal(text) => return Ok(text.clone()),
+            PresetValue::Session { var, kind } => (var, kind.as_str()),
+        };
+        let Some(v) = self.session.get(var) else {
+            return Err(format!(
+                "\"{var}\" session variable expected, but not found"
+            ));
+        };
+        let text = match v {
+            Value::String(t) => t.clone(),
+            other => other.to_string(),
+        };
+        let bad = || format!("\"{text}\" cannot be coerced into a {kind} value");
+        Ok(match kind {
+            "Int" => text.trim().parse::<i64>().map_err(|_| bad())?.to_string(),
+            "Float" => {
+                let f = text.trim().parse::<f64>().map_err(|_| bad())?;
+                serde_json::Number::from_f64(f).ok_or_else(bad)?.to_string()
+            }
+            "Boolean" => match text.trim() {
+                "true" | "false" => text.trim().to_owned(),
+                _ => return Err(bad()),
+            },
+            "Enum" => crate::names::checked_name(text.trim())
+                .map_err(|_| bad())?
+                .to_owned(),
+            _ => serde_json::to_string(&text).map_err(|_| bad())?,
+        })
+    }
+}
+
+fn collect_variables(v: &ast::Value, used: &mut BTreeSet<String>) {
+    match v {
+        ast::Value::Variable(name) => {
+            used.insert(name.to_string());
+        }
+        ast::Value::List(items) => items.iter().for_each(|i| collect_variables(i, used)),
+        ast::Value::Object(fields) => fields.iter().for_each(|(_, v)| collect_variables(v, used)),
+        _ => {}
+    }
+}
+
+/// `ty` in the remote's names.
+pub(crate) fn remote_type(ty: &Type, remote: &RemoteIntrospected) -> String {
+    match ty {
+        Type::Named(n) => remote.remote_type(n.as_str()).to_owned(),
+        Type::NonNullNamed(n) => format!("{}!", remote.remote_type(n.as_str())),
+        Type::List(inner) => format!("[{}]", remote_type(inner, remote)),
+        Type::NonNullList(inner) => format!("[{}]!", remote_type(inner, remote)),
+    }
+}
