@@ -33,6 +33,8 @@ cleanup() {
 }
 trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+cpu_ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$1/stat"; }  # utime + stime
+TCK=$(getconf CLK_TCK)
 gql() { curl -s -H 'content-type: application/json' -d "$2" "$1"; }
 
 db="$WORK/demo.db"
@@ -41,7 +43,7 @@ port=$(free_port)
 for _ in $(seq 300); do gql "http://127.0.0.1:$port/v1/graphql" '{"query":"{ __typename }"}' 2>/dev/null | grep -q data && break; sleep 0.1; done
 kill "$pid"; wait "$pid" 2>/dev/null || true
 
-(cd "$ROOT/tests/conformance" && DELAY_MS=$DELAY_MS exec node remote_server.mjs) >"$WORK/remote.log" & pids+=($!)
+(cd "$ROOT/tests/conformance" && DELAY_MS=$DELAY_MS exec node remote_server.mjs) >"$WORK/remote.log" & rpid=$!; pids+=("$rpid")
 for _ in $(seq 100); do grep -q listening "$WORK/remote.log" 2>/dev/null && break; sleep 0.1; done
 remote_port=$(awk '/listening/ {print $2}' "$WORK/remote.log")
 cat >"$WORK/config.yaml" <<YAML
@@ -64,44 +66,59 @@ for k in remote table; do
   python3 -c 'import json, sys; json.dump({"query": sys.argv[1], "variables": [{}]}, open(sys.argv[2], "w"))' \
     "${query[$k]}" "$WORK/$k.json"
 done
-load() { "$LOADGEN" --url "$url" --doc "$WORK/$1.json" --mode closed --connections "$2" --duration "$DURATION"; }
+load() { "$LOADGEN" --url "${3:-$url}" --doc "$WORK/$1.json" --mode closed --connections "$2" --duration "$DURATION"; }
+remote_url="http://127.0.0.1:$remote_port/graphql"
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$gpid/status"; }
 sample_rss() { local peak=0 v; while kill -0 "$gpid" 2>/dev/null; do v=$(rss_kb); (( v > peak )) && peak=$v; echo "$peak" >"$WORK/peak"; sleep 0.1; done; }
 stat() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.0f\t%.2f\t%.2f\t%d" % (d["rps"], d["p50"], d["p95"], d["failed"]))' "$1"; }
 results="$WORK/runs.tsv"; : >"$results"
 echo "table query: 4 connections; beside it: $CLIENTS connections on a remote answering in $DELAY_MS ms; ${DURATION} s per run; $ROUNDS rounds"
-printf '%-6s %-8s %9s %8s %8s %9s %8s %8s %8s\n' round run t_rps t_p50 t_p95 r_rps r_p50 r_p95 peak_MB
+printf '%-6s %-8s %9s %8s %8s %9s %8s %8s %8s %7s %7s\n' round run t_rps t_p50 t_p95 r_rps r_p50 r_p95 peak_MB g_cpu_s n_cpu_s
 for r in $(seq "$ROUNDS"); do
-  if (( r % 2 )); then order=(alone beside); else order=(beside alone); fi
+  # `direct`: the same remote load sent to the remote itself, not through
+  # Grafton: what sharing the two cores with the remote and the load costs.
+  if (( r % 2 )); then order=(alone beside direct); else order=(direct beside alone); fi
   for run in "${order[@]}"; do
     load table 4 >/dev/null  # warm-up
     sample_rss & sampler=$!
-    if [[ $run == beside ]]; then
-      load remote "$CLIENTS" >"$WORK/remote.json" & lp=$!
+    g0=$(cpu_ticks "$gpid"); n0=$(cpu_ticks "$rpid")
+    if [[ $run != alone ]]; then
+      target=$url; [[ $run == direct ]] && target=$remote_url
+      load remote "$CLIENTS" "$target" >"$WORK/remote.out" & lp=$!
       sleep 1
-      load table 4 >"$WORK/table.json"
+      load table 4 >"$WORK/table.out"
       wait "$lp"
-      rrow=$(stat "$WORK/remote.json")
+      rrow=$(stat "$WORK/remote.out")
     else
-      load table 4 >"$WORK/table.json"
+      load table 4 >"$WORK/table.out"
       rrow=$'-\t-\t-\t0'
     fi
+    g1=$(cpu_ticks "$gpid"); n1=$(cpu_ticks "$rpid")
     kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
     peak=$(( $(cat "$WORK/peak") / 1024 ))
-    trow=$(stat "$WORK/table.json")
-    printf '%s\t%s\t%s\t%s\t%s\n' "$r" "$run" "$trow" "$rrow" "$peak" >>"$results"
-    IFS=$'\t' read -r _ _ trps tp50 tp95 tf rrps rp50 rp95 rf pk < <(tail -1 "$results")
-    printf '%-6s %-8s %9s %8s %8s %9s %8s %8s %8s\n' "$r" "$run" "$trps" "$tp50" "$tp95" "$rrps" "$rp50" "$rp95" "$pk"
+    trow=$(stat "$WORK/table.out")
+    # Seconds of CPU over the run: Grafton's, and the remote's (Node).
+    gcpu=$(python3 -c "print(f'{($g1 - $g0) / $TCK:.1f}')"); ncpu=$(python3 -c "print(f'{($n1 - $n0) / $TCK:.1f}')")
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$run" "$trow" "$rrow" "$peak" "$gcpu" "$ncpu" >>"$results"
+    IFS=$'\t' read -r _ _ trps tp50 tp95 tf rrps rp50 rp95 rf pk gc nc < <(tail -1 "$results")
+    printf '%-6s %-8s %9s %8s %8s %9s %8s %8s %8s %7s %7s\n' "$r" "$run" "$trps" "$tp50" "$tp95" "$rrps" "$rp50" "$rp95" "$pk" "$gc" "$nc"
   done
 done
-python3 - "$results" <<'PY'
+python3 - "$results" "$DURATION" <<'PY'
 import statistics as st, sys
 rows = [l.split("\t") for l in open(sys.argv[1]).read().splitlines()]
 def med(run, i): return st.median(float(r[i]) for r in rows if r[1] == run)
 alone, beside = med("alone", 4), med("beside", 4)
 peak = max(float(r[10]) for r in rows)
-print(f"\ntable p95: alone {alone:.2f} ms, beside the remote load {beside:.2f} ms (ratio {beside / alone:.2f})")
-print(f"remote: median {med('beside', 6):.0f} rps, p95 {med('beside', 9):.1f} ms; Grafton's peak RSS {peak:.0f} MB")
+direct = med("direct", 4)
+print(f"\ntable p95: alone {alone:.2f} ms, beside the remote load through Grafton {beside:.2f} ms "
+      f"(ratio {beside / alone:.2f}), beside the same load sent to the remote directly {direct:.2f} ms "
+      f"(ratio {direct / alone:.2f})")
+print(f"table rps: alone {med('alone', 2):.0f}, beside {med('beside', 2):.0f}, direct {med('direct', 2):.0f}")
+print(f"remote: median {med('beside', 6):.0f} rps, p95 {med('beside', 8):.1f} ms; Grafton's peak RSS {peak:.0f} MB")
+gcpu, ncpu, rps = med("beside", 11), med("beside", 12), med("beside", 6)
+tcpu, trps = med("alone", 11), med("alone", 2)
+print(f"CPU beside: Grafton {gcpu:.1f} s, the remote (Node) {ncpu:.1f} s over {sys.argv[2]} s; alone: Grafton {tcpu:.1f} s")
 print(f"target: RSS < 100 MB: {'met' if peak < 100 else 'NOT met'}")
 failed = sum(int(r[5]) + int(r[9]) for r in rows)
 if failed:
