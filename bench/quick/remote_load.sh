@@ -66,10 +66,10 @@ for k in remote table; do
   python3 -c 'import json, sys; json.dump({"query": sys.argv[1], "variables": [{}]}, open(sys.argv[2], "w"))' \
     "${query[$k]}" "$WORK/$k.json"
 done
-load() { "$LOADGEN" --url "${3:-$url}" --doc "$WORK/$1.json" --mode closed --connections "$2" --duration "$DURATION"; }
+load() { "$LOADGEN" --url "${3:-$url}" --doc "$WORK/$1.json" --mode closed --connections "$2" --duration "${4:-$DURATION}"; }
 remote_url="http://127.0.0.1:$remote_port/graphql"
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$gpid/status"; }
-sample_rss() { local peak=0 v; while kill -0 "$gpid" 2>/dev/null; do v=$(rss_kb); (( v > peak )) && peak=$v; echo "$peak" >"$WORK/peak"; sleep 0.1; done; }
+sample_rss() { local peak=0 v; while kill -0 "$gpid" 2>/dev/null; do v=$(rss_kb); (( v > peak )) && peak=$v; echo "$peak" >"$WORK/peak.tmp" && mv "$WORK/peak.tmp" "$WORK/peak"; sleep 0.1; done; }
 stat() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.0f\t%.2f\t%.2f\t%d" % (d["rps"], d["p50"], d["p95"], d["failed"]))' "$1"; }
 results="$WORK/runs.tsv"; : >"$results"
 echo "table query: 4 connections; beside it: $CLIENTS connections on a remote answering in $DELAY_MS ms; ${DURATION} s per run; $ROUNDS rounds"
@@ -84,7 +84,8 @@ for r in $(seq "$ROUNDS"); do
     g0=$(cpu_ticks "$gpid"); n0=$(cpu_ticks "$rpid")
     if [[ $run != alone ]]; then
       target=$url; [[ $run == direct ]] && target=$remote_url
-      load remote "$CLIENTS" "$target" >"$WORK/remote.out" & lp=$!
+      # The remote load runs a second before and after the table's.
+      load remote "$CLIENTS" "$target" $((DURATION + 2)) >"$WORK/remote.out" & lp=$!
       sleep 1
       load table 4 >"$WORK/table.out"
       wait "$lp"

@@ -105,12 +105,17 @@ fn role_views(
     let custom = r.definition.customization.as_ref();
     let mut roles = std::collections::BTreeMap::new();
     for p in &r.permissions {
-        let part = grafton_remote::permissions::restrict(&whole.raw, &p.definition.schema)
-            .and_then(|(answer, presets)| {
-                grafton_remote::introspection::read_with(&answer, custom, presets)
-            })
-            .map(Arc::new)
-            .map_err(|e| format!("validation for the given role-based schema failed because {e}"));
+        let part = match roles.contains_key(&p.role) {
+            true => Err(format!("role \"{}\" has two permissions on it", p.role)),
+            false => grafton_remote::permissions::restrict(&whole.raw, &p.definition.schema)
+                .and_then(|(answer, presets)| {
+                    grafton_remote::introspection::read_with(&answer, custom, presets)
+                })
+                .map(Arc::new)
+                .map_err(|e| {
+                    format!("validation for the given role-based schema failed because {e}")
+                }),
+        };
         if let Err(why) = &part {
             let kind = grafton_schema::inconsistent::ObjectKind::RemoteSchemaPermission;
             let name = format!("{}.{}", r.name, p.role);

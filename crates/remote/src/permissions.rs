@@ -9,12 +9,12 @@
 use apollo_compiler::ast::{self, Definition};
 use grafton_schema::remote::{Preset, PresetValue, Presets};
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// The SDL's definitions by name: the kind of each, its members' names and
 /// their definitions.
 struct Allowed<'a> {
-    types: HashMap<String, &'a Definition>,
+    types: BTreeMap<String, &'a Definition>,
 }
 
 /// A type reference of the introspection as SDL text (the remote's names).
@@ -46,11 +46,11 @@ pub fn restrict(answer: &Value, sdl: &str) -> Result<(Value, Presets), String> {
     let schema = &answer["data"]["__schema"];
     let root = |key: &str| schema[key]["name"].as_str().map(str::to_owned);
     let mut allowed = Allowed {
-        types: HashMap::new(),
+        types: BTreeMap::new(),
     };
     // Its root types' names, as Hasura reads them: a `schema {}` block's, else
     // `Query` and `Mutation` stand for the remote's roots.
-    let mut aliases: HashMap<String, String> = HashMap::new();
+    let mut aliases: BTreeMap<String, String> = BTreeMap::new();
     for d in &doc.definitions {
         if let Definition::SchemaDefinition(s) = d {
             for op in &s.root_operations {
@@ -73,6 +73,10 @@ pub fn restrict(answer: &Value, sdl: &str) -> Result<(Value, Presets), String> {
         }
     }
     for d in &doc.definitions {
+        // `directive @preset …` declared in the SDL is not a type.
+        if matches!(d, Definition::DirectiveDefinition(_)) {
+            continue;
+        }
         if let Some(name) = d.name() {
             let name = aliases
                 .get(name.as_str())

@@ -137,7 +137,7 @@ impl Printer<'_> {
         };
         let bad = || format!("\"{text}\" cannot be coerced into a {kind} value");
         Ok(match kind {
-            "Int" => text.trim().parse::<i64>().map_err(|_| bad())?.to_string(),
+            "Int" => text.trim().parse::<i32>().map_err(|_| bad())?.to_string(),
             "Float" => {
                 let f = text.trim().parse::<f64>().map_err(|_| bad())?;
                 serde_json::Number::from_f64(f).ok_or_else(bad)?.to_string()
@@ -146,9 +146,13 @@ impl Printer<'_> {
                 "true" | "false" => text.trim().to_owned(),
                 _ => return Err(bad()),
             },
-            "Enum" => crate::names::checked_name(text.trim())
-                .map_err(|_| bad())?
-                .to_owned(),
+            // An enum value is a name, never `null`, `true` or `false`.
+            "Enum" => match text.trim() {
+                "null" | "true" | "false" => return Err(bad()),
+                name => crate::names::checked_name(name)
+                    .map_err(|_| bad())?
+                    .to_owned(),
+            },
             _ => serde_json::to_string(&text).map_err(|_| bad())?,
         })
     }

@@ -136,6 +136,9 @@ pub fn permit(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
             "$.args",
         ));
     }
+    if role.trim().is_empty() {
+        return Err(Refusal::parse("role: expected a non-empty role name"));
+    }
     let mut permission = Map::new();
     permission.insert("role".into(), Value::String(role.clone()));
     let definition = args.get("definition").cloned().unwrap_or(Value::Null);

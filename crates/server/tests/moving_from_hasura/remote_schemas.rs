@@ -471,6 +471,20 @@ async fn a_namespaced_remote_is_one_field_on_each_root() {
         answer,
         json!({"data": {"lib": {"insert_books_one": {"id": 3, "title": "Kim"}}}})
     );
+    // A client's key that looks like the aliases sent, and a namespace asked
+    // only its `__typename` (answered without a call).
+    let query = json!({"query": "{ _ns1: lib { a: books_by_pk(id: 1) { title } b: books_by_pk(id: 2) { title } } }"});
+    let answer = post_body(&server, &query, &[]).await;
+    assert_eq!(
+        answer,
+        json!({"data": {"_ns1": {"a": {"title": "Dune"}, "b": {"title": "Emma"}}}})
+    );
+    let typename = json!({"query": "{ lib { __typename } }"});
+    let answer = post_body(&server, &typename, &[]).await;
+    assert_eq!(
+        answer,
+        json!({"data": {"lib": {"__typename": "libquery_root"}}})
+    );
     // Its root fields are under the namespace only.
     let flat = post_body(&server, &json!({"query": "{ books { title } }"}), &[]).await;
     assert_eq!(
