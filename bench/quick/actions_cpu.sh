@@ -9,36 +9,14 @@
 #   bench/quick/actions_cpu.sh
 #   GRAFTON=… LOADGEN=… ROUNDS=5 DURATION=10 CONNECTIONS=20 bench/quick/actions_cpu.sh
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-GRAFTON=${GRAFTON:-$TARGET/release/grafton}
-LOADGEN=${LOADGEN:-$TARGET/release/loadgen}
 ROUNDS=${ROUNDS:-5}
 DURATION=${DURATION:-10}
 WARMUP=${WARMUP:-2}
 CONNECTIONS=${CONNECTIONS:-20}
-[[ -x $GRAFTON ]] || (cd "$ROOT" && cargo build --release -p grafton)
-[[ -x $LOADGEN ]] || (cd "$ROOT" && cargo build --release -p grafton-bench-loadgen)
-WORK=$(mktemp -d)
-pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-cpu_ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$1/stat"; }  # utime + stime
-TCK=$(getconf CLK_TCK)
-gql() { curl -s -H 'content-type: application/json' -d "$2" "$1"; }
+source "$(dirname "$0")/lib.sh"
 
 db="$WORK/demo.db"
-port=$(free_port)
-"$GRAFTON" demo --file "$db" --rows 10000 --port "$port" >"$WORK/demo.log" 2>&1 & pid=$!
-for _ in $(seq 300); do gql "http://127.0.0.1:$port/v1/graphql" '{"query":"{ __typename }"}' 2>/dev/null | grep -q data && break; sleep 0.1; done
-kill "$pid"; wait "$pid" 2>/dev/null || true
+demo_db "$db" 10000
 
 hook_port=$(free_port)
 node "$HERE/action_handler.cjs" "$hook_port" & pids+=($!)
@@ -59,7 +37,7 @@ gport=$(free_port)
 "$GRAFTON" serve --database-url "$db" --config "$WORK/config.yaml" --host 127.0.0.1 --port "$gport" \
   >"$WORK/grafton.log" 2>&1 & gpid=$!; pids+=("$gpid")
 url="http://127.0.0.1:$gport/v1/graphql"
-for _ in $(seq 300); do gql "$url" '{"query":"{ __typename }"}' 2>/dev/null | grep -q data && break; sleep 0.1; done
+wait_up "$url" "$gpid" grafton
 answer=$(gql "$url" '{"query":"{ ping { ok } }"}')
 [[ $answer == '{"data":{"ping":{"ok":true}}}' ]] || { echo "FAIL: the action answered $answer" >&2; exit 1; }
 

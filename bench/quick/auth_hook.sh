@@ -15,52 +15,17 @@
 # and the hook/JWT ratios; exits 1 if a run had failed requests. Target: hook ≤ 1.1×
 # JWT. Everything is stopped and the temp dir removed on exit (unless WORK is given).
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-GRAFTON=${GRAFTON:-$TARGET/release/grafton}
-LOADGEN=${LOADGEN:-$TARGET/release/loadgen}
 ROUNDS=${ROUNDS:-5}
 DURATION=${DURATION:-10}
 WARMUP=${WARMUP:-2}
 CONNECTIONS=${CONNECTIONS:-50}
 ROWS=${ROWS:-10000}
 QUERY=${QUERY:-'{ venues(limit: 1) { id } }'}
-[[ -x $GRAFTON ]] || (cd "$ROOT" && cargo build --release -p grafton)
-[[ -x $LOADGEN ]] || (cd "$ROOT" && cargo build --release -p grafton-bench-loadgen)
-if [[ -n ${WORK:-} ]]; then mkdir -p "$WORK"; keep=1; else WORK=$(mktemp -d); keep=0; fi
-
-pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  [[ $keep == 1 ]] || rm -rf "$WORK"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-gql() { # URL JSON-BODY [curl args…]: the answer's body
-  local url=$1 body=$2; shift 2
-  curl -s -H 'content-type: application/json' "$@" -d "$body" "$url"
-}
-wait_up() { # URL PID NAME [curl args…]
-  local url=$1 pid=$2 name=$3 i; shift 3
-  for i in $(seq 300); do
-    gql "$url" '{"query":"{ __typename }"}' "$@" 2>/dev/null | grep -q '"data"' && return 0
-    kill -0 "$pid" 2>/dev/null || { echo "$name exited; its log:" >&2; tail -20 "$WORK/$name.log" >&2; exit 1; }
-    sleep 0.1
-  done
-  echo "$name did not answer in 30 s; its log:" >&2; tail -20 "$WORK/$name.log" >&2; exit 1
-}
-cpu_ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$1/stat"; }  # utime + stime
-TCK=$(getconf CLK_TCK)
+source "$(dirname "$0")/lib.sh"
 
 # --- the demo file
 db="$WORK/demo.db"
-port=$(free_port)
-"$GRAFTON" demo --file "$db" --rows "$ROWS" --port "$port" >"$WORK/demo.log" 2>&1 & pid=$!; pids+=("$pid")
-wait_up "http://127.0.0.1:$port/v1/graphql" "$pid" demo
-kill "$pid"; wait "$pid" 2>/dev/null || true
+demo_db "$db" "$ROWS"
 
 # --- config, secrets, token
 cat >"$WORK/config.yaml" <<'EOF'

@@ -10,38 +10,16 @@
 #   bench/quick/remote_load.sh
 #   GRAFTON=… LOADGEN=… ROUNDS=3 DURATION=10 CLIENTS=100 DELAY_MS=50 bench/quick/remote_load.sh
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-GRAFTON=${GRAFTON:-$TARGET/release/grafton}
-LOADGEN=${LOADGEN:-$TARGET/release/loadgen}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}
 CLIENTS=${CLIENTS:-100}
 DELAY_MS=${DELAY_MS:-50}
-[[ -x $GRAFTON ]] || (cd "$ROOT" && cargo build --release -p grafton)
-[[ -x $LOADGEN ]] || (cd "$ROOT" && cargo build --release -p grafton-bench-loadgen)
+source "$(dirname "$0")/lib.sh"
 # The remote's packages (graphql, graphql-http), into tests/conformance/node_modules.
 [[ -d $ROOT/tests/conformance/node_modules/graphql-http ]] || (cd "$ROOT/tests/conformance" && npm ci --no-audit --no-fund >/dev/null)
-WORK=$(mktemp -d)
-pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-cpu_ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$1/stat"; }  # utime + stime
-TCK=$(getconf CLK_TCK)
-gql() { curl -s -H 'content-type: application/json' -d "$2" "$1"; }
 
 db="$WORK/demo.db"
-port=$(free_port)
-"$GRAFTON" demo --file "$db" --rows 10000 --port "$port" >"$WORK/demo.log" 2>&1 & pid=$!
-for _ in $(seq 300); do gql "http://127.0.0.1:$port/v1/graphql" '{"query":"{ __typename }"}' 2>/dev/null | grep -q data && break; sleep 0.1; done
-kill "$pid"; wait "$pid" 2>/dev/null || true
+demo_db "$db" 10000
 
 (cd "$ROOT/tests/conformance" && DELAY_MS=$DELAY_MS exec node remote_server.mjs) >"$WORK/remote.log" & rpid=$!; pids+=("$rpid")
 for _ in $(seq 100); do grep -q listening "$WORK/remote.log" 2>/dev/null && break; sleep 0.1; done
@@ -57,7 +35,7 @@ gport=$(free_port)
 "$GRAFTON" serve --database-url "$db" --config "$WORK/config.yaml" --host 127.0.0.1 --port "$gport" \
   >"$WORK/grafton.log" 2>&1 & gpid=$!; pids+=("$gpid")
 url="http://127.0.0.1:$gport/v1/graphql"
-for _ in $(seq 300); do gql "$url" '{"query":"{ __typename }"}' 2>/dev/null | grep -q data && break; sleep 0.1; done
+wait_up "$url" "$gpid" grafton
 answer=$(gql "$url" '{"query":"{ echo }"}')
 [[ $answer == '{"data":{"echo":"hi"}}' ]] || { echo "FAIL: the remote answered $answer" >&2; cat "$WORK/grafton.log" >&2; exit 1; }
 
