@@ -88,6 +88,17 @@ pub(crate) async fn introspect(
     let mut views = std::collections::BTreeMap::new();
     let mut bad = Vec::new();
     for (r, whole) in fetched {
+        if let Ok(whole) = &whole {
+            let custom = r.definition.customization.as_ref();
+            let unknown = grafton_remote::introspection::unknown_names(&whole.raw, custom);
+            if !unknown.is_empty() {
+                tracing::warn!(
+                    remote = %r.name,
+                    "its customization names types it does not have (they rename nothing): {}",
+                    unknown.join(", ")
+                );
+            }
+        }
         let view = whole.map(|whole| role_views(r, whole, &mut bad));
         views.insert(r.name.clone(), view);
     }

@@ -370,3 +370,24 @@ pub async fn fetch(
         .map_err(|e| e.why)?;
     read(&answer, config.definition.customization.as_ref())
 }
+
+/// The names `custom` renames that the remote does not have (a `field_names`
+/// type, a `type_names.mapping` key): said at start-up, since they rename
+/// nothing.
+pub fn unknown_names(answer: &Value, custom: Option<&Customization>) -> Vec<String> {
+    let Some(custom) = custom else {
+        return Vec::new();
+    };
+    let types: Vec<&str> = (answer["data"]["__schema"]["types"]
+        .as_array()
+        .into_iter()
+        .flatten())
+    .filter_map(|t| t["name"].as_str())
+    .collect();
+    let mapped = custom.type_names.iter().flat_map(|t| t.mapping.keys());
+    let parents = custom.field_names.iter().map(|f| &f.parent_type);
+    (mapped.chain(parents))
+        .filter(|n| !types.contains(&n.as_str()))
+        .cloned()
+        .collect()
+}
