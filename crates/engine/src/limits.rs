@@ -254,6 +254,7 @@ pub fn default_limit(query: &mut grafton_ir::Query, rows: u64) {
                 Field::Column(_)
                 | Field::JsonPath(..)
                 | Field::Typename(_)
+                | Field::Remote(_)
                 | Field::Computed(..) => {}
             }
         }

@@ -299,6 +299,11 @@ impl Planner {
                     "a query calling '{a}' (an action, or a remote schema sent the client's headers: it may act for the caller) is not allowed"
                 )));
             }
+            if let Some(a) = document::forwarding_join(&self.model, &entry.document, operation) {
+                return Err(EngineError::MethodNotAllowed(format!(
+                    "a query reaching '{a}' (a remote relationship whose remote schema is sent the client's headers: it may act for the caller) is not allowed"
+                )));
+            }
         }
         if transport != Transport::WebSocket
             && operation.operation_type == OperationType::Subscription

@@ -38,6 +38,7 @@ pub(crate) mod async_actions;
 mod persisted;
 mod read;
 mod remote;
+mod remote_join;
 mod subscribe;
 pub mod types;
 mod write;
@@ -134,8 +135,7 @@ impl Engine {
         let _role = queue(planner).await?;
         match &prepared.action {
             Action::Mutation(mutation) => {
-                let variables = &prepared.variables;
-                write::run(self, planner, mutation, variables, caller, info, started).await
+                write::run(self, planner, mutation, &prepared, caller, info, started).await
             }
             Action::Plan(plan) => {
                 let query = req.query.as_str();

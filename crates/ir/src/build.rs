@@ -290,6 +290,11 @@ impl<'a> Builder<'a> {
                         Field::Aggregate(*r, self.aggregate(target, group)?)
                     }
                     Some(TableField::Computed(id)) => self.computed_field(*id, group)?,
+                    Some(TableField::Remote(id)) => Field::Remote(crate::types::RemoteJoin {
+                        rel: *id,
+                        columns: model.remote_relationships[*id].lhs.clone(),
+                        fields: group.iter().map(|f| (*f).clone()).collect(),
+                    }),
                     None => {
                         return Err(IrError::Validation(format!(
                             "field '{name}' not found in type: '{}'",

@@ -8,6 +8,7 @@
 mod build;
 mod error;
 mod input;
+mod joins;
 mod json_path;
 pub mod permissions;
 mod rules;
@@ -17,4 +18,5 @@ pub use build::{
     build_mutation, build_query, build_related, related_var, IrError, RELATED_ROOT,
     STREAM_CURSOR_FIELD, STREAM_CURSOR_VAR,
 };
+pub use joins::{mutation_joins, remote_joins, JoinSite};
 pub use types::*;

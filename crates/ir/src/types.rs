@@ -142,6 +142,20 @@ pub enum Field {
     Computed(grafton_schema::ComputedId, Call),
     /// A computed field returning rows of a table (`Rows::args.call` has the row).
     ComputedRows(Rows),
+    /// A remote relationship: the statement answers the row's columns it
+    /// reads, the engine the remote's field (one call for every row).
+    Remote(RemoteJoin),
+}
+
+/// A remote relationship's field in a selection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteJoin {
+    /// The relationship, by index into the model's `remote_relationships`.
+    pub rel: grafton_schema::RemoteRelId,
+    /// The row's columns it reads: `(database name, column index)`.
+    pub columns: Vec<(String, usize)>,
+    /// The document's fields under its response key.
+    pub fields: Vec<apollo_compiler::Node<apollo_compiler::executable::Field>>,
 }
 
 /// One step of a JSON path: an object key or an array index.

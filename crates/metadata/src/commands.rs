@@ -116,6 +116,15 @@ fn edit(kind: &str) -> Option<Edit> {
         }
         "pg_create_array_relationship" => |d, a| relationships::create(d, a, "array_relationships"),
         "pg_drop_relationship" => relationships::drop,
+        "pg_create_remote_relationship" | "create_remote_relationship" => {
+            |d, a| relationships::put_remote(d, a, false)
+        }
+        "pg_update_remote_relationship" | "update_remote_relationship" => {
+            |d, a| relationships::put_remote(d, a, true)
+        }
+        "pg_delete_remote_relationship" | "delete_remote_relationship" => {
+            relationships::delete_remote
+        }
         "pg_rename_relationship" => relationships::rename,
         "pg_set_relationship_comment" => relationships::comment,
         "pg_create_select_permission" => |d, a| permissions::create(d, a, "select"),
@@ -306,9 +315,6 @@ const KNOWN: &[&str] = &[
     "pg_track_tables",
     "pg_untrack_tables",
     "pg_set_table_custom_fields",
-    "pg_create_remote_relationship",
-    "pg_update_remote_relationship",
-    "pg_delete_remote_relationship",
     "pg_add_source",
     "pg_drop_source",
     "pg_update_source",

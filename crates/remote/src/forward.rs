@@ -11,7 +11,6 @@ use apollo_compiler::{ExecutableDocument, Node};
 use grafton_schema::config::RemoteSchemaConfig;
 use grafton_schema::remote::RemoteIntrospected;
 use serde_json::{json, Map, Value};
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 /// What is sent to one remote schema.
@@ -84,14 +83,7 @@ fn request_slots(call: &RemoteCall<'_>) -> Result<(Value, Vec<Slot>), String> {
         true => call.introspected.mutation_type.as_deref(),
         false => Some(call.introspected.query_type.as_str()),
     };
-    let mut p = crate::print::Printer {
-        remote: call.introspected,
-        document: call.document,
-        session: call.session,
-        used: BTreeSet::new(),
-        out: String::new(),
-        error: None,
-    };
+    let mut p = crate::print::Printer::new(call.introspected, call.document, call.session);
     p.out.push_str(" {");
     let namespace = call.introspected.namespace.as_deref();
     let mut slots: Vec<Slot> = Vec::new();
@@ -172,18 +164,22 @@ fn request_slots(call: &RemoteCall<'_>) -> Result<(Value, Vec<Slot>), String> {
 /// The headers sent: the client's when the remote forwards them, then the
 /// session's variables, then the remote's own (each wins over the ones before,
 /// as Hasura's order is).
-fn headers(call: &RemoteCall<'_>) -> Result<Vec<(String, String)>, String> {
-    let d = &call.config.definition;
+pub(crate) fn headers(
+    config: &RemoteSchemaConfig,
+    session: &Map<String, Value>,
+    client_headers: &[(String, String)],
+) -> Result<Vec<(String, String)>, String> {
+    let d = &config.definition;
     let mut out = vec![(
         "User-Agent".to_owned(),
         crate::action::USER_AGENT.to_owned(),
     )];
     if d.forward_client_headers {
-        for (n, v) in crate::action::forwarded(call.client_headers) {
+        for (n, v) in crate::action::forwarded(client_headers) {
             set(&mut out, &n, v);
         }
     }
-    for (n, v) in call.session {
+    for (n, v) in session {
         let value = match v {
             Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -264,7 +260,7 @@ pub async fn send(client: &Client, call: &RemoteCall<'_>) -> Result<RemoteAnswer
         name: call.config.name.clone(),
         why,
     };
-    let headers = headers(call).map_err(fail)?;
+    let headers = headers(call.config, call.session, call.client_headers).map_err(fail)?;
     let (body, slots) = request_slots(call).map_err(fail)?;
     // Nothing for the remote (a namespace's `__typename` alone): no call.
     if slots.iter().all(|s| s.alias.is_none())

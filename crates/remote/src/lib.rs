@@ -9,6 +9,7 @@ pub mod action;
 mod client;
 pub mod forward;
 pub mod introspection;
+pub mod join;
 mod names;
 pub mod output;
 pub mod permissions;

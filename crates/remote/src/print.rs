@@ -27,8 +27,24 @@ pub(crate) struct Printer<'a> {
     pub(crate) error: Option<String>,
 }
 
-impl Printer<'_> {
-    fn value(&mut self, v: &ast::Value) {
+impl<'a> Printer<'a> {
+    /// A printer of `remote`'s part of `document`, presets read from `session`.
+    pub(crate) fn new(
+        remote: &'a RemoteIntrospected,
+        document: &'a ExecutableDocument,
+        session: &'a Map<String, Value>,
+    ) -> Self {
+        Self {
+            remote,
+            document,
+            session,
+            used: BTreeSet::new(),
+            out: String::new(),
+            error: None,
+        }
+    }
+
+    pub(crate) fn value(&mut self, v: &ast::Value) {
         collect_variables(v, &mut self.used);
         let _ = write!(self.out, "{v}");
     }
@@ -84,7 +100,7 @@ impl Printer<'_> {
         }
     }
 
-    fn set(&mut self, set: &SelectionSet) {
+    pub(crate) fn set(&mut self, set: &SelectionSet) {
         // Past the cap, nothing more is written (the call is refused).
         if self.out.len() > MAX_DOCUMENT_BYTES {
             return;
@@ -121,7 +137,7 @@ impl Printer<'_> {
 impl Printer<'_> {
     /// A preset's value as a GraphQL literal: as written, or the session's
     /// variable written as the argument's type.
-    fn preset(&self, value: &PresetValue) -> Result<String, String> {
+    pub(crate) fn preset(&self, value: &PresetValue) -> Result<String, String> {
         let (var, kind) = match value {
             PresetValue::Literal(text) => return Ok(text.clone()),
             PresetValue::Session { var, kind } => (var, kind.as_str()),

@@ -25,6 +25,7 @@ mod mutations;
 mod names;
 use names::{mutation_names, AGG_FUNCS, ORDER_VALUES};
 mod relations;
+mod remote_relationships;
 mod remotes;
 mod stream;
 mod table_names;
@@ -124,6 +125,15 @@ pub fn build_for_role(
     }
     let role_actions = actions::resolve(config, role, naming)?;
     let remotes = remotes::resolve(config, role)?;
+    let remote_rels = remote_relationships::resolve(
+        &catalog,
+        config,
+        &mut tables,
+        &readable,
+        &remotes,
+        role,
+        default_schema,
+    )?;
     let action_rels = action_relationships::resolve(&catalog, config, &tables, default_schema)?;
     let mut b = Builder {
         catalog: &catalog,
@@ -150,6 +160,7 @@ pub fn build_for_role(
         action_rels: &action_rels,
         written_rels: Vec::new(),
         remotes: &remotes,
+        remote_rels: &remote_rels,
     };
     b.write_all();
     let Builder {
@@ -223,6 +234,7 @@ pub fn build_for_role(
         actions: role_actions.actions,
         action_relationships: written_rels,
         remote_schemas: remotes,
+        remote_relationships: remote_rels.into_iter().map(|(r, _)| r).collect(),
     })
 }
 
@@ -291,6 +303,11 @@ struct Builder<'a> {
     written_rels: Vec<ActionRel>,
     /// The remote schemas served.
     remotes: &'a [crate::model::ServedRemote],
+    /// The remote relationships served, with their fields.
+    remote_rels: &'a [(
+        crate::model::RemoteRel,
+        remote_relationships::RemoteFieldDef,
+    )],
 }
 
 impl Builder<'_> {

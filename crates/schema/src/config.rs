@@ -9,6 +9,7 @@ mod database;
 pub use database::DatabaseConfig;
 mod events;
 mod functions;
+mod remote_relationships;
 mod remote_schemas;
 mod root_affixes;
 pub use actions::{
@@ -25,6 +26,7 @@ pub use events::{
 pub use functions::{
     ComputedFieldConfig, ExposedAs, FunctionConfig, FunctionPermission, FunctionRootFields,
 };
+pub use remote_relationships::{RemoteFieldStep, RemoteRelationshipConfig};
 pub use remote_schemas::{
     Customization, FieldNames, RemotePermissionDefinition, RemoteSchemaConfig,
     RemoteSchemaDefinition, RemoteSchemaPermission, TypeNames,
@@ -169,6 +171,10 @@ pub struct TableConfig {
     /// Event triggers by name (Hasura's `event_triggers`).
     #[serde(default)]
     pub event_triggers: BTreeMap<String, EventTriggerConfig>,
+    /// Relationships to remote schemas' fields by name (Hasura's
+    /// `remote_relationships`, each its `definition`).
+    #[serde(default)]
+    pub remote_relationships: BTreeMap<String, RemoteRelationshipConfig>,
 }
 
 /// One role's permissions on one table. A role sees a table only with `select`.

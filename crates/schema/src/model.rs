@@ -10,9 +10,11 @@ use std::collections::{BTreeSet, HashMap};
 
 mod actions;
 mod functions;
+mod remote_rels;
 mod roots;
 pub use actions::ActionRel;
 pub use functions::{ComputedField, ComputedId, ComputedReturns, FunctionId, FunctionInfo};
+pub use remote_rels::{RemoteRel, RemoteRelId, RemoteStep};
 pub use roots::{RootKind, RootNames};
 
 /// Index into [`SchemaModel::tables`].
@@ -58,6 +60,8 @@ pub enum TableField {
     ArrayAggregate(RelId),
     /// A computed field.
     Computed(ComputedId),
+    /// A remote relationship (not a filter or order key).
+    Remote(RemoteRelId),
 }
 
 /// Object (many-to-one) or array (one-to-many).
@@ -323,6 +327,8 @@ pub struct SchemaModel {
     pub action_relationships: Vec<ActionRel>,
     /// The remote schemas the role sees, with what their introspection gave.
     pub remote_schemas: Vec<ServedRemote>,
+    /// The relationships from tables to remote schemas' fields the role sees.
+    pub remote_relationships: Vec<RemoteRel>,
 }
 
 /// A remote schema served: its metadata and its types as served.

@@ -59,6 +59,36 @@ impl RemoteIntrospected {
         (query, mutation)
     }
 
+    /// Its types and root types as one schema (parsed as far as it goes):
+    /// what a remote relationship's path is looked up in.
+    pub fn parsed_schema(&self) -> apollo_compiler::Schema {
+        use std::fmt::Write;
+        let mut sdl: String = (self.types.iter())
+            .map(|t| format!("{}\n", t.sdl))
+            .collect();
+        let roots = [(&self.query_type, &self.query)];
+        let mutation = self.mutation_type.as_ref().map(|m| (m, &self.mutation));
+        for (name, fields) in roots.into_iter().chain(mutation) {
+            if fields.is_empty() || self.types.iter().any(|t| &t.name == name) {
+                continue;
+            }
+            let _ = write!(sdl, "type {name} {{");
+            for f in fields {
+                let args: Vec<String> = (f.args.iter()).map(|(n, t)| format!("{n}: {t}")).collect();
+                match args.is_empty() {
+                    true => {
+                        let _ = write!(sdl, " {}: {}", f.name, f.ty);
+                    }
+                    false => {
+                        let _ = write!(sdl, " {}({}): {}", f.name, args.join(", "), f.ty);
+                    }
+                }
+            }
+            sdl.push_str(" }\n");
+        }
+        apollo_compiler::Schema::parse(sdl, "remote.graphql").unwrap_or_else(|e| e.partial)
+    }
+
     /// The served name of the remote's type `name`.
     pub fn served_type(&self, name: &str) -> String {
         self.served_names

@@ -210,6 +210,17 @@ impl<'a> Ctx<'a> {
                     let row = self.row_value(alias);
                     Expr::ToJson(Box::new(self.func(call, row)), kind)
                 }
+                // The columns the remote's arguments read, by name: the engine
+                // calls the remote with them and puts its answer here.
+                Field::Remote(join) => Expr::JsonObject(
+                    (join.columns.iter())
+                        .map(|(name, c)| {
+                            let kind = json_kind(&self.model.table(table).columns[*c].scalar);
+                            let value = self.column_value(table, alias, *c);
+                            (name.clone(), Expr::ToJson(Box::new(value), kind))
+                        })
+                        .collect(),
+                ),
                 Field::ComputedRows(rows) => {
                     let row = self.row_value(alias);
                     let was = self.parent_row.replace(row);

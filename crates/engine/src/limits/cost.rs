@@ -223,6 +223,7 @@ impl Builder<'_> {
                 Field::Column(_)
                 | Field::JsonPath(..)
                 | Field::Typename(_)
+                | Field::Remote(_)
                 | Field::Computed(..) => None,
             })
             .collect()

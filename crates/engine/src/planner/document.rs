@@ -158,16 +158,68 @@ pub(super) fn action_root<'a>(
                         return Some(name);
                     }
                 }
-                Selection::InlineFragment(i) => pending.push(&i.selection_set),
-                Selection::FragmentSpread(s) => {
-                    if !visited.contains(&&s.fragment_name) {
-                        visited.push(&s.fragment_name);
-                        let fragment = document.fragments.get(&s.fragment_name);
-                        pending.extend(fragment.map(|f| &f.selection_set));
-                    }
-                }
+                other => fragment(other, document, &mut pending, &mut visited),
             }
         }
     }
     None
+}
+
+/// A remote relationship field of the operation whose remote is sent the
+/// client's headers, if any (refused over GET, as such a remote's root fields
+/// are).
+pub(super) fn forwarding_join<'a>(
+    model: &grafton_schema::SchemaModel,
+    document: &'a ExecutableDocument,
+    operation: &'a Operation,
+) -> Option<&'a str> {
+    let forwards = |id: usize| {
+        let rel = model.remote_relationships.get(id);
+        let remote = rel.and_then(|r| model.remote_schemas.get(r.remote));
+        remote.is_some_and(|r| r.config.definition.forward_client_headers)
+    };
+    if !(0..model.remote_relationships.len()).any(forwards) {
+        return None;
+    }
+    let mut pending = vec![&operation.selection_set];
+    let mut visited = Vec::new();
+    while let Some(set) = pending.pop() {
+        let table = model.tables.iter().find(|t| t.type_name == set.ty.as_str());
+        for selection in &set.selections {
+            match selection {
+                Selection::Field(f) => {
+                    let field = table.and_then(|t| t.fields.get(f.name.as_str()));
+                    if let Some(grafton_schema::TableField::Remote(id)) = field {
+                        if forwards(*id) {
+                            return Some(f.name.as_str());
+                        }
+                    }
+                    pending.push(&f.selection_set);
+                }
+                other => fragment(other, document, &mut pending, &mut visited),
+            }
+        }
+    }
+    None
+}
+
+/// Queues the selections of an inline fragment or a fragment spread (each
+/// named fragment once).
+fn fragment<'a>(
+    selection: &'a Selection,
+    document: &'a ExecutableDocument,
+    pending: &mut Vec<&'a apollo_compiler::executable::SelectionSet>,
+    visited: &mut Vec<&'a apollo_compiler::Name>,
+) {
+    match selection {
+        Selection::InlineFragment(i) => pending.push(&i.selection_set),
+        Selection::FragmentSpread(s) => {
+            if !visited.contains(&&s.fragment_name) {
+                visited.push(&s.fragment_name);
+                let fragment = document.fragments.get(&s.fragment_name);
+                pending.extend(fragment.map(|f| &f.selection_set));
+            }
+        }
+        Selection::Field(_) => {}
+    }
 }

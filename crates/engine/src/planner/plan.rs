@@ -63,6 +63,8 @@ pub struct Plan {
     pub(crate) has_actions: bool,
     /// Whether any root field is a remote schema's (then responses are merged).
     pub(crate) has_remotes: bool,
+    /// Remote relationships in the statement's answer, joined after it.
+    pub(crate) joins: Vec<grafton_ir::JoinSite>,
     /// A mutation's actions, called one after the other (a query's at once).
     pub(crate) sequential: bool,
     /// Session variables the statement binds (each request must carry them).
@@ -158,6 +160,12 @@ impl Planner {
         let has_introspection = (roots.iter()).any(|(_, s)| matches!(s, Source::Introspection));
         let has_actions = (roots.iter()).any(|(_, s)| matches!(s, Source::Action(_)));
         let has_remotes = (roots.iter()).any(|(_, s)| matches!(s, Source::Remote(_)));
+        let joins = grafton_ir::remote_joins(&query);
+        if live && !joins.is_empty() {
+            return Err(EngineError::validation(
+                "remote relationships are not served in subscriptions: query them instead",
+            ));
+        }
         // Key the plan on every variable known to shape this document, including the
         // ones this build just discovered.
         let key = {
@@ -181,6 +189,7 @@ impl Planner {
             has_introspection,
             has_actions,
             has_remotes,
+            joins,
             sequential: operation.operation_type == OperationType::Mutation,
             session_vars,
         });

@@ -69,6 +69,11 @@ async fn related(
         rel.single,
         &columns,
     )?;
+    if !grafton_ir::remote_joins(&query).is_empty() {
+        return Err(EngineError::validation(
+            "a remote relationship under an action's relationship is not served: query the table instead",
+        ));
+    }
     // The checks every other statement passes: the default limit, limits and
     // offsets not negative, the role's cost (this field's rows, per object).
     if let Some(rows) = planner.default_limit {

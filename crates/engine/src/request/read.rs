@@ -74,13 +74,20 @@ pub(super) async fn run(
             Default::default(),
         ),
     };
-    let db_json = match db_json {
+    let mut db_json = match db_json {
         Some((answer, elapsed)) => {
             info.database = Some(elapsed);
             Some(answer?)
         }
         None => None,
     };
+    if let Some(text) = db_json.take_if(|_| !plan.joins.is_empty()) {
+        let joined =
+            super::remote_join::joined(engine, planner, prepared, caller, &plan.joins, text);
+        let (text, cookies) = joined.await?;
+        info.set_cookies.extend(cookies);
+        db_json = Some(text);
+    }
     if plan.has_introspection || plan.has_actions || plan.has_remotes {
         let (actions, cookies) = actions?;
         info.set_cookies.extend(cookies);

@@ -5,7 +5,7 @@
 use crate::engine::{Caller, Engine};
 use crate::error::EngineError;
 use crate::planner::{missing_session, Planner};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tracing::Instrument;
 
 /// Runs `mutation` as `caller` and returns the response body's JSON text.
@@ -13,11 +13,12 @@ pub(super) async fn run(
     engine: &Engine,
     planner: &Planner,
     mutation: &grafton_ir::Mutation,
-    variables: &Map<String, Value>,
+    prepared: &crate::planner::Prepared,
     caller: &Caller,
     info: &mut crate::RequestInfo,
     started: std::time::Instant,
 ) -> Result<String, EngineError> {
+    let variables = &prepared.variables;
     // A mutation's statements are built as it runs; refuse up front, as queries
     // are, when the role's rules need a session variable the caller lacks.
     let rules = planner.rules.as_deref();
@@ -50,6 +51,18 @@ pub(super) async fn run(
     engine.recent.wrote(caller);
     let names = written.iter().map(|&t| model.table(t).name.clone());
     engine.live.changed(&engine.db, names.collect());
+    // Remote relationships in the answer: joined after the commit (the remote
+    // sees the rows as written).
+    let sites = grafton_ir::mutation_joins(mutation);
+    let data = match sites.is_empty() {
+        true => data,
+        false => {
+            let text = super::remote_join::joined(engine, planner, prepared, caller, &sites, data);
+            let (text, cookies) = text.await?;
+            info.set_cookies.extend(cookies);
+            text
+        }
+    };
     Ok(format!("{{\"data\":{data}}}"))
 }
 

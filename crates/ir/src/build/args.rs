@@ -128,6 +128,12 @@ impl<'a> Builder<'a> {
                     }
                 }
             }
+            TableField::Remote(_) => {
+                return Err(IrError::Validation(format!(
+                    "'{key}' cannot be ordered on in '{}'",
+                    info.type_name
+                )))
+            }
             TableField::ArrayAggregate(r) | TableField::Array(r) => {
                 let target = model.relationships[r].target;
                 for (k, v) in self.vars.object(value) {

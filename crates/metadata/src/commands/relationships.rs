@@ -148,3 +148,72 @@ pub fn comment(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
     }
     Ok(())
 }
+
+/// `pg_create_remote_relationship` / `pg_update_remote_relationship` (and
+/// Hasura's older `create_remote_relationship` / `update_remote_relationship`):
+/// `{name, table, definition}`, or the older form with the definition's keys
+/// (`remote_schema`, `hasura_fields`, `remote_field`) beside `name`.
+pub fn put_remote(doc: &mut Value, args: &Value, update: bool) -> Result<(), Refusal> {
+    let name = text(args, "name")?.to_owned();
+    let definition = match args.get("definition") {
+        Some(d) => d.clone(),
+        None => {
+            let mut d = args.as_object().cloned().unwrap_or_default();
+            for key in ["name", "table", "source"] {
+                d.remove(key);
+            }
+            Value::Object(d)
+        }
+    };
+    // Read as the build reads it: a definition it cannot read is refused now.
+    grafton_schema::config::RemoteRelationshipConfig::try_from(definition.clone())
+        .map_err(|why| Refusal::new("parse-failed", why, "$.args"))?;
+    let table = crate::document::QualifiedName::read(args.get("table"), "table")?;
+    let entry = tracked_table(doc, args)?;
+    let list = crate::document::list(entry, "remote_relationships")?;
+    let at = list
+        .iter()
+        .position(|r| r.get("name").and_then(Value::as_str) == Some(&name));
+    let rel = json!({"name": name, "definition": definition});
+    match (at, update) {
+        (Some(i), true) => list[i] = rel,
+        (None, false) => list.push(rel),
+        (Some(_), false) => {
+            return Err(Refusal::new(
+                "already-exists",
+                format!(
+                    "remote relationship with name \"{name}\" already exists in table \"{}\"",
+                    table.display()
+                ),
+                "$.args",
+            ))
+        }
+        (None, true) => return Err(no_remote(&name, &table)),
+    }
+    Ok(())
+}
+
+/// `pg_delete_remote_relationship` (and `delete_remote_relationship`).
+pub fn delete_remote(doc: &mut Value, args: &Value) -> Result<(), Refusal> {
+    let name = text(args, "name")?.to_owned();
+    let table = crate::document::QualifiedName::read(args.get("table"), "table")?;
+    let entry = tracked_table(doc, args)?;
+    let list = crate::document::list(entry, "remote_relationships")?;
+    let before = list.len();
+    list.retain(|r| r.get("name").and_then(Value::as_str) != Some(&name));
+    if list.len() == before {
+        return Err(no_remote(&name, &table));
+    }
+    Ok(())
+}
+
+fn no_remote(name: &str, table: &crate::document::QualifiedName) -> Refusal {
+    Refusal::new(
+        "not-exists",
+        format!(
+            "remote relationship with name \"{name}\" does not exist in table \"{}\"",
+            table.display()
+        ),
+        "$.args",
+    )
+}

@@ -151,6 +151,8 @@ pub(super) fn restrict(
             ComputedReturns::Scalar(_) => select.computed.contains(&computed[c].name),
             ComputedReturns::Rows(t) => readable[t],
         },
+        // Added after this (see `remote_relationships::resolve`).
+        TableField::Remote(_) => false,
     };
     // Readability depends on the targets' (a table whose only fields are
     // relationships to unreadable tables is unreadable too): iterate to a fixpoint.

@@ -81,6 +81,7 @@ impl Builder<'_> {
             }
         }
         fields.extend(self.computed_object_fields(id));
+        fields.extend(self.remote_relationship_fields(id));
         let computed = self.computed_comparable(id);
         let description = table
             .comment

@@ -32,8 +32,11 @@ pub(super) fn convert(entries: Vec<Entry>) -> Result<Config, String> {
             });
         }
         let triggers = event_triggers(&key, &e.event_triggers, &mut config.left_out);
+        let remote_relationships =
+            remote_relationships(&key, &e.remote_relationships, &mut config.left_out);
         let table = config.tables.entry(key).or_default();
         table.event_triggers = triggers;
+        table.remote_relationships = remote_relationships;
         for c in e.computed_fields {
             table.computed_fields.insert(
                 c.name,
@@ -115,14 +118,7 @@ pub(super) fn convert(entries: Vec<Entry>) -> Result<Config, String> {
 /// What a table's entry asks for that Grafton does not serve yet, each object by
 /// name, so a project's side effects never stop in silence.
 fn unserved(key: &str, e: &Entry) -> Vec<Inconsistency> {
-    let not_yet = |kind: ObjectKind, name: &str| {
-        let why = format!("{} are not served by Grafton yet", kind.plural());
-        Inconsistency::of_table(kind, key, name, why)
-    };
     let mut out = Vec::new();
-    for r in &e.remote_relationships {
-        out.push(not_yet(ObjectKind::RemoteRelationship, &json_name(r)));
-    }
     if e.apollo_federation_config.is_some() {
         let why = "Apollo Federation is not served by Grafton yet".to_owned();
         out.push(Inconsistency::of_table(
@@ -131,6 +127,32 @@ fn unserved(key: &str, e: &Entry) -> Vec<Inconsistency> {
             key,
             why,
         ));
+    }
+    out
+}
+
+/// A table's remote relationships by name; one that cannot be read is left
+/// out, reported.
+fn remote_relationships(
+    key: &str,
+    list: &[serde_json::Value],
+    left_out: &mut Vec<Inconsistency>,
+) -> BTreeMap<String, crate::config::RemoteRelationshipConfig> {
+    let mut out = BTreeMap::new();
+    for r in list {
+        let name = json_name(r);
+        let definition = r.get("definition").cloned().unwrap_or_default();
+        match crate::config::RemoteRelationshipConfig::try_from(definition) {
+            Ok(rel) => {
+                out.insert(name, rel);
+            }
+            Err(why) => left_out.push(Inconsistency::of_table(
+                ObjectKind::RemoteRelationship,
+                key,
+                &name,
+                why,
+            )),
+        }
     }
     out
 }

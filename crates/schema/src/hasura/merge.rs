@@ -67,6 +67,9 @@ pub fn merge(config: &mut Config, other: Config) {
         for (name, e) in t.event_triggers {
             target.event_triggers.entry(name).or_insert(e);
         }
+        for (name, r) in t.remote_relationships {
+            target.remote_relationships.entry(name).or_insert(r);
+        }
         for (name, r) in t.foreign_key_relationships {
             target.foreign_key_relationships.entry(name).or_insert(r);
         }

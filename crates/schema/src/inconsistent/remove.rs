@@ -67,6 +67,7 @@ pub fn remove(config: &mut Config, object: &Inconsistency) -> bool {
             manual || keyed || before != tc.rename_relationships.len()
         }
         ComputedField => tc.computed_fields.remove(name).is_some(),
+        RemoteRelationship => tc.remote_relationships.remove(name).is_some(),
         SelectPermission | InsertPermission | UpdatePermission | DeletePermission => {
             let Some(p) = tc.permissions.get_mut(name) else {
                 return false;

@@ -12,6 +12,7 @@ mod inconsistent;
 mod inherited_roles;
 mod projects;
 mod remote_js;
+mod remote_relationships;
 mod remote_schemas;
 mod schemas;
 mod snapshots;

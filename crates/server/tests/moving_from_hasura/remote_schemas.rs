@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 
 /// What the remote serves: books (on SQLite).
-const REMOTE_SQL: &str = "
+pub(crate) const REMOTE_SQL: &str = "
 CREATE TABLE books (id INTEGER NOT NULL PRIMARY KEY, title TEXT NOT NULL, pages INTEGER);
 INSERT INTO books VALUES (1, 'Dune', 412), (2, 'Emma', 474);
 ";
@@ -22,12 +22,12 @@ INSERT INTO notes VALUES (1, 'hello');
 /// A relay on 127.0.0.1 in front of `target`: each call's headers and body
 /// recorded, then passed on (the remote's own answer sent back).
 #[derive(Clone, Default)]
-struct Relay {
+pub(crate) struct Relay {
     calls: Arc<Mutex<Vec<(axum::http::HeaderMap, Value)>>>,
 }
 
 impl Relay {
-    async fn start(&self, target: String) -> String {
+    pub(crate) async fn start(&self, target: String) -> String {
         async fn pass(
             axum::extract::State((relay, target)): axum::extract::State<(Relay, String)>,
             headers: axum::http::HeaderMap,
@@ -60,7 +60,7 @@ impl Relay {
     }
 
     /// The calls made with a document that is not the introspection query.
-    fn calls(&self) -> Vec<(axum::http::HeaderMap, Value)> {
+    pub(crate) fn calls(&self) -> Vec<(axum::http::HeaderMap, Value)> {
         let calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
         (calls.iter())
             .filter(|(_, b)| b["operationName"] != json!("IntrospectionQuery"))
