@@ -12,6 +12,7 @@ pub use drop::{dependent, object as drop_object};
 
 mod actions;
 pub(crate) mod remote_schemas;
+mod remote_type_relationships;
 pub(crate) use actions::cleared as cleared_actions;
 mod crons;
 mod drop;
@@ -163,6 +164,13 @@ fn edit(kind: &str) -> Option<Edit> {
         "create_action_permission" => actions::permit,
         "drop_action_permission" => actions::forbid,
         "set_custom_types" => actions::set_custom_types,
+        "create_remote_schema_remote_relationship" => {
+            |d, a| remote_type_relationships::put(d, a, false)
+        }
+        "update_remote_schema_remote_relationship" => {
+            |d, a| remote_type_relationships::put(d, a, true)
+        }
+        "delete_remote_schema_remote_relationship" => remote_type_relationships::delete,
         "add_remote_schema" => remote_schemas::add,
         "update_remote_schema" => remote_schemas::update,
         "remove_remote_schema" => remote_schemas::remove,
@@ -323,9 +331,6 @@ const KNOWN: &[&str] = &[
     "pg_suggest_relationships",
     "create_rest_endpoint",
     "drop_rest_endpoint",
-    "create_remote_schema_remote_relationship",
-    "update_remote_schema_remote_relationship",
-    "delete_remote_schema_remote_relationship",
     "set_graphql_schema_introspection_options",
     "add_host_to_tls_allowlist",
     "drop_host_from_tls_allowlist",

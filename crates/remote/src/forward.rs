@@ -31,6 +31,8 @@ pub struct RemoteCall<'a> {
     pub variables: &'a Map<String, Value>,
     /// The caller's session variables (each sent as a header).
     pub session: &'a Map<String, Value>,
+    /// Relationships from the remotes' types to tables (the model's).
+    pub rels: &'a [grafton_schema::ActionRel],
     /// The client's headers, sent on when the remote forwards them.
     pub client_headers: &'a [(String, String)],
     /// The most the call may take.
@@ -83,7 +85,8 @@ fn request_slots(call: &RemoteCall<'_>) -> Result<(Value, Vec<Slot>), String> {
         true => call.introspected.mutation_type.as_deref(),
         false => Some(call.introspected.query_type.as_str()),
     };
-    let mut p = crate::print::Printer::new(call.introspected, call.document, call.session);
+    let mut p =
+        crate::print::Printer::new(call.introspected, call.document, call.session, call.rels);
     p.out.push_str(" {");
     let namespace = call.introspected.namespace.as_deref();
     let mut slots: Vec<Slot> = Vec::new();

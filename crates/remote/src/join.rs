@@ -31,6 +31,8 @@ pub struct JoinCall<'a> {
     pub variables: &'a Map<String, Value>,
     /// The caller's session variables (each sent as a header).
     pub session: &'a Map<String, Value>,
+    /// Relationships from the remotes' types to tables (the model's).
+    pub rels: &'a [grafton_schema::ActionRel],
     /// The client's headers, sent on when the remote forwards them.
     pub client_headers: &'a [(String, String)],
     /// The most the call may take.
@@ -56,11 +58,15 @@ pub enum JoinError {
 
 /// The document and variables sent for `call`.
 pub fn request(call: &JoinCall<'_>) -> Result<Value, String> {
-    let mut p = crate::print::Printer::new(call.introspected, call.document, call.session);
+    let mut p =
+        crate::print::Printer::new(call.introspected, call.document, call.session, call.rels);
     // The selection, written once.
+    let scalar = call
+        .fields
+        .iter()
+        .all(|f| f.selection_set.selections.is_empty());
     let selection = match call.fields {
-        [] => String::new(),
-        [one] if one.selection_set.selections.is_empty() => String::new(),
+        _ if scalar => String::new(),
         [one] => {
             p.set(&one.selection_set);
             std::mem::take(&mut p.out)
@@ -83,6 +89,11 @@ pub fn request(call: &JoinCall<'_>) -> Result<Value, String> {
             p.value(&a.value);
         }
         asked = std::mem::take(&mut p.out);
+    }
+    // A preset whose session variable is missing refuses the call (never
+    // sent without it).
+    if let Some(e) = p.error.take() {
+        return Err(e);
     }
     let mut presets = Vec::new();
     for step in call.path {
@@ -107,7 +118,7 @@ pub fn request(call: &JoinCall<'_>) -> Result<Value, String> {
             let mut args = String::new();
             for (name, value) in &step.arguments {
                 let _ = write!(args, ", {name}: ");
-                literal(value, row, &mut args);
+                literal(value, row, &mut args)?;
             }
             args.push_str(&presets[level]);
             if last {
@@ -151,12 +162,15 @@ pub fn request(call: &JoinCall<'_>) -> Result<Value, String> {
     Ok(json!({"query": format!("query{declared}{out}"), "variables": variables}))
 }
 
-/// `value` as a GraphQL literal, a string `"$column"` the row's value.
-fn literal(value: &Value, row: &Map<String, Value>, out: &mut String) {
+/// `value` as a GraphQL literal, a string `"$column"` the row's value; an
+/// object key that is not a GraphQL name (a JSON column's) refuses the call.
+fn literal(value: &Value, row: &Map<String, Value>, out: &mut String) -> Result<(), String> {
     match value {
         Value::String(s) => match s.strip_prefix('$').and_then(|c| row.get(c)) {
-            Some(v) => literal_json(v, out),
-            None => literal_json(value, out),
+            Some(v) => literal(v, &Map::new(), out)?,
+            None => {
+                let _ = write!(out, "{value}");
+            }
         },
         Value::Array(items) => {
             out.push('[');
@@ -164,34 +178,29 @@ fn literal(value: &Value, row: &Map<String, Value>, out: &mut String) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                literal(item, row, out);
+                literal(item, row, out)?;
             }
             out.push(']');
         }
         Value::Object(fields) => {
             out.push('{');
             for (i, (k, v)) in fields.iter().enumerate() {
+                let name = crate::names::checked_name(k).map_err(|_| {
+                    format!("\"{k}\" is not a GraphQL name: it cannot be an argument's key")
+                })?;
                 if i > 0 {
                     out.push_str(", ");
                 }
-                let _ = write!(out, "{k}: ");
-                literal(v, row, out);
+                let _ = write!(out, "{name}: ");
+                literal(v, row, out)?;
             }
             out.push('}');
         }
-        other => literal_json(other, out),
-    }
-}
-
-/// A JSON value as a GraphQL literal (a JSON string is a GraphQL string,
-/// whatever it holds).
-fn literal_json(value: &Value, out: &mut String) {
-    match value {
-        Value::Array(_) | Value::Object(_) => literal(value, &Map::new(), out),
         other => {
             let _ = write!(out, "{other}");
         }
     }
+    Ok(())
 }
 
 /// Sends `call`; the answer for each of its rows, in order, `__typename`s
@@ -247,4 +256,31 @@ pub async fn send(
         out.push(v);
     }
     Ok((out, cookies))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rows_values_are_written_as_graphql_literals_and_a_key_that_is_not_a_name_refused() {
+        let row: Map<String, Value> = serde_json::from_value(json!({
+            "id": 7, "tag": "a \"b\"\n", "doc": {"k": [1, "$id"]}
+        }))
+        .expect("row");
+        let mut out = String::new();
+        let args = json!({"where": {"id": {"_eq": "$id"}, "tag": "$tag"}, "doc": "$doc"});
+        literal(&args, &row, &mut out).expect("written");
+        assert_eq!(
+            out,
+            r#"{where: {id: {_eq: 7}, tag: "a \"b\"\n"}, doc: {k: [1, "$id"]}}"#
+        );
+        // A JSON column's key could otherwise write fields into the document.
+        let hostile: Map<String, Value> =
+            serde_json::from_value(json!({"doc": {"a: 1}) { secret } z: f(b: {c": 1}}))
+                .expect("row");
+        let mut out = String::new();
+        let refused = literal(&json!("$doc"), &hostile, &mut out).expect_err("refused");
+        assert!(refused.contains("is not a GraphQL name"), "{refused}");
+    }
 }

@@ -8,6 +8,7 @@
 pub mod action;
 mod client;
 pub mod forward;
+pub mod holes;
 pub mod introspection;
 pub mod join;
 mod names;

@@ -7,6 +7,7 @@ use apollo_compiler::ast::{self, Type};
 use apollo_compiler::executable::{Field, Selection, SelectionSet};
 use apollo_compiler::ExecutableDocument;
 use grafton_schema::remote::{PresetValue, RemoteIntrospected};
+use grafton_schema::ActionRel;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -25,6 +26,9 @@ pub(crate) struct Printer<'a> {
     pub(crate) out: String,
     /// Why the part cannot be sent (a preset's session variable missing).
     pub(crate) error: Option<String>,
+    /// Relationships from the remote's types to tables: never sent, their
+    /// mapped fields asked instead (see [`crate::holes`]).
+    pub(crate) rels: &'a [ActionRel],
 }
 
 impl<'a> Printer<'a> {
@@ -33,6 +37,7 @@ impl<'a> Printer<'a> {
         remote: &'a RemoteIntrospected,
         document: &'a ExecutableDocument,
         session: &'a Map<String, Value>,
+        rels: &'a [ActionRel],
     ) -> Self {
         Self {
             remote,
@@ -41,6 +46,7 @@ impl<'a> Printer<'a> {
             used: BTreeSet::new(),
             out: String::new(),
             error: None,
+            rels,
         }
     }
 
@@ -65,6 +71,17 @@ impl<'a> Printer<'a> {
     }
 
     pub(crate) fn field(&mut self, key: &str, parent: &str, f: &Field) {
+        if let Some(rel) =
+            (self.rels.iter()).find(|r| r.object == parent && r.field == f.name.as_str())
+        {
+            // The key kept in its place (a `__typename` the rows replace),
+            // and the fields the rows are found by.
+            let _ = write!(self.out, "{key}: __typename");
+            for (field, _) in &rel.mapping {
+                let _ = write!(self.out, " {}{field}: {field}", crate::holes::PHANTOM);
+            }
+            return;
+        }
         let name = self.remote.remote_field(parent, f.name.as_str()).to_owned();
         let _ = write!(self.out, "{key}: {name}");
         let presets = (self.remote.presets)

@@ -1,7 +1,7 @@
 //! A remote's answer named as served: its `__typename`s, the remote's type
 //! names, renamed by the customization.
 
-use apollo_compiler::executable::{Field, Selection, SelectionSet};
+use apollo_compiler::executable::{Field, SelectionSet};
 use apollo_compiler::{ExecutableDocument, Node};
 use grafton_schema::remote::RemoteIntrospected;
 use serde_json::Value;
@@ -51,20 +51,7 @@ pub(crate) fn collect<'a>(
     out: &mut Vec<&'a Node<Field>>,
     seen: &mut Vec<&'a str>,
 ) {
-    for s in &set.selections {
-        match s {
-            Selection::Field(f) => out.push(f),
-            Selection::InlineFragment(i) => collect(&i.selection_set, document, out, seen),
-            Selection::FragmentSpread(spread) => {
-                let name = spread.fragment_name.as_str();
-                if seen.contains(&name) {
-                    continue;
-                }
-                seen.push(name);
-                if let Some(fragment) = document.fragments.get(name) {
-                    collect(&fragment.selection_set, document, out, seen);
-                }
-            }
-        }
-    }
+    let mut typed = Vec::new();
+    crate::holes::typed(set, document, &mut typed, seen);
+    out.extend(typed.into_iter().map(|(_, f)| f));
 }

@@ -26,6 +26,7 @@ mod names;
 use names::{mutation_names, AGG_FUNCS, ORDER_VALUES};
 mod relations;
 mod remote_relationships;
+mod remote_type_relationships;
 mod remotes;
 mod stream;
 mod table_names;
@@ -135,6 +136,14 @@ pub fn build_for_role(
         default_schema,
     )?;
     let action_rels = action_relationships::resolve(&catalog, config, &tables, default_schema)?;
+    let remote_type_rels = remote_type_relationships::resolve(
+        &catalog,
+        config,
+        &tables,
+        &remotes,
+        role,
+        default_schema,
+    )?;
     let mut b = Builder {
         catalog: &catalog,
         naming,
@@ -161,6 +170,7 @@ pub fn build_for_role(
         written_rels: Vec::new(),
         remotes: &remotes,
         remote_rels: &remote_rels,
+        remote_type_rels: &remote_type_rels,
     };
     b.write_all();
     let Builder {
@@ -308,6 +318,8 @@ struct Builder<'a> {
         crate::model::RemoteRel,
         remote_relationships::RemoteFieldDef,
     )],
+    /// The relationships from the remotes' types to tables the role sees.
+    remote_type_rels: &'a [ActionRel],
 }
 
 impl Builder<'_> {

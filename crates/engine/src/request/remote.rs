@@ -76,7 +76,15 @@ pub(super) async fn run(
             })),
         }
         for (key, root) in fields {
-            let value = data.remove(*key).unwrap_or(Value::Null);
+            let mut value = data.remove(*key).unwrap_or(Value::Null);
+            if let Err(e) = related(&cx, &mut value, &root.fields).await {
+                // The statement failed: the field has no answer.
+                value = Value::Null;
+                outside.errors.push(json!({
+                    "message": e.to_string(),
+                    "extensions": {"path": format!("$.{key}"), "code": "unexpected"},
+                }));
+            }
             let non_null = root
                 .fields
                 .first()
@@ -89,7 +97,7 @@ pub(super) async fn run(
 }
 
 /// What every remote call of one request is made with.
-struct Cx<'a> {
+pub(super) struct Cx<'a> {
     engine: &'a Engine,
     planner: &'a Planner,
     plan: &'a Plan,
@@ -117,6 +125,7 @@ async fn call(
         fields: (fields.iter()).map(|(k, r)| (*k, &r.fields[..])).collect(),
         variables: &cx.prepared.variables,
         session: cx.session,
+        rels: &cx.planner.model().action_relationships,
         client_headers: &cx.caller.headers,
         timeout,
     };
@@ -136,4 +145,21 @@ async fn call(
     };
     metrics.calls.with_label_values(&[name, result]).inc();
     Some(answer.map_err(|e| e.to_string()))
+}
+
+/// Fills the relationships from the remote's types to tables in `value`
+/// (the answer to `fields`): one statement per relationship field.
+pub(super) async fn related(
+    cx: &Cx<'_>,
+    value: &mut Value,
+    fields: &[apollo_compiler::Node<apollo_compiler::executable::Field>],
+) -> Result<(), crate::error::EngineError> {
+    let rels = &cx.planner.model().action_relationships;
+    let document = cx.prepared.document();
+    let holes = grafton_remote::holes::find(value, fields, document, rels);
+    if holes.is_empty() {
+        return Ok(());
+    }
+    let db = &cx.engine.db;
+    super::action_related::fill(db, cx.planner, cx.prepared, value, holes).await
 }

@@ -10,11 +10,14 @@ use crate::planner::{Planner, Prepared};
 use grafton_ir::JoinSite;
 use grafton_remote::join::{JoinCall, JoinError};
 use grafton_remote::ActionError;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
 /// `text` (the statement's answer, a JSON object) with `sites`' remote
-/// answers in it; the remotes' `Set-Cookie`s.
+/// answers in it; the remotes' `Set-Cookie`s. Only the places change: the
+/// rest of the text is kept byte for byte (its numbers as the database wrote
+/// them), and the size is checked before the answer is written.
 pub(crate) async fn joined(
     engine: &Engine,
     planner: &Planner,
@@ -23,113 +26,118 @@ pub(crate) async fn joined(
     sites: &[JoinSite],
     text: String,
 ) -> Result<(String, Vec<String>), EngineError> {
-    let mut data: Map<String, Value> = serde_json::from_str(&text).map_err(|e| {
+    let invalid = |e: serde_json::Error| {
         EngineError::Execute(grafton_execute::ExecuteError::Config(format!(
             "database returned invalid JSON: {e}"
         )))
-    })?;
-    let cookies = join(engine, planner, prepared, caller, sites, &mut data).await?;
-    let text = Value::Object(data).to_string();
-    let max = planner.limits().max_response_bytes;
-    crate::limits::check(
-        crate::LimitKind::ResponseBytes,
-        Some(max),
-        text.len() as u64,
-    )?;
-    Ok((text, cookies))
-}
-
-/// Puts each of `sites`' remote answers in `data` (the statement's answer);
-/// the remotes' `Set-Cookie`s.
-pub(crate) async fn join(
-    engine: &Engine,
-    planner: &Planner,
-    prepared: &Prepared,
-    caller: &Caller,
-    sites: &[JoinSite],
-    data: &mut Map<String, Value>,
-) -> Result<Vec<String>, EngineError> {
-    // Each site's distinct rows, and which of them each place asks.
+    };
+    // Each site's places, its distinct rows, and which of them each asks.
+    let top: &RawValue = serde_json::from_str(&text).map_err(invalid)?;
     let mut asked: Vec<Asked> = Vec::new();
     for site in sites {
         let mut places = Vec::new();
-        if let Some(v) = data.get(&site.path[0]) {
-            find(v, &site.path[1..], &mut places);
-        }
+        find(&text, top, &site.path, &mut places).map_err(invalid)?;
         let mut distinct: Vec<Map<String, Value>> = Vec::new();
-        let mut index: HashMap<String, usize> = HashMap::new();
-        let which = (places.iter())
-            .map(|v| {
-                let row = v.as_object()?;
-                if row.values().any(Value::is_null) {
-                    return None;
-                }
-                let key = v.to_string();
-                let i = *index.entry(key).or_insert_with(|| {
-                    distinct.push(row.clone());
-                    distinct.len() - 1
-                });
-                Some(i)
-            })
-            .collect();
-        asked.push((distinct, which));
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        let mut which = Vec::with_capacity(places.len());
+        for place in &places {
+            let raw = &text[place.clone()];
+            let row = serde_json::from_str::<Map<String, Value>>(raw).ok();
+            let Some(row) = row.filter(|r| !r.values().any(Value::is_null)) else {
+                which.push(None);
+                continue;
+            };
+            let i = *index.entry(raw).or_insert_with(|| {
+                distinct.push(row);
+                distinct.len() - 1
+            });
+            which.push(Some(i));
+        }
+        asked.push(Asked {
+            places,
+            distinct,
+            which,
+        });
     }
     let session = super::actions::session(caller);
-    let calls = (sites.iter().zip(&asked))
-        .map(|(site, (rows, _))| call(engine, planner, prepared, caller, &session, site, rows));
+    let calls = (sites.iter().zip(&asked)).map(|(site, a)| {
+        call(
+            engine,
+            planner,
+            prepared,
+            caller,
+            &session,
+            site,
+            &a.distinct,
+        )
+    });
     let answers = futures_util::future::join_all(calls).await;
+    // Every place's new text, and the answer's size before it is written.
+    let max = planner.limits().max_response_bytes;
+    let mut size = text.len() as u64;
     let mut cookies = Vec::new();
-    for ((site, (_, which)), answer) in sites.iter().zip(&asked).zip(answers) {
+    let mut edits: Vec<(std::ops::Range<usize>, std::sync::Arc<str>)> = Vec::new();
+    let null: std::sync::Arc<str> = "null".into();
+    for (a, answer) in asked.into_iter().zip(answers) {
         let (values, mut set) = answer?;
         cookies.append(&mut set);
-        let mut places = Vec::new();
-        if let Some(v) = data.get_mut(&site.path[0]) {
-            find_mut(v, &site.path[1..], &mut places);
-        }
-        for (place, i) in places.into_iter().zip(which) {
-            *place = i
-                .and_then(|i| values.get(i).cloned())
-                .unwrap_or(Value::Null);
+        let texts: Vec<std::sync::Arc<str>> = values.iter().map(|v| v.to_string().into()).collect();
+        for (place, i) in a.places.into_iter().zip(a.which) {
+            let new = i.and_then(|i| texts.get(i)).unwrap_or(&null).clone();
+            size = size - (place.len() as u64) + new.len() as u64;
+            crate::limits::check(crate::LimitKind::ResponseBytes, Some(max), size)?;
+            edits.push((place, new));
         }
     }
-    Ok(cookies)
-}
-
-/// One site's distinct rows, and which of them each of its places asks
-/// (`None`: a row without the values, answered null).
-type Asked = (Vec<Map<String, Value>>, Vec<Option<usize>>);
-
-/// The places `path` leads to from `v` (a list on the way: each element's).
-fn find<'v>(v: &'v Value, path: &[String], out: &mut Vec<&'v Value>) {
-    match (v, path.split_first()) {
-        (Value::Array(items), _) if !path.is_empty() => {
-            items.iter().for_each(|i| find(i, path, out))
-        }
-        (_, None) => out.push(v),
-        (Value::Object(o), Some((key, rest))) => {
-            if let Some(v) = o.get(key) {
-                find(v, rest, out)
-            }
-        }
-        _ => {}
+    edits.sort_by_key(|(place, _)| place.start);
+    let mut out = String::with_capacity(usize::try_from(size).unwrap_or(0));
+    let mut at = 0;
+    for (place, new) in edits {
+        out.push_str(&text[at..place.start]);
+        out.push_str(&new);
+        at = place.end;
     }
+    out.push_str(&text[at..]);
+    Ok((out, cookies))
 }
 
-/// [`find`], for writing.
-fn find_mut<'v>(v: &'v mut Value, path: &[String], out: &mut Vec<&'v mut Value>) {
+/// One site's places (byte ranges of the text), its distinct rows, and which
+/// of them each place asks (`None`: a row without the values, answered null).
+struct Asked {
+    places: Vec<std::ops::Range<usize>>,
+    distinct: Vec<Map<String, Value>>,
+    which: Vec<Option<usize>>,
+}
+
+/// Where `path` leads from `raw` (a slice of `text`): a list on the way is
+/// each element's.
+fn find(
+    text: &str,
+    raw: &RawValue,
+    path: &[String],
+    out: &mut Vec<std::ops::Range<usize>>,
+) -> Result<(), serde_json::Error> {
+    let s = raw.get();
     let Some((key, rest)) = path.split_first() else {
-        out.push(v);
-        return;
+        let start = s.as_ptr() as usize - text.as_ptr() as usize;
+        out.push(start..start + s.len());
+        return Ok(());
     };
-    match v {
-        Value::Array(items) => items.iter_mut().for_each(|i| find_mut(i, path, out)),
-        Value::Object(o) => {
-            if let Some(v) = o.get_mut(key) {
-                find_mut(v, rest, out)
+    match s.as_bytes().first() {
+        Some(b'[') => {
+            for item in serde_json::from_str::<Vec<&RawValue>>(s)? {
+                find(text, item, path, out)?;
+            }
+        }
+        Some(b'{') => {
+            let object: HashMap<String, &RawValue> = serde_json::from_str(s)?;
+            if let Some(v) = object.get(key) {
+                find(text, v, rest, out)?;
             }
         }
         _ => {}
     }
+    Ok(())
 }
 
 /// One site's call: the answer for each of `rows`, and the `Set-Cookie`s.
@@ -173,6 +181,7 @@ async fn call(
         variable_definitions: definitions.unwrap_or_default(),
         variables: &prepared.variables,
         session,
+        rels: &model.action_relationships,
         client_headers: &caller.headers,
         timeout: std::time::Duration::from_secs(seconds).min(planner.limits().time),
         path: &rel.path,
@@ -191,7 +200,7 @@ async fn call(
         Err(JoinError::Failed(_)) => "failed",
     };
     metrics.calls.with_label_values(&[name, result]).inc();
-    answer.map_err(|e| {
+    let (values, cookies) = answer.map_err(|e| {
         let message = e.to_string();
         let mut error = ActionError::new(message, "remote-schema-error");
         if let JoinError::Errors(errors) = e {
@@ -200,6 +209,18 @@ async fn call(
             let internal = serde_json::json!({ "errors": errors });
             error.extensions.insert("internal".into(), internal);
         }
-        error.into()
-    })
+        EngineError::from(error)
+    })?;
+    // The remote's types' relationships to tables in the answers.
+    let mut all = Value::Array(values);
+    let rels = &model.action_relationships;
+    let holes = grafton_remote::holes::find(&mut all, &site.join.fields, prepared.document(), rels);
+    if !holes.is_empty() {
+        super::action_related::fill(&engine.db, planner, prepared, &mut all, holes).await?;
+    }
+    let values = match all {
+        Value::Array(values) => values,
+        _ => Vec::new(),
+    };
+    Ok((values, cookies))
 }

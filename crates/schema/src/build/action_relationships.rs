@@ -44,7 +44,7 @@ pub(crate) fn resolve(
     }
 }
 
-fn one(
+pub(super) fn one(
     catalog: &Catalog,
     config: &Config,
     o: &crate::config::CustomObject,
@@ -138,8 +138,18 @@ impl Builder<'_> {
     /// The relationship fields of the custom object `object` the role may
     /// follow (it reads the table), recorded for the model.
     pub(super) fn action_relationship_fields(&mut self, object: &str) -> Vec<FieldDef> {
+        self.relationship_fields(self.action_rels, object)
+    }
+
+    /// The fields of `object`'s relationships among `rels` the role may
+    /// follow, recorded for the model.
+    pub(super) fn relationship_fields(
+        &mut self,
+        rels: &[ActionRel],
+        object: &str,
+    ) -> Vec<FieldDef> {
         let mut fields = Vec::new();
-        for rel in self.action_rels.iter().filter(|r| r.object == object) {
+        for rel in rels.iter().filter(|r| r.object == object) {
             let t = rel.table;
             if self.access[t].select.is_none() || !self.readable[t] {
                 continue;

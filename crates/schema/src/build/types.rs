@@ -72,6 +72,7 @@ impl Builder<'_> {
             self.sdl.scalar(&name);
         }
         self.write_remote_types();
+        self.write_remote_type_relationships();
         let mutation = if has_mutations {
             "  mutation: mutation_root\n"
         } else {

@@ -26,7 +26,9 @@ pub struct RemoteSchemaConfig {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub permissions: Vec<RemoteSchemaPermission>,
-    /// Relationships from its types (not served yet: reported when present).
+    /// Relationships from its types (Hasura's shape: `[{type_name,
+    /// relationships: [{name, definition}]}]`); those to a table are served
+    /// (see [`RemoteSchemaConfig::table_relationships`]).
     #[serde(
         default,
         deserialize_with = "list",
@@ -61,6 +63,67 @@ pub struct RemoteSchemaDefinition {
     /// Its names as served: a root field namespace, type and field renames.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customization: Option<Customization>,
+}
+
+impl RemoteSchemaConfig {
+    /// Its types' relationships to tables (`to_source`), each as a custom
+    /// object's relationship: `(the remote's type name, the relationship)`;
+    /// and those it cannot serve: `(type.name, why)`.
+    #[allow(clippy::type_complexity)]
+    pub fn table_relationships(
+        &self,
+    ) -> (
+        Vec<(String, super::actions::ActionRelationship)>,
+        Vec<(String, String)>,
+    ) {
+        let (mut out, mut bad) = (Vec::new(), Vec::new());
+        for group in &self.remote_relationships {
+            let ty = group
+                .get("type_name")
+                .and_then(Value::as_str)
+                .unwrap_or("?");
+            let list = group.get("relationships").and_then(Value::as_array);
+            for rel in list.into_iter().flatten() {
+                let name = rel.get("name").and_then(Value::as_str).unwrap_or("?");
+                match table_relationship(name, rel.get("definition")) {
+                    Ok(r) => out.push((ty.to_owned(), r)),
+                    Err(why) => bad.push((format!("{ty}.{name}"), why)),
+                }
+            }
+        }
+        (out, bad)
+    }
+}
+
+/// A remote type's relationship `definition` to a table, read as a custom
+/// object's; or why it cannot be served.
+fn table_relationship(
+    name: &str,
+    definition: Option<&Value>,
+) -> Result<super::actions::ActionRelationship, String> {
+    let Some(d) = definition.and_then(|d| d.get("to_source")) else {
+        return Err(match definition.and_then(|d| d.get("to_remote_schema")) {
+            Some(_) => "a relationship from a remote schema's type to another remote schema is not served by Grafton yet".into(),
+            None => "a remote schema's relationship is to_source or to_remote_schema".into(),
+        });
+    };
+    let text = |key: &str| d.get(key).and_then(Value::as_str).map(str::to_owned);
+    let field_mapping = match d.get("field_mapping") {
+        Some(Value::Object(m)) => (m.iter())
+            .map(|(k, v)| match v {
+                Value::String(c) => Ok((k.clone(), c.clone())),
+                _ => Err("field_mapping maps each field to a column's name".to_owned()),
+            })
+            .collect::<Result<_, _>>()?,
+        _ => return Err("key \"field_mapping\" not found".into()),
+    };
+    Ok(super::actions::ActionRelationship {
+        name: name.to_owned(),
+        kind: text("relationship_type").ok_or("key \"relationship_type\" not found")?,
+        remote_table: d.get("table").cloned().ok_or("key \"table\" not found")?,
+        field_mapping,
+        source: text("source"),
+    })
 }
 
 impl RemoteSchemaDefinition {

@@ -309,13 +309,11 @@ pub(super) fn apply(doc: &Map<String, Value>, config: &mut Config) -> Result<(),
     );
     config.cron_triggers.extend(crons);
     config.actions.extend(actions);
-    for mut remote in remotes {
-        // Relationships from a remote's types are not served yet: reported,
-        // the remote itself served.
-        for rel in std::mem::take(&mut remote.remote_relationships) {
-            let ty = rel.get("type_name").and_then(Value::as_str).unwrap_or("?");
-            let name = format!("{}.{ty}", remote.name);
-            let why = "remote relationships are not served by Grafton yet".to_owned();
+    for remote in remotes {
+        // A relationship from a remote's types that cannot be served is
+        // reported (and left out by the build), the remote itself served.
+        for (name, why) in remote.table_relationships().1 {
+            let name = format!("{}.{name}", remote.name);
             let kind = ObjectKind::RemoteRelationship;
             config.left_out.push(Inconsistency::new(kind, &name, why));
         }

@@ -32,6 +32,31 @@ pub fn remove(config: &mut Config, object: &Inconsistency) -> bool {
         config.remote_schemas.retain(|r| r.name != name);
         return before != config.remote_schemas.len();
     }
+    if object.kind == RemoteRelationship && object.table.is_none() {
+        // `remote.Type.relationship`: that relationship of the remote's type.
+        let mut parts = name.splitn(3, '.');
+        let (Some(remote), Some(ty), Some(rel)) = (parts.next(), parts.next(), parts.next()) else {
+            return false;
+        };
+        let Some(r) = config.remote_schemas.iter_mut().find(|r| r.name == remote) else {
+            return false;
+        };
+        let mut removed = false;
+        for group in r.remote_relationships.iter_mut() {
+            if group.get("type_name").and_then(|t| t.as_str()) != Some(ty) {
+                continue;
+            }
+            if let Some(list) = group
+                .get_mut("relationships")
+                .and_then(|l| l.as_array_mut())
+            {
+                let before = list.len();
+                list.retain(|x| x.get("name").and_then(|n| n.as_str()) != Some(rel));
+                removed |= list.len() != before;
+            }
+        }
+        return removed;
+    }
     if object.kind == CustomTypes {
         // `Type.relationship`: that relationship alone.
         if let Some((ty, rel)) = name.split_once('.') {

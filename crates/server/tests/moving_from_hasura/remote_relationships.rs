@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 
 /// Notes, each naming a book of the remote (one none).
 const LOCAL_SQL: &str = "
-CREATE TABLE notes (id INTEGER NOT NULL PRIMARY KEY, body TEXT NOT NULL, book_id INTEGER, owner TEXT NOT NULL);
-INSERT INTO notes VALUES (1, 'a', 1, 'u1'), (2, 'b', 2, 'u2'), (3, 'c', 1, 'u1'), (4, 'd', NULL, 'u1');
+CREATE TABLE notes (id INTEGER NOT NULL PRIMARY KEY, body TEXT NOT NULL, book_id INTEGER, owner TEXT NOT NULL, weight NUMERIC(30, 4));
+INSERT INTO notes VALUES (1, 'a', 1, 'u1', 12345678901234567.1234), (2, 'b', 2, 'u2', NULL), (3, 'c', 1, 'u1', NULL), (4, 'd', NULL, 'u1', NULL);
 ";
 
 /// The remote's books, for its roles `reader` and `user`.
@@ -118,6 +118,32 @@ async fn rows_are_joined_to_a_remote_field_in_one_call_per_relationship() {
             .find(|(_, b)| b["query"].as_str().is_some_and(|q| q.contains("books(")))
             .expect("call");
         assert_eq!(body["variables"], json!({"first": 5}));
+
+        // The rest of the answer is the database's, byte for byte (a numeric
+        // past a double's precision too).
+        let raw = |query: &'static str| {
+            let request = reqwest::Client::new()
+                .post(server.url())
+                .json(&json!({ "query": query }));
+            async move {
+                let text = request.send().await.expect("answer").text().await;
+                text.expect("text")
+            }
+        };
+        let plain = raw("{ notes_by_pk(id: 1) { weight } }").await;
+        let joined = raw("{ notes_by_pk(id: 1) { weight book { title } } }").await;
+        let weight = |t: &str| {
+            t.split("\"weight\":")
+                .nth(1)
+                .map(|r| r.split([',', '}']).next().map(str::to_owned))
+        };
+        assert_eq!(weight(&plain), weight(&joined), "{plain} {joined}");
+        assert!(
+            weight(&plain)
+                .flatten()
+                .is_some_and(|w| w.contains("1234567890123456")),
+            "{plain}"
+        );
 
         // Through an aggregate's nodes and a write's answer.
         let answer = post_body(
@@ -251,6 +277,32 @@ async fn the_metadata_api_creates_updates_and_deletes_a_remote_relationship() {
         answer,
         json!({"data": {"notes_by_pk": {"book": [{"title": "Emma"}]}}})
     );
+    // A relationship from the remote's type to the table, created and deleted.
+    let type_rel = |kind: &str| {
+        json!({"type": kind, "args": {"remote_schema": "library", "type_name": "books",
+            "name": "notes", "definition": {"to_source": {"relationship_type": "array",
+                "source": "default", "table": {"schema": "public", "name": "notes"},
+                "field_mapping": {"id": "book_id"}}}}})
+    };
+    assert_eq!(
+        api(type_rel("create_remote_schema_remote_relationship")).await,
+        ok
+    );
+    let back = json!({"query": "{ books_by_pk(id: 2) { notes { id } } }"});
+    let answer = post_body(&server, &back, &admin).await;
+    assert_eq!(
+        answer,
+        json!({"data": {"books_by_pk": {"notes": [{"id": 2}]}}})
+    );
+    assert_eq!(
+        api(type_rel("delete_remote_schema_remote_relationship")).await,
+        ok
+    );
+    let answer = post_body(&server, &back, &admin).await;
+    assert_eq!(
+        answer["errors"][0]["extensions"]["code"], "validation-failed",
+        "{answer}"
+    );
     let delete = json!({"type": "pg_delete_remote_relationship", "args": {"name": "book",
         "table": {"schema": "public", "name": "notes"}}});
     assert_eq!(api(delete.clone()).await, ok);
@@ -267,4 +319,81 @@ async fn the_metadata_api_creates_updates_and_deletes_a_remote_relationship() {
     );
     server.stop().await;
     remote.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_types_relationship_to_a_table_is_joined_in_one_statement() {
+    let env = "GRAFTON_TEST_REMOTE_TYPE_RELATIONSHIP_URL";
+    let remote_dir = metadata("remote-type-rels-remote", &[("public_books.yaml", BOOKS)]);
+    let dir = metadata("remote-type-rels", &[("public_notes.yaml", NOTES)]);
+    // The remote's `books` type joined to the notes that name each book; a
+    // relationship to another remote (not served yet) reported, the rest served.
+    let remote_yaml = format!(
+        "- name: library
+  definition:
+    url: \"{{{{{env}}}}}\"
+    timeout_seconds: 5
+  remote_relationships:
+    - type_name: books
+      relationships:
+        - name: notes
+          definition:
+            to_source:
+              relationship_type: array
+              source: default
+              table: {{schema: public, name: notes}}
+              field_mapping: {{id: book_id}}
+        - name: elsewhere
+          definition:
+            to_remote_schema: {{remote_schema: other, lhs_fields: [id], remote_field: {{x: {{arguments: {{}}}}}}}}
+"
+    );
+    std::fs::write(dir.join("remote_schemas.yaml"), remote_yaml).expect("remote_schemas.yaml");
+    let remotes = databases_with("remote_type_rels_remote", REMOTE_SQL);
+    let locals = databases_with("remote_type_rels_local", LOCAL_SQL);
+    for (remote_db, db) in remotes.into_iter().zip(locals) {
+        let remote = serve(&remote_db, &remote_dir).await;
+        let relay = Relay::default();
+        std::env::set_var(env, relay.start(remote.url()).await);
+        let server = serve(&db, &dir).await;
+        let query = json!({"query": "{
+            books(order_by: {id: asc}) { title notes(order_by: {id: asc}) { id body } pages }
+          }"});
+        let answer = post_body(&server, &query, &[]).await;
+        assert_eq!(
+            answer,
+            json!({"data": {"books": [
+                {"title": "Dune", "notes": [{"id": 1, "body": "a"}, {"id": 3, "body": "c"}], "pages": 412},
+                {"title": "Emma", "notes": [{"id": 2, "body": "b"}], "pages": 474}]}})
+        );
+        // The remote was asked the mapped field, under an alias it never shows.
+        let calls = relay.calls();
+        let (_, body) = calls.last().expect("a call");
+        let sent = body["query"].as_str().unwrap_or_default();
+        assert!(sent.contains("notes: __typename grafton__id: id"), "{sent}");
+        // Under the caller's row rule (the remote's books, the caller's notes),
+        // and through a table's remote relationship and back.
+        let reader = [("x-hasura-role", "reader"), ("x-hasura-user-id", "u1")];
+        let round =
+            json!({"query": "{ notes(order_by: {id: asc}) { id book { title notes { id } } } }"});
+        let answer = post_body(&server, &round, &reader).await;
+        let dune = json!({"title": "Dune", "notes": [{"id": 1}, {"id": 3}]});
+        assert_eq!(
+            answer,
+            json!({"data": {"notes": [
+                {"id": 1, "book": dune}, {"id": 3, "book": dune}, {"id": 4, "book": null}]}})
+        );
+        // The relationship to another remote is reported, not served.
+        let report = reqwest::Client::new()
+            .post(format!("http://{}/v1/metadata", server.addr))
+            .json(&json!({"type": "get_inconsistent_metadata", "args": {}}))
+            .send()
+            .await
+            .expect("answer");
+        let report: Value = report.json().await.expect("json");
+        let listed = report["inconsistent_objects"].to_string();
+        assert!(listed.contains("library.books.elsewhere"), "{report}");
+        server.stop().await;
+        remote.stop().await;
+    }
 }
