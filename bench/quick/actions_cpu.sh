@@ -33,11 +33,7 @@ custom_types:
       fields:
         - {name: ok, type: Boolean!}
 YAML
-gport=$(free_port)
-"$GRAFTON" serve --database-url "$db" --config "$WORK/config.yaml" --host 127.0.0.1 --port "$gport" \
-  >"$WORK/grafton.log" 2>&1 & gpid=$!; pids+=("$gpid")
-url="http://127.0.0.1:$gport/v1/graphql"
-wait_up "$url" "$gpid" grafton
+serve_config "$db"
 answer=$(gql "$url" '{"query":"{ ping { ok } }"}')
 [[ $answer == '{"data":{"ping":{"ok":true}}}' ]] || { echo "FAIL: the action answered $answer" >&2; exit 1; }
 

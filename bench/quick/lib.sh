@@ -42,3 +42,18 @@ demo_db() { # FILE ROWS: a SQLite demo file of ROWS rows per table
 }
 cpu_ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$1/stat"; }  # utime + stime
 TCK=$(getconf CLK_TCK)
+serve_config() { # DB-FILE: `grafton serve` on it with $WORK/config.yaml; sets gpid and url
+  local port
+  port=$(free_port)
+  "$GRAFTON" serve --database-url "$1" --config "$WORK/config.yaml" --host 127.0.0.1 --port "$port" \
+    >"$WORK/grafton.log" 2>&1 & gpid=$!; pids+=("$gpid")
+  url="http://127.0.0.1:$port/v1/graphql"
+  wait_up "$url" "$gpid" grafton
+}
+start_remote() { # [DELAY_MS]: tests/conformance/remote_server.mjs; sets rpid, remote_port and remote_url
+  [[ -d $ROOT/tests/conformance/node_modules/graphql-http ]] || (cd "$ROOT/tests/conformance" && npm ci --no-audit --no-fund >/dev/null)
+  (cd "$ROOT/tests/conformance" && DELAY_MS=${1:-0} exec node remote_server.mjs) >"$WORK/remote.log" & rpid=$!; pids+=("$rpid")
+  for _ in $(seq 100); do grep -q listening "$WORK/remote.log" 2>/dev/null && break; sleep 0.1; done
+  remote_port=$(awk '/listening/ {print $2}' "$WORK/remote.log")
+  remote_url="http://127.0.0.1:$remote_port/graphql"
+}

@@ -15,15 +15,11 @@ DURATION=${DURATION:-10}
 CLIENTS=${CLIENTS:-100}
 DELAY_MS=${DELAY_MS:-50}
 source "$(dirname "$0")/lib.sh"
-# The remote's packages (graphql, graphql-http), into tests/conformance/node_modules.
-[[ -d $ROOT/tests/conformance/node_modules/graphql-http ]] || (cd "$ROOT/tests/conformance" && npm ci --no-audit --no-fund >/dev/null)
 
 db="$WORK/demo.db"
 demo_db "$db" 10000
 
-(cd "$ROOT/tests/conformance" && DELAY_MS=$DELAY_MS exec node remote_server.mjs) >"$WORK/remote.log" & rpid=$!; pids+=("$rpid")
-for _ in $(seq 100); do grep -q listening "$WORK/remote.log" 2>/dev/null && break; sleep 0.1; done
-remote_port=$(awk '/listening/ {print $2}' "$WORK/remote.log")
+start_remote "$DELAY_MS"
 cat >"$WORK/config.yaml" <<YAML
 remote_schemas:
   - name: shelf
@@ -31,11 +27,7 @@ remote_schemas:
       url: http://127.0.0.1:$remote_port/graphql
       timeout_seconds: 10
 YAML
-gport=$(free_port)
-"$GRAFTON" serve --database-url "$db" --config "$WORK/config.yaml" --host 127.0.0.1 --port "$gport" \
-  >"$WORK/grafton.log" 2>&1 & gpid=$!; pids+=("$gpid")
-url="http://127.0.0.1:$gport/v1/graphql"
-wait_up "$url" "$gpid" grafton
+serve_config "$db"
 answer=$(gql "$url" '{"query":"{ echo }"}')
 [[ $answer == '{"data":{"echo":"hi"}}' ]] || { echo "FAIL: the remote answered $answer" >&2; cat "$WORK/grafton.log" >&2; exit 1; }
 
@@ -45,7 +37,6 @@ for k in remote table; do
     "${query[$k]}" "$WORK/$k.json"
 done
 load() { "$LOADGEN" --url "${3:-$url}" --doc "$WORK/$1.json" --mode closed --connections "$2" --duration "${4:-$DURATION}"; }
-remote_url="http://127.0.0.1:$remote_port/graphql"
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$gpid/status"; }
 sample_rss() { local peak=0 v; while kill -0 "$gpid" 2>/dev/null; do v=$(rss_kb); (( v > peak )) && peak=$v; echo "$peak" >"$WORK/peak.tmp" && mv "$WORK/peak.tmp" "$WORK/peak"; sleep 0.1; done; }
 stat() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.0f\t%.2f\t%.2f\t%d" % (d["rps"], d["p50"], d["p95"], d["failed"]))' "$1"; }

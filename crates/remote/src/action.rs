@@ -6,6 +6,7 @@
 
 use crate::client::{CallError, Client};
 use grafton_auth::IGNORED_CLIENT_HEADERS;
+use grafton_kriti::{RequestTransform, ResponseTransform};
 use grafton_schema::config::ActionConfig;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
@@ -133,9 +134,25 @@ pub async fn call(client: &Client, call: ActionCall<'_>) -> Result<Output, Actio
         "input": call.input,
         "request_query": call.request_query,
     });
-    let answer = client
-        .post_json(&url, &headers, call.timeout, &payload)
-        .await;
+    let failed = |stage: &str, why: String| {
+        let mut e = ActionError::new(format!("{stage} Transformation Failed"), "unexpected");
+        e.extensions
+            .insert("internal".into(), json!([{"message": why}]));
+        e
+    };
+    let answer = match &d.request_transform {
+        Some(t) => {
+            let t = RequestTransform::read(t).map_err(|why| failed("Request", why))?;
+            let outgoing = (t.apply(&payload, call.session, &url, headers))
+                .map_err(|why| failed("Request", why))?;
+            client.send(&outgoing, call.timeout).await
+        }
+        None => {
+            client
+                .post_json(&url, &headers, call.timeout, &payload)
+                .await
+        }
+    };
     let answer = answer.map_err(|e| {
         let message = match e {
             CallError::Timeout(s) => format!("the action's handler did not answer within {s} s"),
@@ -144,7 +161,16 @@ pub async fn call(client: &Client, call: ActionCall<'_>) -> Result<Output, Actio
         };
         ActionError::new(message, "action-webhook-error")
     })?;
-    let body: Option<Value> = serde_json::from_slice(&answer.body).ok();
+    let mut body: Option<Value> = serde_json::from_slice(&answer.body).ok();
+    // The handler's body reshaped (any status: an error's too) before it is read.
+    if let (Some(t), Some(b)) = (&d.response_transform, body.as_ref()) {
+        let t = ResponseTransform::read(t).map_err(|why| failed("Response", why))?;
+        let response = json!({"status": answer.status, "body": b});
+        body = Some(
+            (t.apply(b, &payload, call.session, &response))
+                .map_err(|why| failed("Response", why))?,
+        );
+    }
     match (answer.status, body) {
         (200..=299, Some(value)) => Ok(Output {
             value,

@@ -94,9 +94,37 @@ impl Client {
         headers: &[(String, String)],
         body: &serde_json::Value,
     ) -> Result<Answer, CallError> {
+        self.request(self.http.post(url).json(body), headers).await
+    }
+
+    /// Sends `outgoing` (a transformed call), all within `timeout`.
+    pub async fn send(
+        &self,
+        outgoing: &grafton_kriti::Outgoing,
+        timeout: Duration,
+    ) -> Result<Answer, CallError> {
+        let method = reqwest::Method::from_bytes(outgoing.method.as_bytes()).map_err(|_| {
+            CallError::Failed(format!("\"{}\" is not an HTTP method", outgoing.method))
+        })?;
+        let mut request = self.http.request(method, &outgoing.url);
+        if let Some((content_type, body)) = &outgoing.body {
+            request = request
+                .header("content-type", *content_type)
+                .body(body.clone());
+        }
+        let secs = timeout.as_secs_f64();
+        tokio::time::timeout(timeout, self.request(request, &outgoing.headers))
+            .await
+            .unwrap_or(Err(CallError::Timeout(secs)))
+    }
+
+    async fn request(
+        &self,
+        mut request: reqwest::RequestBuilder,
+        headers: &[(String, String)],
+    ) -> Result<Answer, CallError> {
         let _permit = (self.permits.acquire().await)
             .map_err(|_| CallError::Failed("the outgoing HTTP client is closed".into()))?;
-        let mut request = self.http.post(url).json(body);
         for (name, value) in headers {
             request = request.header(name.as_str(), value.as_str());
         }

@@ -194,6 +194,27 @@ pub fn psql(url: &str, script: &[u8]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A fresh database with every `up.sql` of a Hasura project's migrations
+/// (`<project>/migrations/default/*/up.sql`) applied, in the order of their
+/// timestamped directory names, as `hasura migrate apply` does.
+pub fn migrated(prefix: &str, project: &std::path::Path) -> String {
+    let url = fresh_database(prefix);
+    let dir = project.join("migrations/default");
+    let mut steps: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("migrations")
+        .flatten()
+        .map(|e| e.path().join("up.sql"))
+        .filter(|p| p.is_file())
+        .collect();
+    steps.sort();
+    assert!(!steps.is_empty(), "no migrations under {}", dir.display());
+    for step in steps {
+        let sql = std::fs::read(&step).expect("up.sql");
+        psql(&url, &sql);
+    }
+    url
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

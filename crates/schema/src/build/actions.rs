@@ -167,8 +167,21 @@ fn unservable(
     if d.kind == ActionKind::Asynchronous && d.operation == ActionOperation::Query {
         return Some("a query action cannot be asynchronous: only mutations are".into());
     }
-    if d.request_transform.is_some() || d.response_transform.is_some() {
-        return Some("request and response transforms are not served by Grafton yet".into());
+    // Its transforms read now: one Grafton cannot read is reported, never a
+    // call that fails later.
+    if let Some(Err(why)) = d
+        .request_transform
+        .as_ref()
+        .map(grafton_kriti::RequestTransform::read)
+    {
+        return Some(format!("its request_transform: {why}"));
+    }
+    if let Some(Err(why)) = d
+        .response_transform
+        .as_ref()
+        .map(grafton_kriti::ResponseTransform::read)
+    {
+        return Some(format!("its response_transform: {why}"));
     }
     // As Hasura, the handler's `{{ENV}}` is resolved when the schema is built.
     let vars = crate::config::template_vars(&d.handler);

@@ -167,3 +167,14 @@ pub async fn metadata_api(server: &Running, secret: &str, body: Value) -> (u16, 
     let status = response.status().as_u16();
     (status, response.json::<Value>().await.expect("JSON"))
 }
+
+/// The server's `get_inconsistent_metadata` answer (no admin secret set).
+pub async fn inconsistent(server: &Running) -> Value {
+    let answer = reqwest::Client::new()
+        .post(format!("http://{}/v1/metadata", server.addr))
+        .json(&json!({"type": "get_inconsistent_metadata", "args": {}}))
+        .send()
+        .await
+        .expect("answer");
+    answer.json().await.expect("json")
+}

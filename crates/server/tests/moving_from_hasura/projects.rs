@@ -18,24 +18,9 @@ pub fn project(name: &str) -> PathBuf {
         .join("hasura")
 }
 
-/// A fresh database with every `up.sql` of the project's migrations applied, in
-/// the order of their timestamped directory names, as `hasura migrate apply` does.
+/// A fresh database with the project's migrations applied.
 pub fn migrated(name: &'static str, project: &Path) -> String {
-    let url = grafton_testkit::fresh_database(name);
-    let dir = project.join("migrations/default");
-    let mut steps: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("migrations")
-        .flatten()
-        .map(|e| e.path().join("up.sql"))
-        .filter(|p| p.is_file())
-        .collect();
-    steps.sort();
-    assert!(!steps.is_empty(), "no migrations under {}", dir.display());
-    for step in steps {
-        let sql = std::fs::read(&step).expect("up.sql");
-        grafton_testkit::psql(&url, &sql);
-    }
-    url
+    grafton_testkit::migrated(name, project)
 }
 
 /// Every table entry the metadata's tables.yaml includes, by `schema.name`.

@@ -9,6 +9,7 @@ mod asynchronous;
 mod errors;
 mod related;
 mod served;
+mod transforms;
 
 use crate::{metadata, post_body};
 use axum::extract::{Path, State};
