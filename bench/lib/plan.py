@@ -18,7 +18,7 @@ SYSTEMS = ["grafton", "postgraphile", "postgraphile5", "sqlite"]
 # or k6 (the seed's own scripts: closed loop, and VUs sleeping 2 s for capacity).
 CLIENTS = ["loadgen", "k6"]
 SCENARIOS = ["fixed", "capacity", "memory", "ceiling", "writes", "auth", "qos", "subscriptions", "ops", "events",
-             "scale"]
+             "scale", "remote"]
 NOT_YET: dict[str, str] = {}  # scenario -> why it is a placeholder (none left)
 WRITES = ["insert_one", "insert_batch_100", "update_by_pk"]  # bench/lib/writes.py, bench/k6/mutations.js
 
@@ -107,6 +107,9 @@ class Config:
     events_trials: int = 3  # SIGKILL runs, and webhook-down runs
     events_trial_s: int = 24
     events_log_events: int = 1_000_000
+    # remote (bench/lib/run_remote.py): bench/quick/remote_join.sh and remote_load.sh
+    remote_rounds: int = 3
+    remote_s: int = 8
 
     def trial_cost_s(self, vus: int) -> float:
         """Expected wall time of one capacity trial: ramp + hold (+ k6's VU initialisation and last sleeps)."""
@@ -146,16 +149,16 @@ def quick(rows: int = 100_000) -> Config:
         subs_levels=[1000], subs_rounds=10,
         scale_levels=[10], scale_queries=["venues"], scale_s=3, scale_warmup_s=1, scale_lag_s=4,
         events_throughput_events=10_000, events_rounds=1, events_latency_s=10, events_writer_s=4, events_trials=1,
-        events_trial_s=22, events_log_events=100_000,
+        events_trial_s=22, events_log_events=100_000, remote_rounds=1, remote_s=3,
     )
 
 
 def uses_loadgen(cfg: Config) -> bool:
     """bench/loadgen is built and its documents written: the throughput scenarios with
-    the light client, and the scale scenario (always loadgen)."""
+    the light client, and the scale and remote scenarios (always loadgen)."""
     sc = set(cfg.scenarios)
     return (cfg.client == "loadgen" and bool({"fixed", "capacity", "memory", "ceiling"} & sc)) or (
-        "scale" in sc and "grafton" in cfg.systems)
+        bool({"scale", "remote"} & sc) and "grafton" in cfg.systems)
 
 
 def k6_est(seconds: float, vus: int) -> float:

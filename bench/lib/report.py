@@ -15,6 +15,7 @@ import ops
 import subs
 from report_auth import auth_mode, auth_roles, auth_section
 from report_events import events_section, events_targets
+from report_remote import remote_section, remote_targets
 from report_fmt import PEERS, fastest_peer, label, level_rows, mb, ms, num, ok_rps, pct, rate, ratio, span, systems_of, table
 from report_qos import qos_section, qos_targets
 from report_scale import scale_section, scale_targets
@@ -280,6 +281,7 @@ def targets_section(results) -> str:
     rows += qos_targets(results)
     rows += events_targets(results)
     rows += scale_targets(results)
+    rows += remote_targets(results)
     if not rows:
         return ""
     return "## Targets\n\n" + table(["target", "measured", ""], rows)
@@ -300,7 +302,8 @@ def render(results: dict) -> str:
     parts = head + [machine_section(results), targets_section(results), fixed_section(results),
                     capacity_section(results), memory_section(results), ceiling_section(results),
                     writes_section(results), auth_section(results), qos_section(results), subs.section(results),
-                    ops.section(results), events_section(results), scale_section(results)]
+                    ops.section(results), events_section(results), scale_section(results),
+                    remote_section(results)]
     later = [f"- {k}: {results[k]['status']}" for k in ("writes", "auth", "qos", "subscriptions")
              if results.get(k) and results[k].get("status", "ok") != "ok"]
     if later:

@@ -31,6 +31,7 @@ from run_qos import Qos
 from run_reads import Reads
 from run_recovery import Recovery
 from run_replica import Replica
+from run_remote import Remote
 from run_scale import Scale
 from run_setup import Setup
 from run_subs import Subs
@@ -41,7 +42,7 @@ from common import (BENCH, Interrupted, K6_DIR, K6_VERSION, PEERS, PG5_DIR, PG5_
 
 # ----------------------------------------------------------------- the run
 
-class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops, EventTriggers, Scale, Replica, Recovery):
+class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops, EventTriggers, Scale, Replica, Recovery, Remote):
     def __init__(self, cfg: plan.Config, env: Env, out_dir: str, argv: list[str]):
         self.cfg, self.env, self.out = cfg, env, out_dir
         self.raw = os.path.join(out_dir, "raw")
@@ -184,6 +185,8 @@ class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops, EventTriggers, Sca
             st += self.events_steps()
         if "scale" in sc:
             st += self.scale_steps()
+        if "remote" in sc:
+            st += self.remote_steps()
         st.append(S("report", "results.json, summary.md, charts", 1, self.write_report))
         return st
 

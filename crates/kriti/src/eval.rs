@@ -6,11 +6,61 @@
 use super::parse::{Expr, Node, Part};
 use serde_json::{Map, Value};
 
-/// The variables a template reads: `("$body", …)` and the like.
-pub type Scope = Vec<(String, Value)>;
+/// The most JSON values (every object, array and leaf counted) one
+/// evaluation may make: a template over a client's lists never grows without
+/// bound.
+pub const MAX_VALUES: usize = 1_000_000;
+
+/// The variables a template reads (`("$body", …)` and the like, then a
+/// `range`'s names), and what is left of its budget of values.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    vars: Vec<(String, Value)>,
+    budget: usize,
+}
+
+impl Scope {
+    /// A scope binding `vars`, with the whole budget.
+    pub fn new(vars: Vec<(String, Value)>) -> Self {
+        Self {
+            vars,
+            budget: MAX_VALUES,
+        }
+    }
+
+    /// Takes `n` values from the budget.
+    fn spend(&mut self, n: usize) -> Result<(), String> {
+        self.budget = (self.budget.checked_sub(n))
+            .ok_or_else(|| format!("the template makes more than {MAX_VALUES} values"))?;
+        Ok(())
+    }
+}
+
+/// How many JSON values `v` holds (itself included).
+fn size(v: &Value) -> usize {
+    match v {
+        Value::Array(a) => 1 + a.iter().map(size).sum::<usize>(),
+        Value::Object(o) => 1 + o.values().map(size).sum::<usize>(),
+        _ => 1,
+    }
+}
+
+/// What kind of JSON value `v` is (errors name kinds, never values: a value
+/// may hold a secret).
+pub fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
 
 /// The JSON value `node` makes in `scope`.
 pub fn value(node: &Node, scope: &mut Scope) -> Result<Value, String> {
+    scope.spend(1)?;
     Ok(match node {
         Node::Literal(v) => v.clone(),
         Node::Text(parts) => Value::String(text(parts, scope)?),
@@ -44,13 +94,13 @@ pub fn value(node: &Node, scope: &mut Scope) -> Result<Value, String> {
             };
             let mut out = Vec::with_capacity(items.len());
             for (i, v) in items.into_iter().enumerate() {
-                let bound = scope.len();
+                let bound = scope.vars.len();
                 if let Some(index) = index {
-                    scope.push((index.clone(), Value::from(i)));
+                    scope.vars.push((index.clone(), Value::from(i)));
                 }
-                scope.push((item.clone(), v));
+                scope.vars.push((item.clone(), v));
                 let made = value(body, scope);
-                scope.truncate(bound);
+                scope.vars.truncate(bound);
                 out.push(made?);
             }
             Value::Array(out)
@@ -90,15 +140,21 @@ pub fn optional_text(parts: &[Part], scope: &mut Scope) -> Result<Option<String>
 fn truthy(v: &Value) -> Result<bool, String> {
     match v {
         Value::Bool(b) => Ok(*b),
-        other => Err(format!("a condition is true or false, not {other}")),
+        other => Err(format!("a condition is true or false, not {}", kind(other))),
     }
 }
 
 fn expr(e: &Expr, scope: &mut Scope) -> Result<Value, String> {
+    let v = expr_here(e, scope)?;
+    scope.spend(size(&v))?;
+    Ok(v)
+}
+
+fn expr_here(e: &Expr, scope: &mut Scope) -> Result<Value, String> {
     Ok(match e {
         Expr::Literal(v) => v.clone(),
         Expr::Path(name, steps) => {
-            let Some((_, root)) = scope.iter().rev().find(|(n, _)| n == name) else {
+            let Some((_, root)) = scope.vars.iter().rev().find(|(n, _)| n == name) else {
                 return Err(format!("`{name}` is not bound here"));
             };
             let mut at = root;
@@ -114,7 +170,15 @@ fn expr(e: &Expr, scope: &mut Scope) -> Result<Value, String> {
                 at = match next {
                     Some(v) => v,
                     None if step.optional => &null,
-                    None => return Err(format!("{name}: no {} where the path leads", step.key)),
+                    None => {
+                        return Err(format!(
+                            "{name}: no {} where the path leads",
+                            match &step.key {
+                                Value::String(k) => format!("field '{k}'"),
+                                _ => "such element".to_owned(),
+                            }
+                        ))
+                    }
                 };
             }
             at.clone()
@@ -127,8 +191,8 @@ fn expr(e: &Expr, scope: &mut Scope) -> Result<Value, String> {
                 "??" => expr(b, scope)?,
                 "&&" => Value::Bool(truthy(&left)? && truthy(&expr(b, scope)?)?),
                 "||" => Value::Bool(truthy(&left)? || truthy(&expr(b, scope)?)?),
-                "==" => Value::Bool(left == expr(b, scope)?),
-                "!=" => Value::Bool(left != expr(b, scope)?),
+                "==" => Value::Bool(same(&left, &expr(b, scope)?)),
+                "!=" => Value::Bool(!same(&left, &expr(b, scope)?)),
                 _ => {
                     let right = expr(b, scope)?;
                     let order = match (&left, &right) {
@@ -157,6 +221,14 @@ fn expr(e: &Expr, scope: &mut Scope) -> Result<Value, String> {
     })
 }
 
+/// Equal as Kriti compares: numbers by value (`1 == 1.0`).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
 /// Kriti's functions.
 fn call(name: &str, mut args: Vec<Value>, scope: &Scope) -> Result<Value, String> {
     let arity = |n: usize| match args.len() == n {
@@ -165,7 +237,7 @@ fn call(name: &str, mut args: Vec<Value>, scope: &Scope) -> Result<Value, String
     };
     let string = |v: &Value| match v {
         Value::String(s) => Ok(s.clone()),
-        other => Err(format!("{name} takes a string, not {other}")),
+        other => Err(format!("{name} takes a string, not {}", kind(other))),
     };
     Ok(match name {
         "not" => {
@@ -188,7 +260,7 @@ fn call(name: &str, mut args: Vec<Value>, scope: &Scope) -> Result<Value, String
                 Value::String(s) => s.chars().count(),
                 Value::Array(a) => a.len(),
                 Value::Object(o) => o.len(),
-                other => return Err(format!("{name} of {other}")),
+                other => return Err(format!("{name} of {}", kind(other))),
             })
         }
         "toUpper" | "toLower" | "toCaseFold" | "toTitle" | "escapeUri" => {
@@ -211,7 +283,7 @@ fn call(name: &str, mut args: Vec<Value>, scope: &Scope) -> Result<Value, String
                     Value::Array(a)
                 }
                 ("inverse", Value::String(s)) => Value::String(s.chars().rev().collect()),
-                (_, other) => return Err(format!("{name} of {other}")),
+                (_, other) => return Err(format!("{name} of {}", kind(&other))),
             }
         }
         "concat" => {
@@ -237,7 +309,7 @@ fn call(name: &str, mut args: Vec<Value>, scope: &Scope) -> Result<Value, String
                     }
                     Value::Object(out)
                 }
-                other => return Err(format!("concat of {other}")),
+                other => return Err(format!("concat of {}", kind(&other))),
             }
         }
         "removeNulls" => {
@@ -247,7 +319,7 @@ fn call(name: &str, mut args: Vec<Value>, scope: &Scope) -> Result<Value, String
                 Value::Object(o) => {
                     Value::Object(o.into_iter().filter(|(_, v)| !v.is_null()).collect())
                 }
-                other => return Err(format!("removeNulls of {other}")),
+                other => return Err(format!("removeNulls of {}", kind(&other))),
             }
         }
         "toPairs" => {
@@ -258,7 +330,7 @@ fn call(name: &str, mut args: Vec<Value>, scope: &Scope) -> Result<Value, String
                         .map(|(k, v)| Value::Array(vec![Value::String(k), v]))
                         .collect(),
                 ),
-                other => return Err(format!("toPairs of {other}")),
+                other => return Err(format!("toPairs of {}", kind(&other))),
             }
         }
         "fromPairs" => {
@@ -285,7 +357,11 @@ fn call(name: &str, mut args: Vec<Value>, scope: &Scope) -> Result<Value, String
         "getSessionVariable" => {
             arity(1)?;
             let var = string(&args[0])?.to_lowercase();
-            let session = scope.iter().rev().find(|(n, _)| n == "$session_variables");
+            let session = scope
+                .vars
+                .iter()
+                .rev()
+                .find(|(n, _)| n == "$session_variables");
             let value = session.and_then(|(_, s)| s.as_object()?.get(&var).cloned());
             value.unwrap_or(Value::Null)
         }

@@ -67,6 +67,7 @@ pub fn template(source: &str) -> Result<Node, String> {
         s: source.as_bytes(),
         at: 0,
         src: source,
+        depth: 0,
     };
     let node = p.value()?;
     p.ws();
@@ -83,14 +84,19 @@ pub fn text(source: &str) -> Result<Vec<Part>, String> {
         s: source.as_bytes(),
         at: 0,
         src: source,
+        depth: 0,
     };
     p.parts(None)
 }
+
+/// The deepest a template's values and expressions nest.
+const MAX_DEPTH: usize = 128;
 
 struct Parser<'a> {
     s: &'a [u8],
     at: usize,
     src: &'a str,
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -133,6 +139,23 @@ impl Parser<'_> {
     }
 
     fn value(&mut self) -> Result<Node, String> {
+        self.deeper()?;
+        let node = self.value_here();
+        self.depth -= 1;
+        node
+    }
+
+    /// One level more of nesting, refused past [`MAX_DEPTH`] (a hostile
+    /// template never overflows the stack).
+    fn deeper(&mut self) -> Result<(), String> {
+        self.depth += 1;
+        match self.depth > MAX_DEPTH {
+            true => Err(self.fail("the template nests too deep")),
+            false => Ok(()),
+        }
+    }
+
+    fn value_here(&mut self) -> Result<Node, String> {
         self.ws();
         match self.block_ahead() {
             Some("if") => return self.if_block(),
@@ -220,13 +243,26 @@ impl Parser<'_> {
                     break;
                 }
                 Some(b'\\') if end.is_some() => {
-                    // A JSON escape, read as JSON reads it.
-                    let len = if self.s.get(self.at + 1) == Some(&b'u') {
-                        6
-                    } else {
-                        2
+                    // A JSON escape, read as JSON reads it (a surrogate pair
+                    // as one: two `\u` escapes).
+                    let rest = &self.src[self.at..];
+                    let len = match rest.as_bytes().get(1) {
+                        Some(b'u')
+                            if rest.get(2..4).is_some_and(|h| {
+                                h.eq_ignore_ascii_case("d8")
+                                    || h.eq_ignore_ascii_case("d9")
+                                    || h.eq_ignore_ascii_case("da")
+                                    || h.eq_ignore_ascii_case("db")
+                            }) =>
+                        {
+                            12
+                        }
+                        Some(b'u') => 6,
+                        _ => 2,
                     };
-                    let escape = self.src.get(self.at..self.at + len).unwrap_or_default();
+                    let Some(escape) = rest.get(..len) else {
+                        return Err(self.fail("a bad escape"));
+                    };
                     let c: String = serde_json::from_str(&format!("\"{escape}\""))
                         .map_err(|_| self.fail("a bad escape"))?;
                     text.push_str(&c);

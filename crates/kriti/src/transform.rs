@@ -33,6 +33,8 @@ enum Body {
     Remove,
     Json(Node),
     Form(Vec<(String, Vec<Part>)>),
+    /// Version 1's form: the template's object, each field a parameter.
+    FormOf(Node),
 }
 
 /// A response transform, read: the body's template (`None`: no body).
@@ -105,9 +107,10 @@ impl RequestTransform {
             None | Some(Value::Null) => Body::Keep,
             // Version 1: the body is the template, its content type apart.
             Some(Value::String(template)) => match text("content_type") {
-                Some("application/x-www-form-urlencoded") => {
-                    Body::Form(form(t.get("form_template"))?.unwrap_or_default())
-                }
+                Some("application/x-www-form-urlencoded") => match form(t.get("form_template"))? {
+                    Some(pairs) => Body::Form(pairs),
+                    None => Body::FormOf(parse::template(template)?),
+                },
                 _ => Body::Json(parse::template(template)?),
             },
             Some(Value::Object(b)) => match b.get("action").and_then(Value::as_str) {
@@ -142,12 +145,12 @@ impl RequestTransform {
         base_url: &str,
         mut headers: Vec<(String, String)>,
     ) -> Result<Outgoing, String> {
-        let mut scope: Scope = vec![
+        let mut scope = Scope::new(vec![
             ("$body".into(), payload.clone()),
             ("$session_variables".into(), Value::Object(session.clone())),
             ("$base_url".into(), Value::String(base_url.to_owned())),
             ("$query_params".into(), Value::Object(Map::new())),
-        ];
+        ]);
         let mut url = match &self.url {
             Some(parts) => eval::text(parts, &mut scope)?,
             None => base_url.to_owned(),
@@ -165,6 +168,11 @@ impl RequestTransform {
                 Some(out.join("&"))
             }
         };
+        // A request's values never take the call elsewhere: the URL keeps the
+        // handler's scheme, host and port.
+        if origin(&url).is_none() || origin(&url) != origin(base_url) {
+            return Err("the transformed URL is not on the handler's scheme, host and port".into());
+        }
         if let Some(query) = query {
             // The transform's parameters replace the URL's own.
             url.truncate(url.find('?').unwrap_or(url.len()));
@@ -200,6 +208,20 @@ impl RequestTransform {
                     out.join("&").into_bytes(),
                 ))
             }
+            Body::FormOf(node) => {
+                let Value::Object(fields) = eval::value(node, &mut scope)? else {
+                    return Err("a form body's template makes an object".into());
+                };
+                let pairs = (fields.iter()).filter(|(_, v)| !v.is_null()).map(|(k, v)| {
+                    let v = match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    format!("{}={}", eval::percent(k), eval::percent(&v))
+                });
+                let body = pairs.collect::<Vec<_>>().join("&");
+                Some(("application/x-www-form-urlencoded", body.into_bytes()))
+            }
         };
         Ok(Outgoing {
             method: self.method.clone().unwrap_or_else(|| "POST".into()),
@@ -208,6 +230,16 @@ impl RequestTransform {
             body,
         })
     }
+}
+
+/// `scheme://authority` of `url`, when it has one.
+fn origin(url: &str) -> Option<&str> {
+    let scheme = url.find("://")?;
+    let rest = &url[scheme + 3..];
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    // An authority with credentials (another host after `@`) is refused.
+    let authority = &rest[..end];
+    (!authority.is_empty() && !authority.contains(['@', '\\'])).then(|| &url[..scheme + 3 + end])
 }
 
 impl ResponseTransform {
@@ -246,12 +278,12 @@ impl ResponseTransform {
         let Some(node) = &self.body else {
             return Ok(Value::Null);
         };
-        let mut scope: Scope = vec![
+        let mut scope = Scope::new(vec![
             ("$body".into(), body.clone()),
             ("$request".into(), request.clone()),
             ("$session_variables".into(), Value::Object(session.clone())),
             ("$response".into(), response.clone()),
-        ];
+        ]);
         eval::value(node, &mut scope)
     }
 }

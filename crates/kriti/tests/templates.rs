@@ -5,13 +5,13 @@ use serde_json::{json, Map, Value};
 
 fn run(template: &str, body: Value) -> Result<Value, String> {
     let node = parse::template(template)?;
-    let mut scope = vec![
+    let mut scope = grafton_kriti::Scope::new(vec![
         ("$body".to_owned(), body),
         (
             "$session_variables".to_owned(),
             json!({"x-hasura-user-id": "7", "x-hasura-role": "user"}),
         ),
-    ];
+    ]);
     eval::value(&node, &mut scope)
 }
 
@@ -132,4 +132,55 @@ fn a_request_transform_makes_the_call() {
         &json!({"status": 200}),
     );
     assert_eq!(reshaped, Ok(json!({"id": 5, "status": 200})));
+}
+
+#[test]
+fn hostile_templates_and_values_are_refused_without_a_panic() {
+    // Escapes cut in a character, an unclosed key, nesting past the limit.
+    for bad in [
+        "{\"a\": \"\\\u{e9}\"}",
+        "{{$body['x}}",
+        "{\"a\": \"\\u12\"}",
+    ] {
+        assert!(parse::template(bad).is_err(), "{bad}");
+    }
+    let deep = "[".repeat(10_000);
+    assert!(parse::template(&deep).is_err());
+    let nots = format!("{{{{ {}true }}}}", "!".repeat(10_000));
+    assert!(parse::template(&nots).is_err());
+    // A surrogate pair is one character.
+    assert_eq!(run(r#""\uD83D\uDE00""#, json!({})), Ok(json!("\u{1F600}")));
+    // Ranges over a client's lists stop at the budget.
+    let list: Vec<i32> = (0..2000).collect();
+    let squared = "{{ range _, a := $body }} {{ range _, b := $body }} {{b}} {{ end }} {{ end }}";
+    let refused = run(squared, json!(list)).expect_err("over the budget");
+    assert!(refused.contains("values"), "{refused}");
+    // Errors name kinds, never values.
+    let e = run("{{ toUpper($body.secret) }}", json!({"secret": 42})).expect_err("refused");
+    assert!(!e.contains("42"), "{e}");
+    // Numbers compare by value.
+    assert_eq!(
+        run("{{ $body.a == 1.0 }}", json!({"a": 1})),
+        Ok(json!(true))
+    );
+}
+
+#[test]
+fn a_transformed_url_stays_on_the_handlers_host() {
+    let t = RequestTransform::read(&json!({"url": "{{$base_url}}{{$body.input.path}}"}))
+        .expect("reads");
+    let session = Map::new();
+    for path in ["@evil.example/", ".evil.example/x", ":9999/x"] {
+        let payload = json!({"input": {"path": path}});
+        assert!(
+            t.apply(&payload, &session, "http://127.0.0.1:9", Vec::new())
+                .is_err(),
+            "{path}"
+        );
+    }
+    let payload = json!({"input": {"path": "/fine?x=1"}});
+    let out = t
+        .apply(&payload, &session, "http://127.0.0.1:9", Vec::new())
+        .expect("same host");
+    assert_eq!(out.url, "http://127.0.0.1:9/fine?x=1");
 }

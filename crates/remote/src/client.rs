@@ -108,9 +108,13 @@ impl Client {
         })?;
         let mut request = self.http.request(method, &outgoing.url);
         if let Some((content_type, body)) = &outgoing.body {
-            request = request
-                .header("content-type", *content_type)
-                .body(body.clone());
+            // A transform's own Content-Type wins over the body's.
+            let named =
+                (outgoing.headers.iter()).any(|(n, _)| n.eq_ignore_ascii_case("content-type"));
+            if !named {
+                request = request.header("content-type", *content_type);
+            }
+            request = request.body(body.clone());
         }
         let secs = timeout.as_secs_f64();
         tokio::time::timeout(timeout, self.request(request, &outgoing.headers))

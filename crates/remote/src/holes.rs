@@ -6,6 +6,7 @@
 use crate::output::Hole;
 use apollo_compiler::executable::{Field, Selection, SelectionSet};
 use apollo_compiler::{ExecutableDocument, Node};
+use grafton_schema::remote::RemoteIntrospected;
 use grafton_schema::ActionRel;
 use serde_json::{Map, Value};
 
@@ -19,29 +20,36 @@ pub fn find(
     fields: &[Node<Field>],
     document: &ExecutableDocument,
     rels: &[ActionRel],
+    remote: &RemoteIntrospected,
 ) -> Vec<Hole> {
     let mut out = Vec::new();
     if rels.is_empty() {
         return out;
     }
     for f in fields {
-        walk(value, &f.selection_set, document, rels, "", &mut out);
+        let cx = Walk {
+            document,
+            rels,
+            remote,
+        };
+        walk(value, &f.selection_set, &cx, "", &mut out);
     }
     out
 }
 
-fn walk(
-    value: &mut Value,
-    set: &SelectionSet,
-    document: &ExecutableDocument,
-    rels: &[ActionRel],
-    pointer: &str,
-    out: &mut Vec<Hole>,
-) {
+/// What every step of a walk reads.
+struct Walk<'a> {
+    document: &'a ExecutableDocument,
+    rels: &'a [ActionRel],
+    remote: &'a RemoteIntrospected,
+}
+
+fn walk(value: &mut Value, set: &SelectionSet, cx: &Walk<'_>, pointer: &str, out: &mut Vec<Hole>) {
+    let (document, rels) = (cx.document, cx.rels);
     match value {
         Value::Array(items) => {
             for (i, v) in items.iter_mut().enumerate() {
-                walk(v, set, document, rels, &format!("{pointer}/{i}"), out);
+                walk(v, set, cx, &format!("{pointer}/{i}"), out);
             }
         }
         Value::Object(object) => {
@@ -57,7 +65,7 @@ fn walk(
                 let Some(rel) = rel else {
                     if let Some(v) = object.get_mut(key) {
                         if !f.selection_set.selections.is_empty() {
-                            walk(v, &f.selection_set, document, rels, &at, out);
+                            walk(v, &f.selection_set, cx, &at, out);
                         }
                     }
                     continue;
@@ -65,12 +73,15 @@ fn walk(
                 let names: Vec<String> = (rel.mapping.iter())
                     .map(|(m, _)| format!("{PHANTOM}{m}"))
                     .collect();
-                // Its mapped fields answered: the object is of the type.
+                // The key kept in place answered the object's type: only an
+                // object of the relationship's own type has it.
+                let of_type = (object.get(key).and_then(Value::as_str))
+                    .is_some_and(|t| cx.remote.served_type(t) == rel.object);
                 let source: Option<Map<String, Value>> = (rel.mapping.iter().zip(&names))
                     .map(|((m, _), n)| Some((m.clone(), object.get(n)?.clone())))
                     .collect();
                 phantoms.extend(names);
-                if let Some(source) = source.filter(|_| object.contains_key(key)) {
+                if let Some(source) = source.filter(|_| of_type) {
                     if !out.iter().any(|h| h.pointer == at) {
                         let same = |(_, g): &&(&str, &Node<Field>)| g.response_key() == key;
                         out.push(Hole {

@@ -270,17 +270,7 @@ impl Shaper<'_> {
     }
 }
 
-/// A JSON value's kind, for errors.
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
-}
+use grafton_kriti::eval::kind;
 
 #[cfg(test)]
 mod tests {

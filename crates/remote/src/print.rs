@@ -71,6 +71,13 @@ impl<'a> Printer<'a> {
     }
 
     pub(crate) fn field(&mut self, key: &str, parent: &str, f: &Field) {
+        if key.starts_with(crate::holes::PHANTOM) {
+            self.error = Some(format!(
+                "the alias '{key}' starts with '{}', which Grafton keeps for itself",
+                crate::holes::PHANTOM
+            ));
+            return;
+        }
         if let Some(rel) =
             (self.rels.iter()).find(|r| r.object == parent && r.field == f.name.as_str())
         {

@@ -58,7 +58,8 @@ pub(super) async fn run(
     };
     let mut outside = Outside::default();
     let mut cookies = Vec::new();
-    for ((_, fields), answer) in groups.iter().zip(answers) {
+    for ((i, fields), answer) in groups.iter().zip(answers) {
+        let remote = planner.model().remote_schemas.get(*i);
         let mut data = Map::new();
         match answer {
             Some(Ok(mut answer)) => {
@@ -77,7 +78,11 @@ pub(super) async fn run(
         }
         for (key, root) in fields {
             let mut value = data.remove(*key).unwrap_or(Value::Null);
-            if let Err(e) = related(&cx, &mut value, &root.fields).await {
+            let filled = match remote {
+                Some(r) => related(&cx, &r.introspected, &mut value, &root.fields).await,
+                None => Ok(()),
+            };
+            if let Err(e) = filled {
                 // The statement failed: the field has no answer.
                 value = Value::Null;
                 outside.errors.push(json!({
@@ -151,12 +156,13 @@ async fn call(
 /// (the answer to `fields`): one statement per relationship field.
 pub(super) async fn related(
     cx: &Cx<'_>,
+    remote: &grafton_schema::remote::RemoteIntrospected,
     value: &mut Value,
     fields: &[apollo_compiler::Node<apollo_compiler::executable::Field>],
 ) -> Result<(), crate::error::EngineError> {
     let rels = &cx.planner.model().action_relationships;
     let document = cx.prepared.document();
-    let holes = grafton_remote::holes::find(value, fields, document, rels);
+    let holes = grafton_remote::holes::find(value, fields, document, rels, remote);
     if holes.is_empty() {
         return Ok(());
     }

@@ -214,7 +214,13 @@ async fn call(
     // The remote's types' relationships to tables in the answers.
     let mut all = Value::Array(values);
     let rels = &model.action_relationships;
-    let holes = grafton_remote::holes::find(&mut all, &site.join.fields, prepared.document(), rels);
+    let holes = grafton_remote::holes::find(
+        &mut all,
+        &site.join.fields,
+        prepared.document(),
+        rels,
+        &remote.introspected,
+    );
     if !holes.is_empty() {
         super::action_related::fill(&engine.db, planner, prepared, &mut all, holes).await?;
     }

@@ -34,6 +34,13 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self) -> Result<Expr, String> {
+        self.deeper()?;
+        let e = self.unary_here();
+        self.depth -= 1;
+        e
+    }
+
+    fn unary_here(&mut self) -> Result<Expr, String> {
         if self.eat("!") {
             return Ok(Expr::Not(Box::new(self.unary()?)));
         }
@@ -106,6 +113,9 @@ impl Parser<'_> {
                             let start = self.at;
                             while self.at < self.s.len() && self.s[self.at] != quote {
                                 self.at += 1;
+                            }
+                            if self.at >= self.s.len() {
+                                return Err(self.fail("a key in brackets is not closed"));
                             }
                             let key = self.src[start..self.at].to_owned();
                             self.at += 1;

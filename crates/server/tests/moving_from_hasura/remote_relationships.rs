@@ -403,6 +403,11 @@ async fn a_remote_types_relationship_to_a_table_is_joined_in_one_statement() {
         let (_, body) = calls.last().expect("a call");
         let sent = body["query"].as_str().unwrap_or_default();
         assert!(sent.contains("notes: __typename grafton__id: id"), "{sent}");
+        // A client's alias cannot pass for the fields Grafton asks.
+        let alias = json!({"query": "{ books { grafton__id: id } }"});
+        let answer = post_body(&server, &alias, &[]).await;
+        let message = answer["errors"][0]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("keeps for itself"), "{answer}");
         // Under the caller's row rule (the remote's books, the caller's notes),
         // and through a table's remote relationship and back.
         let reader = [("x-hasura-role", "reader"), ("x-hasura-user-id", "u1")];
