@@ -183,10 +183,10 @@ class Bench(Setup, Load, Reads, Writes, Auth, Subs, Qos, Ops, EventTriggers, Sca
             st += self.ops_steps()
         if "events" in sc:
             st += self.events_steps()
-        if "scale" in sc:
-            st += self.scale_steps()
         if "remote" in sc:
             st += self.remote_steps()
+        if "scale" in sc:
+            st += self.scale_steps()
         st.append(S("report", "results.json, summary.md, charts", 1, self.write_report))
         return st
 

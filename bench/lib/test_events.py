@@ -237,7 +237,7 @@ class ReportTest(unittest.TestCase):
 class PlanTest(unittest.TestCase):
     def test_events_come_before_scale(self):
         kinds = list(dict.fromkeys(s.scenario for s in steps(plan.full())))
-        self.assertEqual(kinds[-3:], ["events", "scale", "report"])
+        self.assertEqual(kinds[-4:], ["events", "remote", "scale", "report"])
 
     def test_time_budget(self):
         for cfg, limit in ((plan.full(), 25 * 60), (plan.quick(), 6 * 60)):

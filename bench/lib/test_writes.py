@@ -73,9 +73,10 @@ class PlanTest(unittest.TestCase):
         self.assertFalse({"fixed", "capacity", "memory", "ceiling"} & set(kinds[first_write:]))
         # auth, then qos, then subscriptions (its own table, created last), then ops (its
         # reloads read the final schema), then events (a database of its own, dropped
-        # after), then scale (it restarts PostgreSQL), last
-        self.assertEqual(list(dict.fromkeys(kinds))[-7:],
-                         ["auth", "qos", "subscriptions", "ops", "events", "scale", "report"])
+        # after), then remote (a SQLite file of its own), then scale (it restarts
+        # PostgreSQL), last
+        self.assertEqual(list(dict.fromkeys(kinds))[-8:],
+                         ["auth", "qos", "subscriptions", "ops", "events", "remote", "scale", "report"])
         self.assertLess(first_write, kinds.index("auth"))  # auth after the writes
         self.assertIn("start PostGraphile with its default mutations", st[first_write].label)
 
