@@ -69,9 +69,12 @@ impl Cost {
                 Root::Typename(_) | Root::Introspection | Root::Action(_) | Root::Remote(_) => None,
             })
             .collect();
+        // A remote relationship is one call per request, whatever its rows.
         let calls = (query.root.iter())
             .filter(|(_, r)| matches!(r, Root::Action(_) | Root::Remote(_)))
-            .count() as u64;
+            .count()
+            + grafton_ir::remote_joins(query).len();
+        let calls = calls as u64;
         Self {
             fixed: introspection_nodes.saturating_add(calls.saturating_mul(ACTION_CALL)),
             roots,

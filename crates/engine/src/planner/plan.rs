@@ -162,9 +162,10 @@ impl Planner {
         let has_remotes = (roots.iter()).any(|(_, s)| matches!(s, Source::Remote(_)));
         let joins = grafton_ir::remote_joins(&query);
         if live && !joins.is_empty() {
-            return Err(EngineError::validation(
-                "remote relationships are not served in subscriptions: query them instead",
-            ));
+            // Hasura's answer too (`not-supported`).
+            return Err(EngineError::Ir(grafton_ir::IrError::NotSupported(
+                "Remote relationships are not allowed in subscriptions".into(),
+            )));
         }
         // Key the plan on every variable known to shape this document, including the
         // ones this build just discovered.
