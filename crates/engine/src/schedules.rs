@@ -57,8 +57,12 @@ pub(crate) fn served(
             Some("its name is empty".to_owned())
         } else if served.iter().any(|c| c.name == cron.name) {
             Some("another cron trigger has its name".to_owned())
-        } else if cron.request_transform.is_some() || cron.response_transform.is_some() {
-            Some("request and response transforms are not served by Grafton yet".to_owned())
+        } else if cron.response_transform.is_some() {
+            Some("a response transform is not served for cron triggers".to_owned())
+        } else if let Some(Err(why)) =
+            (cron.request_transform.as_ref()).map(grafton_kriti::RequestTransform::read)
+        {
+            Some(format!("its request_transform: {why}"))
         } else if let Err(e) = Schedule::parse(&cron.schedule) {
             Some(e)
         } else {

@@ -94,6 +94,7 @@ impl Events {
         headers: &[HeaderConf],
         timeout_secs: u32,
         payload: &Value,
+        transform: Option<&Value>,
     ) -> Outcome {
         let url = match url {
             Ok(url) => url,
@@ -111,13 +112,29 @@ impl Events {
             .saturating_sub(Duration::from_secs(60));
         let asked = Duration::from_secs(u64::from(timeout_secs.max(1)));
         let timeout = asked.min(most.max(Duration::from_secs(1)));
-        let mut request = self.client.post(&url).timeout(timeout).json(payload);
+        let mut resolved = Vec::with_capacity(headers.len());
         for h in headers {
             match crate::webhook::header_value(h) {
-                Ok(v) => request = request.header(h.name.as_str(), v),
+                Ok(v) => resolved.push((h.name.clone(), v)),
                 Err(e) => return Outcome::failed(e),
             }
         }
+        let request = match transform {
+            None => {
+                let mut request = self.client.post(&url).json(payload);
+                for (name, value) in &resolved {
+                    request = request.header(name.as_str(), value.as_str());
+                }
+                request
+            }
+            Some(t) => match transformed(&self.client, t, payload, &url, resolved) {
+                Ok(request) => request,
+                Err(why) => {
+                    return Outcome::failed(format!("Request Transformation Failed: {why}"))
+                }
+            },
+        };
+        let request = request.timeout(timeout);
         let mut response = match request.send().await {
             Ok(r) => r,
             Err(e) => return Outcome::failed(crate::webhook::describe(&e)),
@@ -143,6 +160,37 @@ impl Events {
             response: String::from_utf8_lossy(&body).into_owned(),
         }
     }
+}
+
+/// The call `transform` (Hasura's `request_transform`) makes of `payload` to
+/// `url`; the session it reads is the event's (`event.session_variables`).
+fn transformed(
+    client: &reqwest::Client,
+    transform: &Value,
+    payload: &Value,
+    url: &str,
+    headers: Vec<(String, String)>,
+) -> Result<reqwest::RequestBuilder, String> {
+    let t = grafton_kriti::RequestTransform::read(transform)?;
+    let session = (payload.pointer("/event/session_variables"))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let out = t.apply(payload, &session, url, headers)?;
+    let method = reqwest::Method::from_bytes(out.method.as_bytes())
+        .map_err(|_| format!("\"{}\" is not an HTTP method", out.method))?;
+    let mut request = client.request(method, &out.url);
+    let named = (out.headers.iter()).any(|(n, _)| n.eq_ignore_ascii_case("content-type"));
+    for (name, value) in &out.headers {
+        request = request.header(name.as_str(), value.as_str());
+    }
+    if let Some((content_type, body)) = out.body {
+        if !named {
+            request = request.header("content-type", content_type);
+        }
+        request = request.body(body);
+    }
+    Ok(request)
 }
 
 /// One call counted in flight while it lasts.

@@ -88,7 +88,14 @@ FROM claimed";
         let url = crate::webhook::url(c);
         let timeout = c.retry_conf.timeout_sec;
         let outcome = self
-            .call(Log::Table, url, &c.headers, timeout, &payload)
+            .call(
+                Log::Table,
+                url,
+                &c.headers,
+                timeout,
+                &payload,
+                c.request_transform.as_ref(),
+            )
             .await;
         let metrics = &self.engine.metrics().events;
         let name = [trigger.config.name.as_str()];

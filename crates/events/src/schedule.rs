@@ -157,12 +157,13 @@ FROM claimed",
             },
             None => None,
         };
-        let (url, headers, retry, payload) = match &cron {
+        let (url, headers, retry, payload, transform) = match &cron {
             Some(c) => (
                 crate::webhook::templated(&c.webhook),
                 c.headers.as_slice(),
                 c.retry_conf,
                 c.payload.clone().unwrap_or(Value::Null),
+                c.request_transform.as_ref(),
             ),
             None => (
                 (firing.webhook.as_deref())
@@ -170,6 +171,7 @@ FROM claimed",
                 firing.headers.as_slice(),
                 firing.retry_conf,
                 firing.payload.clone(),
+                None,
             ),
         };
         let label = firing.trigger.as_deref().unwrap_or("(one-off)");
@@ -182,7 +184,14 @@ FROM claimed",
         let body = webhook_body(&firing, cron.as_ref(), payload);
         let called = std::time::Instant::now();
         let outcome = self
-            .call(Log::Scheduled, url, headers, retry.timeout_seconds, &body)
+            .call(
+                Log::Scheduled,
+                url,
+                headers,
+                retry.timeout_seconds,
+                &body,
+                transform,
+            )
             .await;
         let metrics = &self.engine.metrics().events;
         let seconds = called.elapsed().as_secs_f64();

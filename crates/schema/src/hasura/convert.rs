@@ -224,10 +224,19 @@ fn event_triggers(
             |why: String| Inconsistency::of_table(ObjectKind::EventTrigger, key, &name, why);
         match serde_json::from_value::<crate::config::EventTriggerConfig>(t.clone()) {
             Err(e) => left_out.push(refuse(format!("it does not read as an event trigger: {e}"))),
-            Ok(t) if t.request_transform.is_some() || t.response_transform.is_some() => {
+            Ok(t) if t.response_transform.is_some() => {
                 left_out.push(refuse(
-                    "its request or response transform is not served by Grafton yet".into(),
+                    "a response transform is not served for event triggers".into(),
                 ));
+            }
+            Ok(t)
+                if (t.request_transform.as_ref())
+                    .is_some_and(|r| grafton_kriti::RequestTransform::read(r).is_err()) =>
+            {
+                let why = (t.request_transform.as_ref())
+                    .and_then(|r| grafton_kriti::RequestTransform::read(r).err())
+                    .unwrap_or_default();
+                left_out.push(refuse(format!("its request_transform: {why}")));
             }
             Ok(t) if t.webhook.is_none() == t.webhook_from_env.is_none() => {
                 left_out.push(refuse(
