@@ -192,6 +192,12 @@ async fn sighup_reloads_the_schema() {
         "{}",
         process.log()
     );
+    // The reload is logged once the new schema is in place: a request may be
+    // answered by it a moment before the line is written.
+    let logged = Instant::now();
+    while !process.log().contains("schema reloaded") && logged.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert!(
         process.log().contains("schema reloaded"),
         "{}",
