@@ -24,9 +24,12 @@ mod functions;
 mod mutations;
 mod names;
 use names::{mutation_names, AGG_FUNCS, ORDER_VALUES};
+mod lookup;
 mod relations;
 mod remote_relationships;
 mod remote_type_relationships;
+use lookup::qualified;
+pub(crate) use lookup::{config_entry, find_table};
 mod remotes;
 mod stream;
 mod table_names;
@@ -246,27 +249,6 @@ pub fn build_for_role(
         remote_schemas: remotes,
         remote_relationships: remote_rels.into_iter().map(|(r, _)| r).collect(),
     })
-}
-
-fn qualified(t: &Table) -> String {
-    format!("{}.{}", t.schema, t.name)
-}
-
-/// The config's entry (key and settings) for the catalog's table `ci`, if any.
-pub(crate) fn config_entry<'c>(
-    catalog: &Catalog,
-    config: &'c Config,
-    ci: usize,
-    default_schema: &str,
-) -> Option<(&'c String, &'c crate::config::TableConfig)> {
-    (config.tables.iter()).find(|(k, _)| find_table(catalog, k, default_schema) == Some(ci))
-}
-
-pub(crate) fn find_table(catalog: &Catalog, key: &str, default_schema: &str) -> Option<usize> {
-    match key.split_once('.') {
-        Some((schema, name)) => catalog.table_index(schema, name),
-        None => catalog.table_index(default_schema, key),
-    }
 }
 
 /// The root types' field lists a table adds to.

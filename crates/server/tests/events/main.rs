@@ -11,6 +11,7 @@ mod crash;
 mod delivery;
 mod schedules;
 mod sqlite;
+mod transforms;
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
