@@ -222,28 +222,27 @@ fn event_triggers(
         let name = json_name(t);
         let refuse =
             |why: String| Inconsistency::of_table(ObjectKind::EventTrigger, key, &name, why);
-        match serde_json::from_value::<crate::config::EventTriggerConfig>(t.clone()) {
-            Err(e) => left_out.push(refuse(format!("it does not read as an event trigger: {e}"))),
-            Ok(t) if t.response_transform.is_some() => {
-                left_out.push(refuse(
-                    "a response transform is not served for event triggers".into(),
-                ));
+        let t = match serde_json::from_value::<crate::config::EventTriggerConfig>(t.clone()) {
+            Ok(t) => t,
+            Err(e) => {
+                left_out.push(refuse(format!("it does not read as an event trigger: {e}")));
+                continue;
             }
-            Ok(t)
-                if (t.request_transform.as_ref())
-                    .is_some_and(|r| grafton_kriti::RequestTransform::read(r).is_err()) =>
-            {
-                let why = (t.request_transform.as_ref())
-                    .and_then(|r| grafton_kriti::RequestTransform::read(r).err())
-                    .unwrap_or_default();
-                left_out.push(refuse(format!("its request_transform: {why}")));
-            }
-            Ok(t) if t.webhook.is_none() == t.webhook_from_env.is_none() => {
-                left_out.push(refuse(
-                    "it needs one of webhook and webhook_from_env".into(),
-                ));
-            }
-            Ok(t) => {
+        };
+        let unread = (t.request_transform.as_ref())
+            .and_then(|r| grafton_kriti::RequestTransform::read(r).err());
+        let why = if t.response_transform.is_some() {
+            Some("a response transform is not served for event triggers".to_owned())
+        } else if let Some(why) = unread {
+            Some(format!("its request_transform: {why}"))
+        } else if t.webhook.is_none() == t.webhook_from_env.is_none() {
+            Some("it needs one of webhook and webhook_from_env".to_owned())
+        } else {
+            None
+        };
+        match why {
+            Some(why) => left_out.push(refuse(why)),
+            None => {
                 out.insert(t.name.clone(), t);
             }
         }
