@@ -177,20 +177,7 @@ fn transformed(
         .cloned()
         .unwrap_or_default();
     let out = t.apply(payload, &session, url, headers)?;
-    let method = reqwest::Method::from_bytes(out.method.as_bytes())
-        .map_err(|_| format!("\"{}\" is not an HTTP method", out.method))?;
-    let mut request = client.request(method, &out.url);
-    let named = (out.headers.iter()).any(|(n, _)| n.eq_ignore_ascii_case("content-type"));
-    for (name, value) in &out.headers {
-        request = request.header(name.as_str(), value.as_str());
-    }
-    if let Some((content_type, body)) = out.body {
-        if !named {
-            request = request.header("content-type", content_type);
-        }
-        request = request.body(body);
-    }
-    Ok(request)
+    grafton_remote::transformed(client, &out)
 }
 
 /// One call counted in flight while it lasts.

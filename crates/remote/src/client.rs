@@ -103,21 +103,9 @@ impl Client {
         outgoing: &grafton_kriti::Outgoing,
         timeout: Duration,
     ) -> Result<Answer, CallError> {
-        let method = reqwest::Method::from_bytes(outgoing.method.as_bytes()).map_err(|_| {
-            CallError::Failed(format!("\"{}\" is not an HTTP method", outgoing.method))
-        })?;
-        let mut request = self.http.request(method, &outgoing.url);
-        if let Some((content_type, body)) = &outgoing.body {
-            // A transform's own Content-Type wins over the body's.
-            let named =
-                (outgoing.headers.iter()).any(|(n, _)| n.eq_ignore_ascii_case("content-type"));
-            if !named {
-                request = request.header("content-type", *content_type);
-            }
-            request = request.body(body.clone());
-        }
+        let request = transformed(&self.http, outgoing).map_err(CallError::Failed)?;
         let secs = timeout.as_secs_f64();
-        tokio::time::timeout(timeout, self.request(request, &outgoing.headers))
+        tokio::time::timeout(timeout, self.request(request, &[]))
             .await
             .unwrap_or(Err(CallError::Timeout(secs)))
     }
@@ -154,4 +142,26 @@ impl Client {
             set_cookies,
         })
     }
+}
+
+/// The request a transform made (`outgoing`): its method, URL, headers and
+/// body, the transform's own `Content-Type` over the body's.
+pub fn transformed(
+    http: &reqwest::Client,
+    outgoing: &grafton_kriti::Outgoing,
+) -> Result<reqwest::RequestBuilder, String> {
+    let method = reqwest::Method::from_bytes(outgoing.method.as_bytes())
+        .map_err(|_| format!("\"{}\" is not an HTTP method", outgoing.method))?;
+    let mut request = http.request(method, &outgoing.url);
+    for (name, value) in &outgoing.headers {
+        request = request.header(name.as_str(), value.as_str());
+    }
+    if let Some((content_type, body)) = &outgoing.body {
+        let named = (outgoing.headers.iter()).any(|(n, _)| n.eq_ignore_ascii_case("content-type"));
+        if !named {
+            request = request.header("content-type", *content_type);
+        }
+        request = request.body(body.clone());
+    }
+    Ok(request)
 }

@@ -19,4 +19,4 @@ mod typenames;
 pub mod webhook;
 
 pub use action::{ActionCall, ActionError};
-pub use client::{Answer, Client, ClientOptions};
+pub use client::{transformed, Answer, Client, ClientOptions};
