@@ -8,6 +8,8 @@ mod common;
 
 mod admission;
 mod batch;
+mod connections;
+mod health;
 mod rate;
 mod response_size;
 mod shape_and_cost;

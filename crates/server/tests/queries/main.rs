@@ -18,8 +18,14 @@ mod naming;
 mod nesting;
 mod ordering;
 mod pagination;
+mod postgres_types;
 mod relationships;
 mod row_keys;
 mod startup;
 mod tables;
 mod values;
+mod wide_objects;
+
+/// The WebSocket client's admin secret (`postgres_types`' servers have none: all
+/// is admin).
+pub const ADMIN_SECRET: &str = "unused";

@@ -2,19 +2,15 @@
 //! bigint, interval, arrays (lists, as Hasura 2.29+ serves them), and types Grafton
 //! does not map (exposed as String, read as text).
 
-#[path = "subscriptions/client.rs"]
+#[path = "../subscriptions/client.rs"]
 #[allow(dead_code)]
 mod client;
-#[path = "common/mod.rs"]
-mod common;
 
 use grafton_server::{start, ServeOptions};
 
-/// The WebSocket client's admin secret (these servers have none: all is admin).
-const ADMIN_SECRET: &str = "unused";
 use serde_json::{json, Value};
 
-const FIXTURE: &str = include_str!("fixtures/sql/postgres_types.postgres.sql");
+const FIXTURE: &str = include_str!("../fixtures/sql/postgres_types.postgres.sql");
 
 async fn post(url: &str, query: &str, variables: Value) -> Value {
     reqwest::Client::new()
