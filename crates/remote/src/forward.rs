@@ -85,8 +85,13 @@ fn request_slots(call: &RemoteCall<'_>) -> Result<(Value, Vec<Slot>), String> {
         true => call.introspected.mutation_type.as_deref(),
         false => Some(call.introspected.query_type.as_str()),
     };
-    let mut p =
-        crate::print::Printer::new(call.introspected, call.document, call.session, call.rels);
+    let mut p = crate::print::Printer::new(
+        call.introspected,
+        call.document,
+        call.session,
+        call.variables,
+        call.rels,
+    );
     p.out.push_str(" {");
     let namespace = call.introspected.namespace.as_deref();
     let mut slots: Vec<Slot> = Vec::new();

@@ -187,14 +187,14 @@ fn names(v: &Value, renames: &Renames<'_>) -> Result<Vec<String>, String> {
 /// with `custom`'s names: its types and root fields as served, checked as a
 /// schema of its own.
 pub fn read(answer: &Value, custom: Option<&Customization>) -> Result<RemoteIntrospected, String> {
-    read_with(answer, custom, BTreeMap::new())
+    read_with(answer, custom, Default::default())
 }
 
-/// [`read`], with a role's `presets` (by the remote's type and field names).
+/// [`read`], with a role's `presets` (in the remote's names).
 pub fn read_with(
     answer: &Value,
     custom: Option<&Customization>,
-    presets: grafton_schema::remote::Presets,
+    presets: grafton_schema::remote::RolePresets,
 ) -> Result<RemoteIntrospected, String> {
     let schema = &answer["data"]["__schema"];
     if !schema.is_object() {
@@ -214,10 +214,13 @@ pub fn read_with(
         raw: answer.clone(),
         ..Default::default()
     };
-    for ((parent, field), set) in presets {
+    for ((parent, field), set) in presets.arguments {
         let key = (renames.ty(&parent), renames.field(&parent, &field));
         out.presets.insert(key, set);
     }
+    let input_presets: BTreeMap<String, _> = (presets.input_fields.into_iter())
+        .map(|(ty, set)| (renames.ty(&ty), set))
+        .collect();
     let mut whole = String::new();
     // The root types, served as types only where another type names them (a
     // Relay payload's `query: Query`).
@@ -326,6 +329,7 @@ pub fn read_with(
     whole.push_str(" }\n");
     let schema = apollo_compiler::Schema::parse_and_validate(&whole, "remote.graphql")
         .map_err(|e| format!("its schema does not validate: {}", e.errors))?;
+    out.input_presets = crate::input_presets::plan(&schema, input_presets);
     let named: std::collections::BTreeSet<&str> = (out.types.iter())
         .filter_map(|t| schema.types.get(t.name.as_str()))
         .flat_map(|t| match t {

@@ -58,8 +58,13 @@ pub enum JoinError {
 
 /// The document and variables sent for `call`.
 pub fn request(call: &JoinCall<'_>) -> Result<Value, String> {
-    let mut p =
-        crate::print::Printer::new(call.introspected, call.document, call.session, call.rels);
+    let mut p = crate::print::Printer::new(
+        call.introspected,
+        call.document,
+        call.session,
+        call.variables,
+        call.rels,
+    );
     // The selection, written once.
     let scalar = call
         .fields
@@ -83,12 +88,10 @@ pub fn request(call: &JoinCall<'_>) -> Result<Value, String> {
     };
     // The client's arguments, given to the last field.
     let mut asked = String::new();
-    if let Some(f) = call.fields.first() {
-        for a in f.arguments.iter() {
-            let _ = write!(p.out, ", {}: ", a.name);
-            p.value(&a.value);
+    if let (Some(f), Some(last)) = (call.fields.first(), call.path.last()) {
+        for a in p.arguments(&last.parent, &last.served, &f.arguments) {
+            let _ = write!(asked, ", {a}");
         }
-        asked = std::mem::take(&mut p.out);
     }
     // A preset whose session variable is missing refuses the call (never
     // sent without it).
@@ -116,9 +119,20 @@ pub fn request(call: &JoinCall<'_>) -> Result<Value, String> {
             let last = level + 1 == call.path.len();
             out.push_str(&step.name);
             let mut args = String::new();
+            let key = (step.parent.clone(), step.served.clone());
+            let types = call.introspected.input_presets.args.get(&key);
             for (name, value) in &step.arguments {
                 let _ = write!(args, ", {name}: ");
-                literal(value, row, &mut args)?;
+                match types.and_then(|t| t.get(name)) {
+                    // An input object with a role's presets in it.
+                    Some(ty) => {
+                        p.json(&substituted(value, row), ty, &mut args);
+                        if let Some(e) = p.error.take() {
+                            return Err(e);
+                        }
+                    }
+                    None => literal(value, row, &mut args)?,
+                }
             }
             args.push_str(&presets[level]);
             if last {
@@ -162,9 +176,30 @@ pub fn request(call: &JoinCall<'_>) -> Result<Value, String> {
     Ok(json!({"query": format!("query{declared}{out}"), "variables": variables}))
 }
 
+/// `value` with each string `"$column"` the row's value.
+fn substituted(value: &Value, row: &Map<String, Value>) -> Value {
+    match value {
+        Value::String(s) => match s.strip_prefix('$').and_then(|c| row.get(c)) {
+            Some(v) => v.clone(),
+            None => value.clone(),
+        },
+        Value::Array(items) => Value::Array(items.iter().map(|i| substituted(i, row)).collect()),
+        Value::Object(fields) => Value::Object(
+            (fields.iter())
+                .map(|(k, v)| (k.clone(), substituted(v, row)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// `value` as a GraphQL literal, a string `"$column"` the row's value; an
 /// object key that is not a GraphQL name (a JSON column's) refuses the call.
-fn literal(value: &Value, row: &Map<String, Value>, out: &mut String) -> Result<(), String> {
+pub(crate) fn literal(
+    value: &Value,
+    row: &Map<String, Value>,
+    out: &mut String,
+) -> Result<(), String> {
     match value {
         Value::String(s) => match s.strip_prefix('$').and_then(|c| row.get(c)) {
             Some(v) => literal(v, &Map::new(), out)?,

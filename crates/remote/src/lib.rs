@@ -9,6 +9,7 @@ pub mod action;
 mod client;
 pub mod forward;
 pub mod holes;
+mod input_presets;
 pub mod introspection;
 pub mod join;
 mod names;

@@ -2,12 +2,13 @@
 //! remote's introspection cut to the types, fields, arguments, values and
 //! members the role's SDL lists, each checked against the remote's own (same
 //! kind, same types, every required argument kept); an argument with
-//! `@preset(value: …)` leaves the role's schema and is added to every call
-//! (a string naming `x-hasura-*` is the caller's session variable unless
-//! `static: true`).
+//! `@preset(value: …)` leaves the role's schema and is added to every call,
+//! an input object's field with one to every value of that type a call
+//! carries (a string naming `x-hasura-*` is the caller's session variable
+//! unless `static: true`).
 
 use apollo_compiler::ast::{self, Definition};
-use grafton_schema::remote::{Preset, PresetValue, Presets};
+use grafton_schema::remote::{Preset, PresetValue, RolePresets};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -39,8 +40,8 @@ fn kind_of(d: &Definition) -> &'static str {
 }
 
 /// The remote's introspection `answer` cut to the role's `sdl`, and the
-/// presets it sets, by (the remote's type, field) names.
-pub fn restrict(answer: &Value, sdl: &str) -> Result<(Value, Presets), String> {
+/// presets it sets, in the remote's names.
+pub fn restrict(answer: &Value, sdl: &str) -> Result<(Value, RolePresets), String> {
     let doc = ast::Document::parse(sdl, "permission.graphql")
         .map_err(|e| format!("its SDL does not parse: {}", e.errors))?;
     let schema = &answer["data"]["__schema"];
@@ -87,7 +88,7 @@ pub fn restrict(answer: &Value, sdl: &str) -> Result<(Value, Presets), String> {
             }
         }
     }
-    let mut presets = BTreeMap::new();
+    let mut presets = RolePresets::default();
     let mut types = Vec::new();
     let upstream: Vec<&Value> = schema["types"].as_array().into_iter().flatten().collect();
     for (name, d) in &allowed.types {
@@ -143,7 +144,7 @@ fn cut(
     t: &Value,
     d: &Definition,
     allowed: &Allowed<'_>,
-    presets: &mut Presets,
+    presets: &mut RolePresets,
 ) -> Result<Value, String> {
     let name = t["name"].as_str().unwrap_or_default();
     let mut t = t.clone();
@@ -195,7 +196,7 @@ fn cut(
                 let mut up = up.clone();
                 let (args, set) = arguments(name, f, &up)?;
                 if !set.is_empty() {
-                    presets.insert((name.to_owned(), f.name.to_string()), set);
+                    (presets.arguments).insert((name.to_owned(), f.name.to_string()), set);
                 }
                 up["args"] = Value::Array(args);
                 kept.push(up);
@@ -213,16 +214,26 @@ fn cut(
             listed("possibleTypes", names, &mut t)?;
         }
         Definition::InputObjectTypeDefinition(i) => {
-            if i.fields
-                .iter()
-                .any(|f| f.directives.get("preset").is_some())
-            {
-                return Err(format!(
-                    "a @preset on a field of input object \"{name}\" is not served by Grafton yet"
-                ));
-            }
             let names = i.fields.iter().map(|f| f.name.to_string()).collect();
             listed("inputFields", names, &mut t)?;
+            // A field with a preset leaves the role's type; its value is the preset's.
+            let mut set = Vec::new();
+            for f in &i.fields {
+                let Some(p) = f.directives.get("preset") else {
+                    continue;
+                };
+                let up = (t["inputFields"].as_array().into_iter().flatten())
+                    .find(|u| u["name"].as_str() == Some(f.name.as_str()))
+                    .map(|u| u["type"].clone())
+                    .unwrap_or_default();
+                set.push(preset(f, p, &up)?);
+            }
+            if !set.is_empty() {
+                if let Some(fields) = t["inputFields"].as_array_mut() {
+                    fields.retain(|u| !set.iter().any(|p| u["name"].as_str() == Some(&p.arg)));
+                }
+                presets.input_fields.insert(name.to_owned(), set);
+            }
         }
         _ => {}
     }

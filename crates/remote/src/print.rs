@@ -22,6 +22,9 @@ pub(crate) struct Printer<'a> {
     pub(crate) document: &'a ExecutableDocument,
     /// The caller's session, for presets that read it.
     pub(crate) session: &'a Map<String, Value>,
+    /// The request's coerced variables (those holding an input object with a
+    /// preset are written into the document).
+    pub(crate) variables: &'a Map<String, Value>,
     pub(crate) used: BTreeSet<String>,
     pub(crate) out: String,
     /// Why the part cannot be sent (a preset's session variable missing).
@@ -37,12 +40,14 @@ impl<'a> Printer<'a> {
         remote: &'a RemoteIntrospected,
         document: &'a ExecutableDocument,
         session: &'a Map<String, Value>,
+        variables: &'a Map<String, Value>,
         rels: &'a [ActionRel],
     ) -> Self {
         Self {
             remote,
             document,
             session,
+            variables,
             used: BTreeSet::new(),
             out: String::new(),
             error: None,
@@ -51,8 +56,15 @@ impl<'a> Printer<'a> {
     }
 
     pub(crate) fn value(&mut self, v: &ast::Value) {
+        let mut out = std::mem::take(&mut self.out);
+        self.verbatim(v, &mut out);
+        self.out = out;
+    }
+
+    /// Writes `v` as the client wrote it to `out`, its variables passed on.
+    pub(crate) fn verbatim(&mut self, v: &ast::Value, out: &mut String) {
         collect_variables(v, &mut self.used);
-        let _ = write!(self.out, "{v}");
+        let _ = write!(out, "{}", v.serialize().no_indent());
     }
 
     fn directives(&mut self, directives: &ast::DirectiveList) {
@@ -95,28 +107,16 @@ impl<'a> Printer<'a> {
             .get(&(parent.to_owned(), f.name.to_string()))
             .map(Vec::as_slice)
             .unwrap_or_default();
-        if !f.arguments.is_empty() || !presets.is_empty() {
-            self.out.push('(');
-            for (i, a) in f.arguments.iter().enumerate() {
-                let sep = if i > 0 { ", " } else { "" };
-                let _ = write!(self.out, "{sep}{}: ", a.name);
-                self.value(&a.value);
+        let mut args = self.arguments(parent, f.name.as_str(), &f.arguments);
+        // The role's presets: never the client's (they are not in its schema).
+        for p in presets {
+            match self.preset(&p.value) {
+                Ok(v) => args.push(format!("{}: {v}", p.arg)),
+                Err(e) => self.error = Some(e),
             }
-            // The role's presets: never the client's (they are not in its schema).
-            for (i, p) in presets.iter().enumerate() {
-                let sep = if i > 0 || !f.arguments.is_empty() {
-                    ", "
-                } else {
-                    ""
-                };
-                match self.preset(&p.value) {
-                    Ok(v) => {
-                        let _ = write!(self.out, "{sep}{}: {v}", p.arg);
-                    }
-                    Err(e) => self.error = Some(e),
-                }
-            }
-            self.out.push(')');
+        }
+        if !args.is_empty() {
+            let _ = write!(self.out, "({})", args.join(", "));
         }
         self.directives(&f.directives);
         if !f.selection_set.selections.is_empty() {

@@ -24,6 +24,9 @@ pub struct RemoteIntrospected {
     /// Arguments a role's permission sets (`@preset`), by (served type, served
     /// field): absent from the role's schema, added to every call.
     pub presets: Presets,
+    /// Input object fields a role's permission sets (`@preset`): absent from
+    /// the role's schema, added to every value of their type a call carries.
+    pub input_presets: InputPresets,
     /// The one root field holding its root fields (`root_fields_namespace`).
     pub namespace: Option<String>,
     /// Its query root type's name (as served: the key of its root fields'
@@ -124,6 +127,30 @@ pub struct RemoteField {
 
 /// Presets by (type, field).
 pub type Presets = BTreeMap<(String, String), Vec<Preset>>;
+
+/// The presets a role's permission SDL sets, in the remote's own names.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RolePresets {
+    /// On arguments, by (type, field).
+    pub arguments: Presets,
+    /// On input object fields, by input type (each [`Preset::arg`] a field).
+    pub input_fields: BTreeMap<String, Vec<Preset>>,
+}
+
+/// What writing a call's values with the presets on input object fields
+/// needs, in served names: the input types whose values are rewritten (those
+/// with presets, and those that hold one of them), and where they are taken.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InputPresets {
+    /// The presets of each input type that has some.
+    pub presets: BTreeMap<String, Vec<Preset>>,
+    /// Each rewritten input type's fields and their types.
+    pub types: BTreeMap<String, BTreeMap<String, apollo_compiler::ast::Type>>,
+    /// The arguments of a rewritten type, by (type, field): name → type.
+    pub args: BTreeMap<(String, String), BTreeMap<String, apollo_compiler::ast::Type>>,
+    /// The enums a rewritten type's fields take (a value written as a name).
+    pub enums: std::collections::BTreeSet<String>,
+}
 
 /// An argument a role's remote schema permission sets.
 #[derive(Debug, Clone, PartialEq)]

@@ -55,23 +55,29 @@ impl Drop for JsRemote {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_graphql_js_remote_with_interfaces_unions_and_scalars_is_served_renamed() {
-    let remote = JsRemote::start();
-    let env = "GRAFTON_TEST_REMOTE_JS";
-    std::env::set_var(env, &remote.url);
+/// A Grafton (its notes on SQLite) with `remote` as `shelf`, its types named
+/// `js_…`, and `more` of its definition (permissions).
+async fn serve_with(remote: &JsRemote, name: &'static str, more: &str) -> grafton_server::Running {
+    let env = format!("GRAFTON_TEST_{}", name.to_uppercase());
+    std::env::set_var(&env, &remote.url);
     let yaml = format!(
         "- name: shelf\n  definition:\n    url: \"{{{{{env}}}}}\"\n    customization:\n      \
-         type_names: {{prefix: js_}}\n"
+         type_names: {{prefix: js_}}\n{more}"
     );
     let dir = metadata(
-        "remote-js",
+        &name.replace('_', "-"),
         &[("public_notes.yaml", "table: {name: notes, schema: public}")],
     );
     std::fs::write(dir.join("remote_schemas.yaml"), yaml).expect("remote_schemas.yaml");
     let sql = "CREATE TABLE notes (id INTEGER NOT NULL PRIMARY KEY, body TEXT NOT NULL);";
-    let [db, _] = databases_with("remote_js", sql);
-    let server = serve(&db, &dir).await;
+    let [db, _] = databases_with(name, sql);
+    serve(&db, &dir).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graphql_js_remote_with_interfaces_unions_and_scalars_is_served_renamed() {
+    let remote = JsRemote::start();
+    let server = serve_with(&remote, "remote_js", "").await;
     let before = remote.calls().await;
     let query = json!({"query": "query ($in: js_SearchInput!) {
         search(input: $in) {
@@ -114,5 +120,77 @@ async fn a_graphql_js_remote_with_interfaces_unions_and_scalars_is_served_rename
             "a": {"kind": "SCALAR", "description": "Money in cents, as a JSON number"},
             "b": {"possibleTypes": [{"name": "js_Author"}, {"name": "js_Book"}]}}})
     );
+    server.stop().await;
+}
+
+/// Two roles' parts of the graphql-js remote, each with a preset on a field of
+/// its input object: a literal list of enum values, and a session variable.
+const PRESET_ROLES: &str = r#"  permissions:
+    - role: reader
+      definition:
+        schema: |
+          type Query { search(input: SearchInput!): [SearchResult!]! }
+          input SearchInput { text: String! kinds: [Kind!] @preset(value: [ESSAY]) }
+          enum Kind { NOVEL ESSAY }
+          union SearchResult = Author | Book
+          type Author { id: ID! name: String! }
+          type Book { id: ID! title: String! }
+    - role: finder
+      definition:
+        schema: |
+          type Query { search(input: SearchInput!): [SearchResult!]! }
+          input SearchInput { text: String! @preset(value: "x-hasura-search") kinds: [Kind!] }
+          enum Kind { NOVEL ESSAY }
+          union SearchResult = Author | Book
+          type Author { id: ID! name: String! }
+          type Book { id: ID! title: String! }
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preset_on_an_input_objects_field_is_added_to_every_value_of_its_type() {
+    let remote = JsRemote::start();
+    let server = serve_with(&remote, "remote_js_presets", PRESET_ROLES).await;
+    let select = "{ __typename ... on js_Author { name } ... on js_Book { title } }";
+    // `reader` searches essays only, whether the input is a literal or a
+    // variable (written into the document with the preset).
+    let reader = [("x-hasura-role", "reader")];
+    let essays = json!({"data": {"search": [
+        {"__typename": "js_Author", "name": "Grace"},
+        {"__typename": "js_Book", "title": "Engines"}]}});
+    let literal = json!({"query": format!("{{ search(input: {{text: \"e\"}}) {select} }}")});
+    assert_eq!(post_body(&server, &literal, &reader).await, essays);
+    let variable = json!({
+        "query": format!("query($i: js_SearchInput!) {{ search(input: $i) {select} }}"),
+        "variables": {"i": {"text": "e"}}});
+    assert_eq!(post_body(&server, &variable, &reader).await, essays);
+    // The field is not in the role's schema: it cannot be given.
+    let own = json!({"query": format!(
+        "{{ search(input: {{text: \"e\", kinds: [NOVEL]}}) {select} }}")});
+    let answer = post_body(&server, &own, &reader).await;
+    assert_eq!(
+        answer["errors"][0]["extensions"]["code"],
+        json!("validation-failed"),
+        "{answer}"
+    );
+    let own = json!({
+        "query": format!("query($i: js_SearchInput!) {{ search(input: $i) {select} }}"),
+        "variables": {"i": {"text": "e", "kinds": ["NOVEL"]}}});
+    let answer = post_body(&server, &own, &reader).await;
+    assert!(
+        answer["data"].is_null() && answer["errors"][0].is_object(),
+        "{answer}"
+    );
+    // `finder`'s text is its session's; without it the call is not made.
+    let novels = json!({"query": format!("{{ search(input: {{kinds: [NOVEL]}}) {select} }}")});
+    let finder = [("x-hasura-role", "finder"), ("x-hasura-search", "o")];
+    assert_eq!(
+        post_body(&server, &novels, &finder).await,
+        json!({"data": {"search": [{"__typename": "js_Book", "title": "Compilers"}]}})
+    );
+    let calls = remote.calls().await;
+    let answer = post_body(&server, &novels, &[("x-hasura-role", "finder")]).await;
+    let message = answer["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("x-hasura-search"), "{answer}");
+    assert_eq!(remote.calls().await, calls + 1, "only the count's own call");
     server.stop().await;
 }
