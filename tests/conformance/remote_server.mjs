@@ -15,6 +15,8 @@ const schema = buildSchema(`
   type Author implements Node {
     id: ID!
     name: String!
+    "Its place in the list (an Int, for relationships that take one)"
+    number: Int!
     books(first: Int = 10): [Book!]!
   }
   type Book implements Node {
@@ -42,8 +44,8 @@ const schema = buildSchema(`
 `);
 
 const authors = [
-  { id: '1', name: 'Ada' },
-  { id: '2', name: 'Grace' },
+  { id: '1', name: 'Ada', number: 1 },
+  { id: '2', name: 'Grace', number: 2 },
 ];
 const books = [
   { id: 'b1', title: 'Engines', price: 1250, kind: 'ESSAY', author: '1' },
@@ -68,7 +70,7 @@ const rootValue = (headers) => ({
   whoami: () => headers['x-hasura-user-id'] ?? null,
   calls: () => calls,
   authors: ({ ids }) => ids.map((id) => author(authors.find((a) => a.id === id)) ?? null),
-  author: ({ id }) => author(authors.find((a) => a.id === id) ?? { id, name: `Author ${id}` }),
+  author: ({ id }) => author(authors.find((a) => a.id === id) ?? { id, name: `Author ${id}`, number: 0 }),
   addBook: ({ title }) => {
     const b = { id: `b${books.length + 1}`, title, price: null, kind: 'NOVEL', author: '1' };
     books.push(b);

@@ -38,6 +38,7 @@ pub(crate) mod async_actions;
 mod persisted;
 mod read;
 mod remote;
+mod remote_holes;
 mod remote_join;
 mod subscribe;
 pub mod types;

@@ -31,8 +31,8 @@ pub struct RemoteCall<'a> {
     pub variables: &'a Map<String, Value>,
     /// The caller's session variables (each sent as a header).
     pub session: &'a Map<String, Value>,
-    /// Relationships from the remotes' types to tables (the model's).
-    pub rels: &'a [grafton_schema::ActionRel],
+    /// Relationships from the remotes' types (the model's).
+    pub rels: crate::holes::Rels<'a>,
     /// The client's headers, sent on when the remote forwards them.
     pub client_headers: &'a [(String, String)],
     /// The most the call may take.

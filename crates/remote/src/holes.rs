@@ -1,17 +1,43 @@
-//! Relationships from a remote's types to tables in its answer: where each is
-//! (the key the request kept in place), the row's mapped fields (asked under
-//! [`PHANTOM`] aliases and taken out), as holes the engine fills from the
-//! database, one statement per relationship field.
+//! Relationships from a remote's types to tables and to other remotes in its
+//! answer: where each is (the key the request kept in place), the object's
+//! mapped fields (asked under [`PHANTOM`] aliases and taken out), as holes the
+//! engine fills: from the database, one statement per relationship field, or
+//! from the other remote, one call per relationship field.
 
 use crate::output::Hole;
 use apollo_compiler::executable::{Field, Selection, SelectionSet};
 use apollo_compiler::{ExecutableDocument, Node};
 use grafton_schema::remote::RemoteIntrospected;
-use grafton_schema::ActionRel;
+use grafton_schema::{ActionRel, RemoteTypeRel};
 use serde_json::{Map, Value};
 
 /// The prefix of the aliases a relationship's mapped fields are asked under.
 pub const PHANTOM: &str = "grafton__";
+
+/// The relationships from the remotes' types that Grafton answers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Rels<'a> {
+    /// To tables.
+    pub tables: &'a [ActionRel],
+    /// To other remotes.
+    pub remotes: &'a [RemoteTypeRel],
+}
+
+impl Rels<'_> {
+    /// The fields relationship `object.field` reads (the remote's names), if
+    /// it is one.
+    pub fn mapped(&self, object: &str, field: &str) -> Option<Vec<&str>> {
+        if let Some(r) = (self.tables.iter()).find(|r| r.object == object && r.field == field) {
+            return Some(r.mapping.iter().map(|(m, _)| m.as_str()).collect());
+        }
+        let r = (self.remotes.iter()).find(|r| r.object == object && r.field == field)?;
+        Some(r.lhs.iter().map(String::as_str).collect())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.tables.is_empty() && self.remotes.is_empty()
+    }
+}
 
 /// The holes of `value` (the answer to `fields`), their mapped fields taken
 /// out of it.
@@ -19,7 +45,7 @@ pub fn find(
     value: &mut Value,
     fields: &[Node<Field>],
     document: &ExecutableDocument,
-    rels: &[ActionRel],
+    rels: Rels<'_>,
     remote: &RemoteIntrospected,
 ) -> Vec<Hole> {
     let mut out = Vec::new();
@@ -40,7 +66,7 @@ pub fn find(
 /// What every step of a walk reads.
 struct Walk<'a> {
     document: &'a ExecutableDocument,
-    rels: &'a [ActionRel],
+    rels: Rels<'a>,
     remote: &'a RemoteIntrospected,
 }
 
@@ -59,10 +85,7 @@ fn walk(value: &mut Value, set: &SelectionSet, cx: &Walk<'_>, pointer: &str, out
             for (ty, f) in &fields {
                 let key = f.response_key().as_str();
                 let at = format!("{pointer}/{key}");
-                let rel = rels
-                    .iter()
-                    .find(|r| r.object == *ty && r.field == f.name.as_str());
-                let Some(rel) = rel else {
+                let Some(mapped) = rels.mapped(ty, f.name.as_str()) else {
                     if let Some(v) = object.get_mut(key) {
                         if !f.selection_set.selections.is_empty() {
                             walk(v, &f.selection_set, cx, &at, out);
@@ -70,15 +93,13 @@ fn walk(value: &mut Value, set: &SelectionSet, cx: &Walk<'_>, pointer: &str, out
                     }
                     continue;
                 };
-                let names: Vec<String> = (rel.mapping.iter())
-                    .map(|(m, _)| format!("{PHANTOM}{m}"))
-                    .collect();
+                let names: Vec<String> = (mapped.iter()).map(|m| format!("{PHANTOM}{m}")).collect();
                 // The key kept in place answered the object's type: only an
                 // object of the relationship's own type has it.
                 let of_type = (object.get(key).and_then(Value::as_str))
-                    .is_some_and(|t| cx.remote.served_type(t) == rel.object);
-                let source: Option<Map<String, Value>> = (rel.mapping.iter().zip(&names))
-                    .map(|((m, _), n)| Some((m.clone(), object.get(n)?.clone())))
+                    .is_some_and(|t| cx.remote.served_type(t) == *ty);
+                let source: Option<Map<String, Value>> = (mapped.iter().zip(&names))
+                    .map(|(m, n)| Some(((*m).to_owned(), object.get(n)?.clone())))
                     .collect();
                 phantoms.extend(names);
                 if let Some(source) = source.filter(|_| of_type) {
@@ -86,8 +107,8 @@ fn walk(value: &mut Value, set: &SelectionSet, cx: &Walk<'_>, pointer: &str, out
                         let same = |(_, g): &&(&str, &Node<Field>)| g.response_key() == key;
                         out.push(Hole {
                             pointer: at,
-                            object: rel.object.clone(),
-                            field: rel.field.clone(),
+                            object: (*ty).to_owned(),
+                            field: f.name.to_string(),
                             fields: fields
                                 .iter()
                                 .filter(same)

@@ -55,7 +55,7 @@ fn sent(query: &str, variables: Value) -> Result<(String, Vec<String>), String> 
     let session: Map<String, Value> =
         serde_json::from_value(json!({"x-hasura-user-id": "7"})).expect("session");
     let variables: Map<String, Value> = serde_json::from_value(variables).expect("variables");
-    let mut p = Printer::new(&remote, &document, &session, &variables, &[]);
+    let mut p = Printer::new(&remote, &document, &session, &variables, Default::default());
     let op = document.operations.iter().next().expect("an operation");
     let Some(Selection::Field(f)) = op.selection_set.selections.first() else {
         panic!("a field")
@@ -138,7 +138,7 @@ fn a_missing_session_variable_refuses_the_call() {
             .expect("document");
     let remote = remote(&schema);
     let (session, variables) = (Map::new(), Map::new());
-    let mut p = Printer::new(&remote, &document, &session, &variables, &[]);
+    let mut p = Printer::new(&remote, &document, &session, &variables, Default::default());
     let op = document.operations.iter().next().expect("an operation");
     let Some(Selection::Field(f)) = op.selection_set.selections.first() else {
         panic!("a field")

@@ -7,7 +7,6 @@ use apollo_compiler::ast::{self, Type};
 use apollo_compiler::executable::{Field, Selection, SelectionSet};
 use apollo_compiler::ExecutableDocument;
 use grafton_schema::remote::{PresetValue, RemoteIntrospected};
-use grafton_schema::ActionRel;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -29,9 +28,9 @@ pub(crate) struct Printer<'a> {
     pub(crate) out: String,
     /// Why the part cannot be sent (a preset's session variable missing).
     pub(crate) error: Option<String>,
-    /// Relationships from the remote's types to tables: never sent, their
-    /// mapped fields asked instead (see [`crate::holes`]).
-    pub(crate) rels: &'a [ActionRel],
+    /// Relationships from the remote's types: never sent, their mapped
+    /// fields asked instead (see [`crate::holes`]).
+    pub(crate) rels: crate::holes::Rels<'a>,
 }
 
 impl<'a> Printer<'a> {
@@ -41,7 +40,7 @@ impl<'a> Printer<'a> {
         document: &'a ExecutableDocument,
         session: &'a Map<String, Value>,
         variables: &'a Map<String, Value>,
-        rels: &'a [ActionRel],
+        rels: crate::holes::Rels<'a>,
     ) -> Self {
         Self {
             remote,
@@ -90,13 +89,11 @@ impl<'a> Printer<'a> {
             ));
             return;
         }
-        if let Some(rel) =
-            (self.rels.iter()).find(|r| r.object == parent && r.field == f.name.as_str())
-        {
+        if let Some(mapped) = self.rels.mapped(parent, f.name.as_str()) {
             // The key kept in its place (a `__typename` the rows replace),
             // and the fields the rows are found by.
             let _ = write!(self.out, "{key}: __typename");
-            for (field, _) in &rel.mapping {
+            for field in mapped {
                 let _ = write!(self.out, " {}{field}: {field}", crate::holes::PHANTOM);
             }
             return;

@@ -14,7 +14,7 @@ mod remote_rels;
 mod roots;
 pub use actions::ActionRel;
 pub use functions::{ComputedField, ComputedId, ComputedReturns, FunctionId, FunctionInfo};
-pub use remote_rels::{RemoteRel, RemoteRelId, RemoteStep};
+pub use remote_rels::{RemoteRel, RemoteRelId, RemoteStep, RemoteTypeRel};
 pub use roots::{RootKind, RootNames};
 
 /// Index into [`SchemaModel::tables`].
@@ -329,6 +329,8 @@ pub struct SchemaModel {
     pub remote_schemas: Vec<ServedRemote>,
     /// The relationships from tables to remote schemas' fields the role sees.
     pub remote_relationships: Vec<RemoteRel>,
+    /// The relationships from remote schemas' types to other remote schemas.
+    pub remote_type_remote_rels: Vec<RemoteTypeRel>,
 }
 
 /// A remote schema served: its metadata and its types as served.

@@ -18,6 +18,19 @@ pub(super) async fn fill(
     holes: Vec<Hole>,
 ) -> Result<(), EngineError> {
     // One statement per relationship field of the document, whatever the rows.
+    for group in grouped(holes) {
+        let rows = related(db, planner, prepared, &group).await?;
+        for (hole, value) in group.iter().zip(rows) {
+            if let Some(slot) = answer.pointer_mut(&hole.pointer) {
+                *slot = value;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `holes` by relationship field of the document.
+pub(super) fn grouped(holes: Vec<Hole>) -> Vec<Vec<Hole>> {
     let mut groups: Vec<Vec<Hole>> = Vec::new();
     for hole in holes {
         // The same document fields (by identity): the same merged selection.
@@ -33,15 +46,7 @@ pub(super) async fn fill(
             None => groups.push(vec![hole]),
         }
     }
-    for group in groups {
-        let rows = related(db, planner, prepared, &group).await?;
-        for (hole, value) in group.iter().zip(rows) {
-            if let Some(slot) = answer.pointer_mut(&hole.pointer) {
-                *slot = value;
-            }
-        }
-    }
-    Ok(())
+    groups
 }
 
 /// The related rows of each hole of one relationship field, in order.

@@ -80,15 +80,28 @@ pub(super) async fn run(
             let mut value = data.remove(*key).unwrap_or(Value::Null);
             let filled = match remote {
                 Some(r) => related(&cx, &r.introspected, &mut value, &root.fields).await,
-                None => Ok(()),
+                None => Ok(Vec::new()),
             };
-            if let Err(e) = filled {
-                // The statement failed: the field has no answer.
-                value = Value::Null;
-                outside.errors.push(json!({
-                    "message": e.to_string(),
-                    "extensions": {"path": format!("$.{key}"), "code": "unexpected"},
-                }));
+            match filled {
+                Ok(mut set) => cookies.append(&mut set),
+                // A remote's error, as its join gave it (another remote's
+                // errors inside).
+                Err(crate::error::EngineError::Action(e)) => {
+                    value = Value::Null;
+                    let mut extensions = e.extensions;
+                    extensions.insert("path".into(), json!(format!("$.{key}")));
+                    outside
+                        .errors
+                        .push(json!({"message": e.message, "extensions": extensions}));
+                }
+                Err(e) => {
+                    // The statement failed: the field has no answer.
+                    value = Value::Null;
+                    outside.errors.push(json!({
+                        "message": e.to_string(),
+                        "extensions": {"path": format!("$.{key}"), "code": "unexpected"},
+                    }));
+                }
             }
             let non_null = root
                 .fields
@@ -130,7 +143,10 @@ async fn call(
         fields: (fields.iter()).map(|(k, r)| (*k, &r.fields[..])).collect(),
         variables: &cx.prepared.variables,
         session: cx.session,
-        rels: &cx.planner.model().action_relationships,
+        rels: grafton_remote::holes::Rels {
+            tables: &cx.planner.model().action_relationships,
+            remotes: &cx.planner.model().remote_type_remote_rels,
+        },
         client_headers: &cx.caller.headers,
         timeout,
     };
@@ -152,20 +168,20 @@ async fn call(
     Some(answer.map_err(|e| e.to_string()))
 }
 
-/// Fills the relationships from the remote's types to tables in `value`
-/// (the answer to `fields`): one statement per relationship field.
+/// Fills the relationships from the remote's types in `value` (the answer to
+/// `fields`); the `Set-Cookie`s of the remotes they call.
 pub(super) async fn related(
     cx: &Cx<'_>,
     remote: &grafton_schema::remote::RemoteIntrospected,
     value: &mut Value,
     fields: &[apollo_compiler::Node<apollo_compiler::executable::Field>],
-) -> Result<(), crate::error::EngineError> {
-    let rels = &cx.planner.model().action_relationships;
-    let document = cx.prepared.document();
-    let holes = grafton_remote::holes::find(value, fields, document, rels, remote);
-    if holes.is_empty() {
-        return Ok(());
-    }
-    let db = &cx.engine.db;
-    super::action_related::fill(db, cx.planner, cx.prepared, value, holes).await
+) -> Result<Vec<String>, crate::error::EngineError> {
+    let join = super::remote_holes::JoinCx {
+        engine: cx.engine,
+        planner: cx.planner,
+        prepared: cx.prepared,
+        caller: cx.caller,
+        session: cx.session,
+    };
+    super::remote_holes::fill(join, remote, value, fields).await
 }

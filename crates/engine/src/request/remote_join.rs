@@ -8,7 +8,6 @@ use crate::engine::{Caller, Engine};
 use crate::error::EngineError;
 use crate::planner::{Planner, Prepared};
 use grafton_ir::JoinSite;
-use grafton_remote::join::{JoinCall, JoinError};
 use grafton_remote::ActionError;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -60,17 +59,14 @@ pub(crate) async fn joined(
         });
     }
     let session = super::actions::session(caller);
-    let calls = (sites.iter().zip(&asked)).map(|(site, a)| {
-        call(
-            engine,
-            planner,
-            prepared,
-            caller,
-            &session,
-            site,
-            &a.distinct,
-        )
-    });
+    let cx = super::remote_holes::JoinCx {
+        engine,
+        planner,
+        prepared,
+        caller,
+        session: &session,
+    };
+    let calls = (sites.iter().zip(&asked)).map(|(site, a)| call(cx, site, &a.distinct));
     let answers = futures_util::future::join_all(calls).await;
     // Every place's new text, and the answer's size before it is written.
     let max = planner.limits().max_response_bytes;
@@ -142,91 +138,18 @@ fn find(
 
 /// One site's call: the answer for each of `rows`, and the `Set-Cookie`s.
 async fn call(
-    engine: &Engine,
-    planner: &Planner,
-    prepared: &Prepared,
-    caller: &Caller,
-    session: &Map<String, Value>,
+    cx: super::remote_holes::JoinCx<'_>,
     site: &JoinSite,
     rows: &[Map<String, Value>],
 ) -> Result<(Vec<Value>, Vec<String>), EngineError> {
-    let model = planner.model();
     let gone = || {
         ActionError::new(
             "the remote relationship is no longer served",
             "remote-schema-error",
         )
     };
-    let rel = model
-        .remote_relationships
+    let rel = (cx.planner.model().remote_relationships)
         .get(site.join.rel)
         .ok_or_else(gone)?;
-    let remote = model.remote_schemas.get(rel.remote).ok_or_else(gone)?;
-    if rows.is_empty() {
-        return Ok((Vec::new(), Vec::new()));
-    }
-    let Some(client) = engine.remote.as_ref() else {
-        let e = ActionError::new(
-            "the outgoing HTTP client could not be built",
-            "remote-schema-error",
-        );
-        return Err(e.into());
-    };
-    let seconds = remote.config.definition.timeout().max(1);
-    let definitions = prepared.operation().map(|op| &op.variables[..]);
-    let call = JoinCall {
-        config: &remote.config,
-        introspected: &remote.introspected,
-        document: prepared.document(),
-        variable_definitions: definitions.unwrap_or_default(),
-        variables: &prepared.variables,
-        session,
-        rels: &model.action_relationships,
-        client_headers: &caller.headers,
-        timeout: std::time::Duration::from_secs(seconds).min(planner.limits().time),
-        path: &rel.path,
-        fields: &site.join.fields,
-        rows,
-    };
-    let started = std::time::Instant::now();
-    let answer = grafton_remote::join::send(client, &call).await;
-    let metrics = &engine.metrics().remotes;
-    let name = remote.config.name.as_str();
-    let seconds = metrics.seconds.with_label_values(&[name]);
-    seconds.observe(started.elapsed().as_secs_f64());
-    let result = match &answer {
-        Ok(_) => "ok",
-        Err(JoinError::Errors(_)) => "errors",
-        Err(JoinError::Failed(_)) => "failed",
-    };
-    metrics.calls.with_label_values(&[name, result]).inc();
-    let (values, cookies) = answer.map_err(|e| {
-        let message = e.to_string();
-        let mut error = ActionError::new(message, "remote-schema-error");
-        if let JoinError::Errors(errors) = e {
-            // Hasura's answer: the request fails, the remote's errors inside.
-            error = ActionError::new("Errors from remote server", "unexpected");
-            let internal = serde_json::json!({ "errors": errors });
-            error.extensions.insert("internal".into(), internal);
-        }
-        EngineError::from(error)
-    })?;
-    // The remote's types' relationships to tables in the answers.
-    let mut all = Value::Array(values);
-    let rels = &model.action_relationships;
-    let holes = grafton_remote::holes::find(
-        &mut all,
-        &site.join.fields,
-        prepared.document(),
-        rels,
-        &remote.introspected,
-    );
-    if !holes.is_empty() {
-        super::action_related::fill(&engine.db, planner, prepared, &mut all, holes).await?;
-    }
-    let values = match all {
-        Value::Array(values) => values,
-        _ => Vec::new(),
-    };
-    Ok((values, cookies))
+    super::remote_holes::join(cx, rel.remote, &rel.path, &site.join.fields, rows).await
 }

@@ -138,7 +138,7 @@ pub(crate) struct RemoteFieldDef {
 
 /// The steps to `rel`'s remote field in `remote` (as `schema`, its SDL, has
 /// it) and the field as the table serves it; or why it cannot be reached.
-fn remote_field(
+pub(crate) fn remote_field(
     schema: &apollo_compiler::Schema,
     remote: &ServedRemote,
     rel: &RemoteRelationshipConfig,

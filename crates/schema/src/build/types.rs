@@ -73,6 +73,7 @@ impl Builder<'_> {
         }
         self.write_remote_types();
         self.write_remote_type_relationships();
+        self.write_remote_to_remote();
         let mutation = if has_mutations {
             "  mutation: mutation_root\n"
         } else {

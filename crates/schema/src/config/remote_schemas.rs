@@ -77,22 +77,54 @@ impl RemoteSchemaConfig {
         Vec<(String, String)>,
     ) {
         let (mut out, mut bad) = (Vec::new(), Vec::new());
-        for group in &self.remote_relationships {
-            let ty = group
-                .get("type_name")
-                .and_then(Value::as_str)
-                .unwrap_or("?");
-            let list = group.get("relationships").and_then(Value::as_array);
-            for rel in list.into_iter().flatten() {
-                let name = rel.get("name").and_then(Value::as_str).unwrap_or("?");
-                match table_relationship(name, rel.get("definition")) {
-                    Ok(r) => out.push((ty.to_owned(), r)),
-                    Err(why) => bad.push((format!("{ty}.{name}"), why)),
-                }
+        for (ty, name, rel) in self.type_relationships().filter(|(_, _, r)| !to_remote(r)) {
+            match table_relationship(name, rel.get("definition")) {
+                Ok(r) => out.push((ty.to_owned(), r)),
+                Err(why) => bad.push((format!("{ty}.{name}"), why)),
             }
         }
         (out, bad)
     }
+
+    /// Its types' relationships: `(type name, name, relationship)`.
+    fn type_relationships(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
+        self.remote_relationships.iter().flat_map(|group| {
+            let ty = (group.get("type_name").and_then(Value::as_str)).unwrap_or("?");
+            let list = group.get("relationships").and_then(Value::as_array);
+            list.into_iter().flatten().map(move |rel| {
+                let name = rel.get("name").and_then(Value::as_str).unwrap_or("?");
+                (ty, name, rel)
+            })
+        })
+    }
+}
+
+impl RemoteSchemaConfig {
+    /// Its types' relationships to other remote schemas (`to_remote_schema`):
+    /// `(the remote's type name, the field's name, the relationship)`; and
+    /// those it cannot serve: `(type.name, why)`.
+    #[allow(clippy::type_complexity)]
+    pub fn remote_relationships_to_remotes(
+        &self,
+    ) -> (
+        Vec<(String, String, super::RemoteRelationshipConfig)>,
+        Vec<(String, String)>,
+    ) {
+        let (mut out, mut bad) = (Vec::new(), Vec::new());
+        for (ty, name, rel) in self.type_relationships().filter(|(_, _, r)| to_remote(r)) {
+            let definition = rel.get("definition").cloned().unwrap_or_default();
+            match super::RemoteRelationshipConfig::try_from(definition) {
+                Ok(r) => out.push((ty.to_owned(), name.to_owned(), r)),
+                Err(why) => bad.push((format!("{ty}.{name}"), why)),
+            }
+        }
+        (out, bad)
+    }
+}
+
+/// Whether relationship `rel` is to another remote schema.
+fn to_remote(rel: &Value) -> bool {
+    (rel.get("definition")).is_some_and(|d| d.get("to_remote_schema").is_some())
 }
 
 /// A remote type's relationship `definition` to a table, read as a custom
@@ -102,10 +134,7 @@ fn table_relationship(
     definition: Option<&Value>,
 ) -> Result<super::actions::ActionRelationship, String> {
     let Some(d) = definition.and_then(|d| d.get("to_source")) else {
-        return Err(match definition.and_then(|d| d.get("to_remote_schema")) {
-            Some(_) => "a relationship from a remote schema's type to another remote schema is not served by Grafton yet".into(),
-            None => "a remote schema's relationship is to_source or to_remote_schema".into(),
-        });
+        return Err("a remote schema's relationship is to_source or to_remote_schema".into());
     };
     let text = |key: &str| d.get(key).and_then(Value::as_str).map(str::to_owned);
     let field_mapping = match d.get("field_mapping") {

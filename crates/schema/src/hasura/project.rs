@@ -312,7 +312,8 @@ pub(super) fn apply(doc: &Map<String, Value>, config: &mut Config) -> Result<(),
     for remote in remotes {
         // A relationship from a remote's types that cannot be served is
         // reported (and left out by the build), the remote itself served.
-        for (name, why) in remote.table_relationships().1 {
+        let to_remotes = remote.remote_relationships_to_remotes().1;
+        for (name, why) in remote.table_relationships().1.into_iter().chain(to_remotes) {
             let name = format!("{}.{name}", remote.name);
             let kind = ObjectKind::RemoteRelationship;
             config.left_out.push(Inconsistency::new(kind, &name, why));

@@ -23,6 +23,23 @@ pub struct RemoteRel {
     pub path: Vec<RemoteStep>,
 }
 
+/// A remote schema's type's field answered by another remote schema (Hasura's
+/// remote schema to remote schema relationship): one call per request joins
+/// every object of the answer (each distinct set of its values once).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteTypeRel {
+    /// The type it is a field of, as served.
+    pub object: String,
+    /// The field's name.
+    pub field: String,
+    /// The remote called, by index into the model's `remote_schemas`.
+    pub remote: usize,
+    /// The object's fields the arguments read, in their remote's own names.
+    pub lhs: Vec<String>,
+    /// The called remote's fields from its query root to the one answered.
+    pub path: Vec<RemoteStep>,
+}
+
 /// One field on a remote relationship's way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RemoteStep {

@@ -14,6 +14,7 @@ mod projects;
 mod remote_js;
 mod remote_relationships;
 mod remote_schemas;
+mod remote_to_remote;
 mod remote_type_relationships;
 mod schemas;
 mod snapshots;

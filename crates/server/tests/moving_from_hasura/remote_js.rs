@@ -7,13 +7,13 @@ use serde_json::{json, Value};
 use std::io::BufRead;
 
 /// The graphql-js server, on 127.0.0.1; its URL. Killed when dropped.
-struct JsRemote {
+pub(crate) struct JsRemote {
     child: std::process::Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl JsRemote {
-    fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let dir = grafton_testkit::node::conformance_dir();
         grafton_testkit::node::require_tool("node");
         grafton_testkit::node::ensure_installed(&dir);
@@ -36,7 +36,7 @@ impl JsRemote {
     }
 
     /// The requests it got so far (this one included).
-    async fn calls(&self) -> u64 {
+    pub(crate) async fn calls(&self) -> u64 {
         let answer = reqwest::Client::new()
             .post(&self.url)
             .json(&json!({"query": "{ calls }"}))

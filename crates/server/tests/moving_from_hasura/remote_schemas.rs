@@ -85,7 +85,7 @@ select_permissions:
 ";
 
 /// A Grafton serving the books on SQLite: the remote.
-async fn books_remote(name: &'static str) -> grafton_server::Running {
+pub(crate) async fn books_remote(name: &'static str) -> grafton_server::Running {
     let [db, _] = databases_with(name, REMOTE_SQL);
     let dir = metadata(&name.replace('_', "-"), &[("public_books.yaml", BOOKS)]);
     serve(&db, &dir).await
