@@ -48,9 +48,9 @@ pub fn find(
     rels: Rels<'_>,
     remote: &RemoteIntrospected,
 ) -> Vec<Hole> {
-    let mut out = Vec::new();
+    let mut found = Found::default();
     if rels.is_empty() {
-        return out;
+        return found.holes;
     }
     for f in fields {
         let cx = Walk {
@@ -58,9 +58,9 @@ pub fn find(
             rels,
             remote,
         };
-        walk(value, &f.selection_set, &cx, "", &mut out);
+        walk(value, &f.selection_set, &cx, "", &mut found);
     }
-    out
+    found.holes
 }
 
 /// What every step of a walk reads.
@@ -70,7 +70,14 @@ struct Walk<'a> {
     remote: &'a RemoteIntrospected,
 }
 
-fn walk(value: &mut Value, set: &SelectionSet, cx: &Walk<'_>, pointer: &str, out: &mut Vec<Hole>) {
+/// The holes found, and their places (each once).
+#[derive(Default)]
+struct Found {
+    holes: Vec<Hole>,
+    at: std::collections::HashSet<String>,
+}
+
+fn walk(value: &mut Value, set: &SelectionSet, cx: &Walk<'_>, pointer: &str, out: &mut Found) {
     let (document, rels) = (cx.document, cx.rels);
     match value {
         Value::Array(items) => {
@@ -103,9 +110,13 @@ fn walk(value: &mut Value, set: &SelectionSet, cx: &Walk<'_>, pointer: &str, out
                     .collect();
                 phantoms.extend(names);
                 if let Some(source) = source.filter(|_| of_type) {
-                    if !out.iter().any(|h| h.pointer == at) {
-                        let same = |(_, g): &&(&str, &Node<Field>)| g.response_key() == key;
-                        out.push(Hole {
+                    if out.at.insert(at.clone()) {
+                        // The fields of this key that are this relationship
+                        // (another type's fragment may alias another field).
+                        let same = |(t, g): &&(&str, &Node<Field>)| {
+                            g.response_key() == key && t == ty && g.name == f.name
+                        };
+                        out.holes.push(Hole {
                             pointer: at,
                             object: (*ty).to_owned(),
                             field: f.name.to_string(),

@@ -45,8 +45,25 @@ pub(crate) fn plan(schema: &Schema, presets: BTreeMap<String, Vec<Preset>>) -> I
             break;
         }
     }
+    // The input types inside them too: a variable's or a row's value is
+    // written whole, each field as its type says (an enum's value a name).
+    let mut written = rewritten.clone();
+    loop {
+        let before = written.len();
+        for name in written.clone() {
+            for f in inputs[name.as_str()].fields.values() {
+                let inner = f.ty.inner_named_type().as_str();
+                if inputs.contains_key(inner) {
+                    written.insert(inner.to_owned());
+                }
+            }
+        }
+        if written.len() == before {
+            break;
+        }
+    }
     let mut out = InputPresets::default();
-    for name in &rewritten {
+    for name in &written {
         let fields = &inputs[name.as_str()].fields;
         let mut types = BTreeMap::new();
         for (field, f) in fields {
@@ -208,8 +225,9 @@ impl Printer<'_> {
             }
             (Value::String(s), _) if remote.input_presets.enums.contains(named) => {
                 match crate::names::checked_name(s) {
-                    Ok(name) => out.push_str(name),
-                    Err(_) => self.error = Some(format!("\"{s}\" is not a value of \"{named}\"")),
+                    // `null`, `true` and `false` are names, not enum values.
+                    Ok(name) if !matches!(name, "null" | "true" | "false") => out.push_str(name),
+                    _ => self.error = Some(format!("\"{s}\" is not a value of \"{named}\"")),
                 }
             }
             _ => {

@@ -13,7 +13,9 @@ use std::collections::BTreeMap;
 const SDL: &str = "
 enum Kind { NOVEL ESSAY }
 input Range { high: Int }
-input Filter { text: String, kinds: [Kind!], range: Range, and: [Filter!] }
+enum Dir { ASC DESC }
+input Sort { dir: Dir }
+input Filter { text: String, kinds: [Kind!], range: Range, and: [Filter!], sort: Sort }
 input Plain { text: String }
 type Query { search(where: Filter, first: Int, plain: Plain): [String!]! }
 ";
@@ -71,8 +73,10 @@ fn sent(query: &str, variables: Value) -> Result<(String, Vec<String>), String> 
 fn the_plan_names_every_type_that_holds_a_preset_and_the_arguments_that_take_one() {
     let schema = Schema::parse_and_validate(SDL, "s.graphql").expect("schema");
     let plan = remote(&schema).input_presets;
+    // `Sort` holds no preset, but a value of `Filter` is written whole.
     let types: Vec<&String> = plan.types.keys().collect();
-    assert_eq!(types, ["Filter", "Range"]);
+    assert_eq!(types, ["Filter", "Range", "Sort"]);
+    assert!(plan.enums.contains("Dir"));
     let args: Vec<&String> = plan.args.values().flat_map(|a| a.keys()).collect();
     assert_eq!(args, ["where"]);
     assert!(plan.enums.contains("Kind"));
@@ -146,4 +150,15 @@ fn a_missing_session_variable_refuses_the_call() {
     p.field("search", "Query", f);
     let error = p.error.expect("refused");
     assert!(error.contains("x-hasura-user-id"), "{error}");
+}
+
+#[test]
+fn an_expanded_variables_enums_are_names_at_any_depth_and_a_name_of_another_kind_refused() {
+    let query = "query($w: Filter) { search(where: $w) }";
+    let (out, _) = sent(query, json!({"w": {"sort": {"dir": "DESC"}}})).expect("written");
+    assert_eq!(out, "search: search(where: {sort: {dir: DESC}, owner: 7})");
+    for bad in ["null", "true", "not a name"] {
+        let refused = sent(query, json!({"w": {"sort": {"dir": bad}}})).expect_err("refused");
+        assert!(refused.contains("is not a value of \"Dir\""), "{refused}");
+    }
 }

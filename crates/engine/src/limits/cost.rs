@@ -81,6 +81,14 @@ impl Cost {
         }
     }
 
+    /// The cost with `calls` more calls (a remote's types' relationships to
+    /// other remotes, see [`remote_type_calls`]).
+    pub fn with_calls(mut self, calls: usize) -> Self {
+        let calls = (calls as u64).saturating_mul(ACTION_CALL);
+        self.fixed = self.fixed.saturating_add(calls);
+        self
+    }
+
     /// The estimate for these variable values.
     pub fn eval(&self, variables: &Map<String, Json>) -> u64 {
         self.roots
@@ -231,4 +239,55 @@ impl Builder<'_> {
             })
             .collect()
     }
+}
+
+/// The calls a request's remote answers make to other remotes: one per
+/// relationship field of a remote's type in the document (under a remote's
+/// root field or a table's remote relationship), however deep.
+pub fn remote_type_calls(
+    query: &Query,
+    rels: &[grafton_schema::RemoteTypeRel],
+    document: &apollo_compiler::ExecutableDocument,
+) -> usize {
+    use apollo_compiler::executable::{Selection, SelectionSet};
+    fn walk(
+        set: &SelectionSet,
+        rels: &[grafton_schema::RemoteTypeRel],
+        document: &apollo_compiler::ExecutableDocument,
+        depth: usize,
+    ) -> usize {
+        // A validated document has no fragment cycle; the bound is a guard.
+        if depth > 256 {
+            return 0;
+        }
+        let mut n = 0;
+        for s in &set.selections {
+            n += match s {
+                Selection::Field(f) => {
+                    let rel = (rels.iter())
+                        .any(|r| r.object == set.ty.as_str() && r.field == f.name.as_str());
+                    usize::from(rel) + walk(&f.selection_set, rels, document, depth + 1)
+                }
+                Selection::InlineFragment(i) => walk(&i.selection_set, rels, document, depth + 1),
+                Selection::FragmentSpread(spread) => {
+                    (document.fragments.get(&spread.fragment_name))
+                        .map_or(0, |f| walk(&f.selection_set, rels, document, depth + 1))
+                }
+            };
+        }
+        n
+    }
+    if rels.is_empty() {
+        return 0;
+    }
+    let roots = (query.root.iter()).flat_map(|(_, root)| match root {
+        Root::Remote(r) => r.fields.clone(),
+        _ => Vec::new(),
+    });
+    let joins = grafton_ir::remote_joins(query)
+        .into_iter()
+        .flat_map(|s| s.join.fields);
+    (roots.chain(joins))
+        .map(|f| walk(&f.selection_set, rels, document, 0))
+        .sum()
 }

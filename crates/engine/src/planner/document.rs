@@ -178,7 +178,15 @@ pub(super) fn forwarding_join<'a>(
         let remote = rel.and_then(|r| model.remote_schemas.get(r.remote));
         remote.is_some_and(|r| r.config.definition.forward_client_headers)
     };
-    if !(0..model.remote_relationships.len()).any(forwards) {
+    // A remote's type's relationship to another remote, likewise.
+    let forwards_too = |r: &grafton_schema::RemoteTypeRel| {
+        let remote = model.remote_schemas.get(r.remote);
+        remote.is_some_and(|r| r.config.definition.forward_client_headers)
+    };
+    let type_rels: Vec<_> = (model.remote_type_remote_rels.iter())
+        .filter(|r| forwards_too(r))
+        .collect();
+    if !(0..model.remote_relationships.len()).any(forwards) && type_rels.is_empty() {
         return None;
     }
     let mut pending = vec![&operation.selection_set];
@@ -193,6 +201,12 @@ pub(super) fn forwarding_join<'a>(
                         if forwards(*id) {
                             return Some(f.name.as_str());
                         }
+                    }
+                    let of_type = |r: &&grafton_schema::RemoteTypeRel| {
+                        r.object == set.ty.as_str() && r.field == f.name.as_str()
+                    };
+                    if type_rels.iter().any(of_type) {
+                        return Some(f.name.as_str());
                     }
                     pending.push(&f.selection_set);
                 }

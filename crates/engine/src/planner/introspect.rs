@@ -18,6 +18,8 @@ pub(crate) struct Outside {
     pub(crate) answers: Map<String, Value>,
     pub(crate) errors: Vec<Value>,
     pub(crate) null_data: bool,
+    /// A limit an answer went over: the request fails with it.
+    pub(crate) refused: Option<EngineError>,
 }
 
 impl Planner {
@@ -34,7 +36,11 @@ impl Planner {
             answers: mut actions,
             errors: outside_errors,
             null_data,
+            refused,
         } = outside;
+        if let Some(e) = refused {
+            return Err(e);
+        }
         let (root_keys, introspects) = match &prepared.action {
             super::Action::Plan(plan) => (plan.roots.as_slice(), plan.has_introspection),
             super::Action::Mutation(_) => (&[][..], false),

@@ -182,7 +182,13 @@ impl Planner {
             None => PlanKind::Query(statement),
         };
         let plan = Arc::new(Plan {
-            cost: Cost::of(&query, self.rules.as_deref(), introspection_nodes),
+            cost: Cost::of(&query, self.rules.as_deref(), introspection_nodes).with_calls(
+                crate::limits::cost::remote_type_calls(
+                    &query,
+                    &self.model.remote_type_remote_rels,
+                    &entry.document,
+                ),
+            ),
             kind,
             key: key.clone(),
             non_negative_vars: query.non_negative_vars.iter().cloned().collect(),

@@ -86,6 +86,8 @@ pub(super) async fn run(
                 Ok(mut set) => cookies.append(&mut set),
                 // A remote's error, as its join gave it (another remote's
                 // errors inside).
+                // Past the response size (or another limit): the request fails.
+                Err(e @ crate::error::EngineError::Limit(_)) => outside.refused = Some(e),
                 Err(crate::error::EngineError::Action(e)) => {
                     value = Value::Null;
                     let mut extensions = e.extensions;
@@ -176,12 +178,12 @@ pub(super) async fn related(
     value: &mut Value,
     fields: &[apollo_compiler::Node<apollo_compiler::executable::Field>],
 ) -> Result<Vec<String>, crate::error::EngineError> {
-    let join = super::remote_holes::JoinCx {
-        engine: cx.engine,
-        planner: cx.planner,
-        prepared: cx.prepared,
-        caller: cx.caller,
-        session: cx.session,
-    };
+    // The answers it puts in place count against the response size as they
+    // are copied (the whole answer is checked again once written).
+    let placed = std::sync::atomic::AtomicU64::new(0);
+    let (engine, planner, prepared) = (cx.engine, cx.planner, cx.prepared);
+    let (caller, session) = (cx.caller, cx.session);
+    let join =
+        super::remote_holes::JoinCx::new(engine, planner, prepared, caller, session, &placed);
     super::remote_holes::fill(join, remote, value, fields).await
 }

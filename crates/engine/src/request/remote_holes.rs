@@ -18,15 +18,60 @@ use grafton_remote::ActionError;
 use grafton_schema::remote::RemoteIntrospected;
 use grafton_schema::RemoteStep;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 /// What every call of one request is made with.
 #[derive(Clone, Copy)]
 pub(super) struct JoinCx<'a> {
-    pub(super) engine: &'a Engine,
-    pub(super) planner: &'a Planner,
-    pub(super) prepared: &'a Prepared,
-    pub(super) caller: &'a Caller,
-    pub(super) session: &'a Map<String, Value>,
+    engine: &'a Engine,
+    planner: &'a Planner,
+    prepared: &'a Prepared,
+    caller: &'a Caller,
+    session: &'a Map<String, Value>,
+    /// When the calls must be done: one time limit for all of them, however
+    /// many levels they go.
+    deadline: Instant,
+    /// The bytes of the answers put in place so far, against the role's
+    /// response size (checked before each is copied).
+    placed: &'a AtomicU64,
+}
+
+impl<'a> JoinCx<'a> {
+    /// A context whose calls have the role's time limit from now.
+    pub(super) fn new(
+        engine: &'a Engine,
+        planner: &'a Planner,
+        prepared: &'a Prepared,
+        caller: &'a Caller,
+        session: &'a Map<String, Value>,
+        placed: &'a AtomicU64,
+    ) -> Self {
+        let deadline = Instant::now() + planner.limits().time;
+        Self {
+            engine,
+            planner,
+            prepared,
+            caller,
+            session,
+            deadline,
+            placed,
+        }
+    }
+
+    /// The planner (the role's model and limits).
+    pub(super) fn planner(&self) -> &'a Planner {
+        self.planner
+    }
+
+    /// Counts `bytes` more put in place; refused past the response size.
+    fn place(&self, bytes: u64) -> Result<(), EngineError> {
+        let max = self.planner.limits().max_response_bytes;
+        let total = (self.placed.fetch_add(bytes, Ordering::Relaxed)).saturating_add(bytes);
+        crate::limits::check(crate::LimitKind::ResponseBytes, Some(max), total)?;
+        Ok(())
+    }
 }
 
 impl JoinCx<'_> {
@@ -73,6 +118,11 @@ pub(super) async fn join(
         return Err(e.into());
     };
     let seconds = remote.config.definition.timeout().max(1);
+    let left = cx.deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        let why = "the request's time limit was reached before the remote was called";
+        return Err(ActionError::new(why, "remote-schema-error").into());
+    }
     let definitions = prepared.operation().map(|op| &op.variables[..]);
     let call = JoinCall {
         config: &remote.config,
@@ -83,7 +133,7 @@ pub(super) async fn join(
         session: cx.session,
         rels: cx.rels(),
         client_headers: &cx.caller.headers,
-        timeout: std::time::Duration::from_secs(seconds).min(planner.limits().time),
+        timeout: std::time::Duration::from_secs(seconds).min(left),
         path,
         fields,
         rows,
@@ -148,13 +198,14 @@ pub(super) fn fill<'a>(
             let Some(rel) = rel else { continue };
             // Each distinct set of values once; an object without one, null.
             let mut distinct: Vec<&Map<String, Value>> = Vec::new();
+            let mut index: HashMap<String, usize> = HashMap::new();
             let which: Vec<Option<usize>> = (group.iter())
                 .map(|h| {
                     if h.source.values().any(Value::is_null) {
                         return None;
                     }
-                    let at = distinct.iter().position(|d| **d == h.source);
-                    Some(at.unwrap_or_else(|| {
+                    let key = Value::Object(h.source.clone()).to_string();
+                    Some(*index.entry(key).or_insert_with(|| {
                         distinct.push(&h.source);
                         distinct.len() - 1
                     }))
@@ -163,13 +214,15 @@ pub(super) fn fill<'a>(
             let rows: Vec<Map<String, Value>> = distinct.into_iter().cloned().collect();
             let (answers, mut set) = join(cx, rel.remote, &rel.path, &first.fields, &rows).await?;
             cookies.append(&mut set);
+            let sizes: Vec<u64> = (answers.iter())
+                .map(|a| serde_json::to_string(a).map_or(0, |t| t.len() as u64))
+                .collect();
             for (hole, i) in group.iter().zip(which) {
-                let answer = i
-                    .and_then(|i| answers.get(i))
-                    .cloned()
-                    .unwrap_or(Value::Null);
+                // Counted before it is copied (`null`: 4 bytes).
+                cx.place(i.and_then(|i| sizes.get(i)).copied().unwrap_or(4))?;
+                let answer = i.and_then(|i| answers.get(i)).cloned();
                 if let Some(slot) = value.pointer_mut(&hole.pointer) {
-                    *slot = answer;
+                    *slot = answer.unwrap_or(Value::Null);
                 }
             }
         }

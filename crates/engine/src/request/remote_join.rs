@@ -59,13 +59,8 @@ pub(crate) async fn joined(
         });
     }
     let session = super::actions::session(caller);
-    let cx = super::remote_holes::JoinCx {
-        engine,
-        planner,
-        prepared,
-        caller,
-        session: &session,
-    };
+    let placed = std::sync::atomic::AtomicU64::new(0);
+    let cx = super::remote_holes::JoinCx::new(engine, planner, prepared, caller, &session, &placed);
     let calls = (sites.iter().zip(&asked)).map(|(site, a)| call(cx, site, &a.distinct));
     let answers = futures_util::future::join_all(calls).await;
     // Every place's new text, and the answer's size before it is written.
@@ -148,7 +143,7 @@ async fn call(
             "remote-schema-error",
         )
     };
-    let rel = (cx.planner.model().remote_relationships)
+    let rel = (cx.planner().model().remote_relationships)
         .get(site.join.rel)
         .ok_or_else(gone)?;
     super::remote_holes::join(cx, rel.remote, &rel.path, &site.join.fields, rows).await

@@ -29,6 +29,11 @@ pub(crate) fn resolve(
         .collect();
     for (s, rels) in all.into_iter().enumerate() {
         let (source, schema) = (&remotes[s].introspected, &parsed[s]);
+        // The type's other relationships' names: to tables, and those before.
+        let mut taken: Vec<(String, String)> = (remotes[s].config.table_relationships().0)
+            .into_iter()
+            .map(|(ty, r)| (ty, r.name))
+            .collect();
         for (ty, name, rel) in rels {
             let id = format!("{}.{ty}.{name}", remotes[s].config.name);
             let mut refuse = |why: String| {
@@ -64,12 +69,14 @@ pub(crate) fn resolve(
                 ));
                 continue;
             }
-            if object.fields.contains_key(name.as_str()) {
+            let pair = (ty.clone(), name.clone());
+            if object.fields.contains_key(name.as_str()) || taken.contains(&pair) {
                 refuse(format!(
                     "field with name \"{name}\" already exists in type \"{ty}\""
                 ));
                 continue;
             }
+            taken.push(pair);
             // A role that does not see the called remote is not served it.
             let Some(t) = (remotes.iter()).position(|r| r.config.name == rel.remote_schema) else {
                 refuse(format!(

@@ -10,9 +10,10 @@ use crate::{databases_with, inconsistent, metadata, post_body, serve};
 use serde_json::json;
 
 /// `library` (the books) with `writer` to `shelf`'s `author`, and `shelf`
-/// (types named `js_…`) with `first_book` back to `library`; `user` sees
-/// only `echo` of `shelf`, so not `writer` (and all of `library`, which
-/// serves it its books); `ghost` asks a field `shelf` does not have.
+/// (types named `js_…`, sent the client's headers) with `first_book` back to
+/// `library`; `user` sees only `echo` of `shelf`, so not `writer` (and all of
+/// `library`, which serves it its books); `ghost` asks a field `shelf` does
+/// not have.
 fn remotes_yaml(library: &str, shelf: &str) -> String {
     format!(
         r#"- name: library
@@ -35,6 +36,7 @@ fn remotes_yaml(library: &str, shelf: &str) -> String {
 - name: shelf
   definition:
     url: "{{{{{shelf}}}}}"
+    forward_client_headers: true
     customization: {{type_names: {{prefix: js_}}}}
   permissions:
     - role: user
@@ -68,6 +70,10 @@ async fn a_remote_type_joins_another_remote_in_one_call_per_field_and_back() {
         &[("public_notes.yaml", "table: {name: notes, schema: public}")],
     );
     std::fs::write(dir.join("remote_schemas.yaml"), remotes_yaml(a, b)).expect("yaml");
+    // Each call counts 100: the remote's root field and one per relationship
+    // field of the document.
+    let limits = "cost_limit: {per_role: {admin: 400}}\n";
+    std::fs::write(dir.join("api_limits.yaml"), limits).expect("api_limits.yaml");
     let sql = "CREATE TABLE notes (id INTEGER NOT NULL PRIMARY KEY, body TEXT NOT NULL);";
     let [db, _] = databases_with("remote_to_remote", sql);
     let server = serve(&db, &dir).await;
@@ -85,6 +91,15 @@ async fn a_remote_type_joins_another_remote_in_one_call_per_field_and_back() {
     );
     // Two books, two levels of `writer`: two calls (and this count's own).
     assert_eq!(shelf.calls().await, before + 3);
+    // One more level is one call more: past the role's cost.
+    let deeper = json!({"query": "{ books { writer { first_book { writer {
+        first_book { title } } } } } }"});
+    let answer = post_body(&server, &deeper, &[]).await;
+    assert_eq!(
+        answer["errors"][0]["extensions"]["code"],
+        json!("cost-limit-exceeded"),
+        "{answer}"
+    );
     // Its arguments the relationship does not fill are the client's; none here.
     let typed = json!({"query": "{ __type(name: \"books\") { fields { name type { name } } } }"});
     let answer = post_body(&server, &typed, &[]).await;
@@ -109,6 +124,24 @@ async fn a_remote_type_joins_another_remote_in_one_call_per_field_and_back() {
         post_body(&server, &plain, &user).await,
         json!({"data": {"books_by_pk": {"title": "Dune"}}})
     );
+    // `shelf` is sent the client's headers: reaching it through `writer` is
+    // refused over GET (a cross-site link must not carry the cookies there).
+    for (query, status) in [
+        ("{ books { title } }", 200),
+        ("{ books { writer { name } } }", 405),
+        (
+            "{ books { ...W } } fragment W on books { writer { name } }",
+            405,
+        ),
+    ] {
+        let get = reqwest::Client::new()
+            .get(server.url())
+            .query(&[("query", query)])
+            .send()
+            .await
+            .expect("answer");
+        assert_eq!(get.status().as_u16(), status, "{query}");
+    }
     // One the remote cannot answer is reported; the others are served.
     let listed = inconsistent(&server).await;
     let ghost = (listed["inconsistent_objects"]
