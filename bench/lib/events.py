@@ -312,3 +312,24 @@ def run_verdicts(results: dict) -> dict:
         "writer": verdict(None if wr.get("on_ratio") is None else wr["on_ratio"] >= TARGET_WRITER_RATIO),
         "nothing_lost": verdict(None if not done else all(t.get("lost") == 0 and not t.get("dead") for t in done)),
     }
+
+
+def stats_delta(before: dict, after: dict) -> dict:
+    """What each table's (and the database's) counters moved by between two readings;
+    `n_dead_tup`, a level, is kept as it was after."""
+    out = {}
+    for name, now in after.items():
+        was = before.get(name, {})
+        out[name] = {k: (v if k == "n_dead_tup" else v - was.get(k, 0)) for k, v in now.items()}
+    return out
+
+
+def stats_text(delta: dict) -> str:
+    """The readings that say where the database's work went, on one line."""
+    log = delta.get("event_log", {})
+    db = delta.get("database", {})
+    return (f"event_log: {log.get('seq_scan', 0)} seq scans reading {log.get('seq_tup_read', 0):,} rows, "
+            f"{log.get('idx_scan', 0):,} index scans, {log.get('n_tup_upd', 0):,} updates "
+            f"({log.get('n_tup_hot_upd', 0):,} HOT), {log.get('n_dead_tup', 0):,} dead after, "
+            f"{log.get('autovacuum_count', 0)} autovacuums; database: {db.get('xact_commit', 0):,} commits, "
+            f"{db.get('tup_returned', 0):,} rows returned")

@@ -32,6 +32,15 @@ FIGURES_SQL = """SELECT count(*), count(*) FILTER (WHERE delivered), count(*) FI
   1000 * percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM delivered_at - created_at))
 FROM grafton_catalog.event_log WHERE trigger_name = '{trigger}' AND data->'new'->>'run' = '{run}'"""
 PENDING_SQL = "SELECT count(*) FROM grafton_catalog.event_log WHERE NOT delivered AND NOT dead"
+# Per table of the events' way, what the database did (deltas per throughput round
+# say where PostgreSQL's CPU per event goes: scans of the log, updates, vacuums).
+TABLE_STATS = ("seq_scan", "seq_tup_read", "idx_scan", "idx_tup_fetch", "n_tup_ins", "n_tup_upd",
+               "n_tup_hot_upd", "n_tup_del", "n_dead_tup", "autovacuum_count", "autoanalyze_count")
+TABLE_STATS_SQL = ("SELECT relname, " + ", ".join(f"coalesce({c}, 0)" for c in TABLE_STATS)
+                   + " FROM pg_stat_user_tables WHERE schemaname = 'grafton_catalog' OR relname = '{table}'")
+DB_STATS = ("xact_commit", "tup_returned", "tup_fetched", "tup_inserted", "tup_updated", "tup_deleted",
+            "blks_hit", "blks_read")
+DB_STATS_SQL = ("SELECT " + ", ".join(DB_STATS) + " FROM pg_stat_database WHERE datname = current_database()")
 SIZES_SQL = ("SELECT pg_total_relation_size('grafton_catalog.event_log'), "
              "pg_total_relation_size('grafton_catalog.event_invocation_logs'), "
              "(SELECT count(*) FROM grafton_catalog.event_log), "
@@ -279,6 +288,15 @@ class EventTriggers:
                 "webhook": procs.cpu_ticks(self.events_hook.pid),
                 "client": children_cpu_s() + me.ru_utime + me.ru_stime, "machine": proc_stat_cpu()}
 
+    def events_pg_stats(self) -> dict:
+        """The database's counters now: per table (TABLE_STATS) and for the database."""
+        self.events_psql.one("SELECT pg_stat_clear_snapshot()")
+        out = {}
+        for row in self.events_psql.rows(TABLE_STATS_SQL.format(table=ev.TABLE)):
+            out[row[0]] = dict(zip(TABLE_STATS, (int(x) for x in row[1:])))
+        out["database"] = dict(zip(DB_STATS, (int(x) for x in self.events_psql.one(DB_STATS_SQL))))
+        return out
+
     def events_per_1000(self, c0: int | None, c1: int | None, events: int) -> tuple[float | None, float | None]:
         if c0 is None or c1 is None or not events:
             return None, None
@@ -292,12 +310,14 @@ class EventTriggers:
         name = f"events-throughput-{kind}-{rnd + 1}"
         argv = ev.throughput_argv(self.env.pg("pgbench"), self.events_url, self.events_scripts[kind], kind,
                                   self.cfg.events_throughput_events, run)
+        s0 = self.events_pg_stats()
         r0 = self.events_reading()
         c0 = self.events_cpu()
         rc = self.procs.run(argv, log_path=self.log(f"{name}.txt"), timeout=900)
         waited = self.events_drain()
         c1 = self.events_cpu()
         r1 = self.events_reading()
+        s1 = self.events_pg_stats()
         row = {"kind": kind, "round": rnd + 1, "run": run, "raw": f"raw/{name}.txt"}
         f = self.events_figures(run)
         row.update({k: f[k] for k in ("inserted", "events", "delivered", "dead")})
@@ -313,11 +333,12 @@ class EventTriggers:
         row["insert_per_s"] = round(f["inserted"] / row["insert_s"], 1) if row["insert_s"] > 0 else None
         row["cpu_s"], row["cpu_s_per_1000"] = self.events_per_1000(c0, c1, f["delivered"])
         row["cpu"] = ev.cpu_split(r0, r1, os.sysconf("SC_CLK_TCK"), f["delivered"])
+        row["pg_stats"] = ev.stats_delta(s0, s1)
         r["throughput"].append(row)
         r["throughput_summary"] = ev.throughput_summary(r["throughput"])
         self.progress.say("events", f"{ev.KIND_TEXT[kind]}: {f['delivered']:,} delivered in {span:.2f} s = "
                                     f"{row['events_per_s']:,.0f} events/s; Grafton CPU {row['cpu_s']} s "
-                                    f"({row['cpu_s_per_1000']} s per 1,000)")
+                                    f"({row['cpu_s_per_1000']} s per 1,000); {ev.stats_text(row['pg_stats'])}")
 
     # ------------------------------------------------------------- latency
     def events_paced(self, name: str, seconds: int, run: int) -> subprocess.Popen:

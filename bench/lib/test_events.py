@@ -260,3 +260,16 @@ class PlanTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class StatsDelta(unittest.TestCase):
+    def test_counters_move_and_dead_rows_are_a_level(self):
+        before = {"event_log": {"seq_scan": 2, "seq_tup_read": 100, "n_dead_tup": 50, "n_tup_upd": 10}}
+        after = {"event_log": {"seq_scan": 5, "seq_tup_read": 400, "n_dead_tup": 70, "n_tup_upd": 30},
+                 "database": {"xact_commit": 9, "tup_returned": 12}}
+        d = ev.stats_delta(before, after)
+        self.assertEqual(d["event_log"], {"seq_scan": 3, "seq_tup_read": 300, "n_dead_tup": 70, "n_tup_upd": 20})
+        self.assertEqual(d["database"], {"xact_commit": 9, "tup_returned": 12})
+        text = ev.stats_text(d)
+        self.assertIn("3 seq scans reading 300 rows", text)
+        self.assertIn("70 dead after", text)

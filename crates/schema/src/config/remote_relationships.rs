@@ -88,11 +88,22 @@ impl TryFrom<Value> for RemoteRelationshipConfig {
                 None | Some(Value::Null) => Map::new(),
                 Some(_) => return Err(format!("the arguments of '{name}' are an object")),
             };
-            remote_field.push(RemoteFieldStep { name, arguments });
             at = step.remove("field");
+            // Nothing a definition says is dropped unread.
+            if let Some(k) = step.keys().next() {
+                return Err(format!(
+                    "unexpected key \"{k}\" in remote_field's \"{name}\""
+                ));
+            }
+            remote_field.push(RemoteFieldStep { name, arguments });
         }
         if remote_field.is_empty() {
             return Err("key \"remote_field\" not found".into());
+        }
+        if let Some(k) = d.keys().next() {
+            return Err(format!(
+                "unexpected key \"{k}\" in the relationship's definition"
+            ));
         }
         Ok(Self {
             remote_schema,
@@ -144,6 +155,15 @@ mod tests {
         assert_eq!(a.remote_field.len(), 2);
         assert_eq!(a.remote_field[1].name, "books");
         assert_eq!(a.argument_columns(), vec!["author_id".to_owned()]);
+        // A key it does not know is refused, never dropped.
+        let extra = json!({"to_remote_schema": {"remote_schema": "lib", "lhs_fields": ["id"],
+            "remote_field": {"author": {"arguments": {"id": "$id"}}}, "timeout": 3}});
+        let refused = RemoteRelationshipConfig::try_from(extra).expect_err("refused");
+        assert!(refused.contains("\"timeout\""), "{refused}");
+        let nested = json!({"to_remote_schema": {"remote_schema": "lib", "lhs_fields": ["id"],
+            "remote_field": {"author": {"arguments": {"id": "$id"}, "alias": "a"}}}});
+        let refused = RemoteRelationshipConfig::try_from(nested).expect_err("refused");
+        assert!(refused.contains("\"alias\""), "{refused}");
     }
 
     #[test]
