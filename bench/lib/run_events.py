@@ -31,7 +31,13 @@ FIGURES_SQL = """SELECT count(*), count(*) FILTER (WHERE delivered), count(*) FI
   1000 * percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM delivered_at - created_at)),
   1000 * percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM delivered_at - created_at))
 FROM grafton_catalog.event_log WHERE trigger_name = '{trigger}' AND data->'new'->>'run' = '{run}'"""
-PENDING_SQL = "SELECT count(*) FROM grafton_catalog.event_log WHERE NOT delivered AND NOT dead"
+# The drain's probe, 20 times a second: on the log's partial index of waiting events,
+# never a sequential scan (with the log's statistics stale after a burst the planner
+# chose one, reading the whole log each time: up to 80 million rows and most of a
+# core in one round, which the runs then counted as the delivery's cost).
+PENDING_SQL = ("SET enable_seqscan = off; "
+               "SELECT count(*) FROM grafton_catalog.event_log WHERE NOT delivered AND NOT dead; "
+               "RESET enable_seqscan")
 # Per table of the events' way, what the database did (deltas per throughput round
 # say where PostgreSQL's CPU per event goes: scans of the log, updates, vacuums).
 TABLE_STATS = ("seq_scan", "seq_tup_read", "idx_scan", "idx_tup_fetch", "n_tup_ins", "n_tup_upd",

@@ -149,8 +149,7 @@ impl Events {
 
     /// Runs `sql` on its own; the rows it changed.
     async fn execute_counting(&self, sql: &str) -> Result<usize, ExecuteError> {
-        let db = self.engine.database();
-        let mut tx = db.autocommit(Duration::from_secs(60)).await?;
+        let mut tx = self.replanned(Duration::from_secs(60)).await?;
         let counted = format!("WITH gone AS ({sql} RETURNING 1) SELECT count(*)::text FROM gone");
         let statement = grafton_sql::Statement {
             sql: counted,

@@ -171,12 +171,11 @@ FROM claimed";
                 "text",
             )],
         };
-        let db = self.engine.database();
         let result = match self.sqlite() {
             true => self.write_records_sqlite(&rows).await,
             false => {
                 async {
-                    let mut tx = db.autocommit(STATEMENT_TIMEOUT).await?;
+                    let mut tx = self.replanned(STATEMENT_TIMEOUT).await?;
                     tx.rows(&statement, &Map::new()).await?;
                     tx.commit().await
                 }

@@ -211,9 +211,8 @@ FROM claimed",
             sql: sql.into(),
             params: vec![param(Value::String(firing.id.clone()), "text")],
         };
-        let db = self.engine.database();
         let marked = async {
-            let mut tx = db.autocommit(STATEMENT_TIMEOUT).await?;
+            let mut tx = self.replanned(STATEMENT_TIMEOUT).await?;
             tx.rows(&statement, &Map::new()).await?;
             tx.commit().await
         };

@@ -57,14 +57,31 @@ impl Events {
         params: Vec<Param>,
         timeout: Duration,
     ) -> Result<Value, ExecuteError> {
-        let db = self.engine.database();
-        let mut tx = db.autocommit(timeout).await?;
+        let mut tx = self.replanned(timeout).await?;
         let rows = tx.rows(&Statement { sql, params }, &Map::new()).await?;
         tx.commit().await?;
         let cell = rows.first().and_then(|r| r.first()).and_then(Value::as_str);
         Ok(cell
             .and_then(|t| serde_json::from_str(t).ok())
             .unwrap_or(Value::Null))
+    }
+
+    /// A transaction whose statements are planned for the log as it is now
+    /// (PostgreSQL: `plan_cache_mode = force_custom_plan`). A prepared
+    /// statement's generic plan is made once, from the statistics of the
+    /// moment: one made while the log was small (a hash join over a scan of
+    /// the whole log) was kept as the log grew, until the next `ANALYZE`: a
+    /// sequential scan of the log for every batch of deliveries recorded
+    /// (measured: 250 scans reading 60 million rows in a 50,000-event run).
+    pub(crate) async fn replanned(&self, timeout: Duration) -> Result<Tx, ExecuteError> {
+        let db = self.engine.database();
+        if self.sqlite() {
+            return db.autocommit(timeout).await;
+        }
+        let mut tx = db.begin(timeout).await?;
+        tx.batch("SET LOCAL plan_cache_mode = force_custom_plan")
+            .await?;
+        Ok(tx)
     }
 
     /// A transaction holding the catalog's DDL lock (instances change Grafton's
