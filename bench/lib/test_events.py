@@ -257,11 +257,6 @@ class PlanTest(unittest.TestCase):
         for cfg in (plan.full(), plan.quick()):
             self.assertGreater(cfg.events_trial_s, ev.KILL_AT_S + ev.DOWN_S)
 
-
-if __name__ == "__main__":
-    unittest.main()
-
-
 class StatsDelta(unittest.TestCase):
     def test_counters_move_and_dead_rows_are_a_level(self):
         before = {"event_log": {"seq_scan": 2, "seq_tup_read": 100, "n_dead_tup": 50, "n_tup_upd": 10}}
@@ -273,3 +268,7 @@ class StatsDelta(unittest.TestCase):
         text = ev.stats_text(d)
         self.assertIn("3 seq scans reading 300 rows", text)
         self.assertIn("70 dead after", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
