@@ -21,6 +21,15 @@ pub struct Catalog {
     /// PostgreSQL functions that return rows of a table (candidates for tracking),
     /// by (schema, name).
     pub functions: Vec<Function>,
+    /// The schema of each extension type a column uses (`geometry` → `public`):
+    /// PostGIS's and ltree's functions and types are called by that schema, so a
+    /// `search_path` without it changes nothing.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub type_schemas: std::collections::BTreeMap<String, String>,
+    /// Tables and views an extension made (PostGIS's `spatial_ref_sys`), as
+    /// `(schema, name)`: served only when metadata tracks them.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub extension_tables: std::collections::BTreeSet<(String, String)>,
 }
 
 /// A PostgreSQL function returning a table's rows, or taking one (a computed
@@ -257,6 +266,12 @@ pub enum ScalarKind {
     Bytea,
     /// A Postgres enum: index into `Catalog::enums`.
     Enum(usize),
+    /// PostGIS `geometry` → `geometry`, read and written as GeoJSON.
+    Geometry,
+    /// PostGIS `geography` → `geography`, read and written as GeoJSON.
+    Geography,
+    /// The `ltree` extension's label path → `ltree`.
+    Ltree,
     /// A one-dimensional array of a built-in type (PostgreSQL's `text[]`) → `[String!]`,
     /// as Hasura (2.29 and later) serves it.
     Array(Box<ScalarKind>),
@@ -272,8 +287,29 @@ impl ScalarKind {
     pub fn is_comparable(&self) -> bool {
         !matches!(
             self,
-            Self::Json | Self::Boolean | Self::Bytea | Self::Array(_)
+            Self::Json
+                | Self::Boolean
+                | Self::Bytea
+                | Self::Array(_)
+                | Self::Geometry
+                | Self::Geography
         )
+    }
+
+    /// The extension type this kind stands for (its schema is in
+    /// [`Catalog::type_schemas`]).
+    pub fn extension_type(&self) -> Option<&'static str> {
+        match self {
+            Self::Geometry => Some("geometry"),
+            Self::Geography => Some("geography"),
+            Self::Ltree => Some("ltree"),
+            _ => None,
+        }
+    }
+
+    /// A PostGIS type, read and written as GeoJSON.
+    pub fn is_spatial(&self) -> bool {
+        matches!(self, Self::Geometry | Self::Geography)
     }
 
     /// Whether the text-only operators (`_like`, `_ilike`, …) apply.
@@ -301,7 +337,9 @@ impl ScalarKind {
             Self::Json => "json",
             Self::Jsonb => "jsonb",
             Self::Bytea => "bytea",
-            Self::Enum(_) | Self::Array(_) => return None,
+            Self::Enum(_) | Self::Array(_) | Self::Geometry | Self::Geography | Self::Ltree => {
+                return None
+            }
         })
     }
 

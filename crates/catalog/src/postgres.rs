@@ -30,6 +30,9 @@ SELECT n.nspname::text AS table_schema,
        c.relkind::text AS relkind,
        pg_catalog.pg_relation_is_updatable(c.oid, false) AS updatable,
        pg_catalog.obj_description(c.oid, 'pg_class') AS table_comment,
+       EXISTS (SELECT FROM pg_catalog.pg_depend d
+               WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objid = c.oid
+                 AND d.deptype = 'e') AS from_extension,
        a.attname::text AS column_name,
        et.oid AS type_oid,
        et.typname::text AS type_name,
@@ -210,6 +213,9 @@ pub async fn introspect_postgres(
                     comment: row.try_get("table_comment")?,
                     writes,
                 });
+                if row.try_get::<_, bool>("from_extension")? {
+                    catalog.extension_tables.insert(key.clone());
+                }
                 table_index.insert(key, catalog.tables.len() - 1);
                 catalog.tables.len() - 1
             }
@@ -219,6 +225,12 @@ pub async fn introspect_postgres(
         };
         let table = &mut catalog.tables[index];
         let (db_type, scalar, warning) = column_type(row, &enum_index)?;
+        if let Some(ty) = scalar.extension_type() {
+            let schema: Option<String> = row.try_get("type_schema")?;
+            (catalog.type_schemas)
+                .entry(ty.to_owned())
+                .or_insert_with(|| schema.unwrap_or_else(|| "public".to_owned()));
+        }
         if let Some(what) = warning {
             warnings.push(format!(
                 "column {}.{}.{} has type {what}, exposed as String",
@@ -342,6 +354,15 @@ fn column_type(
     // read and json_populate_record fills it from one when written.
     if typtype == "c" {
         return Ok((name, ScalarKind::Json, None));
+    }
+    // PostGIS's and ltree's types, in whatever schema their extension was made.
+    if typtype == "b" {
+        match name.as_str() {
+            "geometry" => return Ok((name, ScalarKind::Geometry, None)),
+            "geography" => return Ok((name, ScalarKind::Geography, None)),
+            "ltree" => return Ok((name, ScalarKind::Ltree, None)),
+            _ => {}
+        }
     }
     let builtin = typtype == "b" && (schema == "pg_catalog" || name == "citext");
     match builtin.then(|| scalar_for_type_name(&name)).flatten() {

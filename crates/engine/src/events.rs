@@ -21,6 +21,9 @@ pub struct ServedTrigger {
     pub booleans: Vec<String>,
     /// Those of them that hold JSON (SQLite stores text).
     pub jsons: Vec<String>,
+    /// Its PostGIS columns, with the schema of PostGIS's functions: a payload
+    /// carries them as GeoJSON, as Hasura's does.
+    pub spatial: Vec<(String, String)>,
     /// The trigger.
     pub config: EventTriggerConfig,
 }
@@ -71,6 +74,13 @@ pub(crate) fn served(
             };
             let booleans = of(&[ScalarKind::Boolean]);
             let jsons = of(&[ScalarKind::Json, ScalarKind::Jsonb]);
+            let postgis = (model.catalog.type_schemas.get("geometry"))
+                .or_else(|| model.catalog.type_schemas.get("geography"))
+                .cloned()
+                .unwrap_or_else(|| "public".to_owned());
+            let spatial = (of(&[ScalarKind::Geometry, ScalarKind::Geography]).into_iter())
+                .map(|c| (c, postgis.clone()))
+                .collect();
             // Every column it names (what fires an update, what a payload holds)
             // must be the table's: a missing one would fail every write to it.
             let d = &trigger.definition;
@@ -108,6 +118,7 @@ pub(crate) fn served(
                 columns,
                 booleans,
                 jsons,
+                spatial,
                 config: trigger.clone(),
             });
         }

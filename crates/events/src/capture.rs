@@ -70,16 +70,34 @@ pub fn object_name(trigger: &str) -> String {
     format!("{PREFIX}{trigger}")
 }
 
-/// A row's JSON for the payload: every column, or those `payload` names.
-fn row_json(row: &str, payload: Option<&EventColumns>) -> String {
+/// A row's JSON for the payload: every column, or those `payload` names; PostGIS
+/// columns as GeoJSON with their CRS (Hasura's `ST_AsGeoJSON(value, 15, 4)`).
+fn row_json(row: &str, t: &ServedTrigger, payload: Option<&EventColumns>) -> String {
+    let value = |c: &str| match t.spatial.iter().find(|(s, _)| s == c) {
+        Some((_, schema)) => format!(
+            "{}.\"st_asgeojson\"({row}.{}, 15, 4)::jsonb",
+            ident(schema),
+            ident(c)
+        ),
+        None => format!("{row}.{}", ident(c)),
+    };
     match payload {
         Some(EventColumns::Some(columns)) => {
             let pairs: Vec<String> = (columns.iter())
-                .map(|c| format!("{}, {row}.{}", literal(c), ident(c)))
+                .map(|c| format!("{}, {}", literal(c), value(c)))
                 .collect();
             format!("jsonb_build_object({})", pairs.join(", "))
         }
-        _ => format!("to_jsonb({row})"),
+        _ if t.spatial.is_empty() => format!("to_jsonb({row})"),
+        _ => {
+            let pairs: Vec<String> = (t.spatial.iter())
+                .map(|(c, _)| format!("{}, {}", literal(c), value(c)))
+                .collect();
+            format!(
+                "to_jsonb({row}) || jsonb_build_object({})",
+                pairs.join(", ")
+            )
+        }
     }
 }
 
@@ -95,7 +113,7 @@ pub fn install_sql(t: &ServedTrigger) -> String {
         ops.push("INSERT");
         fired.push(format!(
             "WHEN TG_OP = 'INSERT' THEN data := jsonb_build_object('old', NULL, 'new', {});",
-            row_json("NEW", insert.payload.as_ref())
+            row_json("NEW", t, insert.payload.as_ref())
         ));
     }
     if let Some(update) = &d.update {
@@ -113,15 +131,15 @@ pub fn install_sql(t: &ServedTrigger) -> String {
         fired.push(format!(
             "WHEN TG_OP = 'UPDATE' THEN IF NOT ({changed}) THEN RETURN NULL; END IF; \
              data := jsonb_build_object('old', {}, 'new', {});",
-            row_json("OLD", payload),
-            row_json("NEW", payload)
+            row_json("OLD", t, payload),
+            row_json("NEW", t, payload)
         ));
     }
     if let Some(delete) = &d.delete {
         ops.push("DELETE");
         fired.push(format!(
             "WHEN TG_OP = 'DELETE' THEN data := jsonb_build_object('old', {}, 'new', NULL);",
-            row_json("OLD", delete.payload.as_ref())
+            row_json("OLD", t, delete.payload.as_ref())
         ));
     }
     let trigger = ident(&name);
@@ -194,6 +212,7 @@ mod tests {
             columns: vec![hostile.clone()],
             booleans: Vec::new(),
             jsons: Vec::new(),
+            spatial: Vec::new(),
             config: EventTriggerConfig {
                 name: "t1".into(),
                 definition: EventDefinition {

@@ -18,7 +18,7 @@ pub(crate) fn declared_type(param: &Param) -> Type {
     // Rendering binds a stored value as its type (`Stored` does not reach here).
     let name = match &param.ty {
         SqlType::Builtin(name) => *name,
-        SqlType::Named { .. } | SqlType::Stored(_) => "text",
+        SqlType::Named { .. } | SqlType::Stored(_) | SqlType::Spatial { .. } => "text",
     };
     let (scalar, array) = match name {
         "int4" => (Type::INT4, Type::INT4_ARRAY),

@@ -140,7 +140,9 @@ async fn every_bound_type_round_trips_and_is_declared_with_its_own_type() {
             let ty = match &p.ty {
                 SqlType::Builtin(name) => format!("\"{name}\""),
                 SqlType::Named { schema, name } => format!("\"{schema}\".\"{name}\""),
-                SqlType::Stored(_) => unreachable!("the cases bind rendered types"),
+                SqlType::Stored(_) | SqlType::Spatial { .. } => {
+                    unreachable!("the cases bind rendered types")
+                }
             };
             let n = i + 1;
             let list = if p.list { "[]" } else { "" };

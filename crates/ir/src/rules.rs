@@ -46,6 +46,8 @@ enum Operand {
 enum Op {
     Value(CompareOp, Operand),
     Column(CompareOp),
+    /// `_st_d_within` / `_st_3d_d_within`: `{distance, from, use_spheroid}`.
+    DWithin(CompareOp),
     Cast,
 }
 
@@ -77,6 +79,23 @@ fn operator(name: &str) -> Option<Op> {
         "has_key" => Op::Value(HasKey, Operand::Text),
         "has_keys_any" => Op::Value(HasKeysAny, Operand::TextList),
         "has_keys_all" => Op::Value(HasKeysAll, Operand::TextList),
+        "st_contains" => Op::Value(StContains, Operand::Same),
+        "st_crosses" => Op::Value(StCrosses, Operand::Same),
+        "st_equals" => Op::Value(StEquals, Operand::Same),
+        "st_intersects" => Op::Value(StIntersects, Operand::Same),
+        "st_overlaps" => Op::Value(StOverlaps, Operand::Same),
+        "st_touches" => Op::Value(StTouches, Operand::Same),
+        "st_within" => Op::Value(StWithin, Operand::Same),
+        "st_3d_intersects" => Op::Value(St3dIntersects, Operand::Same),
+        "st_d_within" => Op::DWithin(StDWithin),
+        "st_3d_d_within" => Op::DWithin(St3dDWithin),
+        "ancestor" => Op::Value(Ancestor, Operand::Same),
+        "ancestor_any" => Op::Value(AncestorAny, Operand::List),
+        "descendant" => Op::Value(Descendant, Operand::Same),
+        "descendant_any" => Op::Value(DescendantAny, Operand::List),
+        "matches" => Op::Value(Matches, Operand::Text),
+        "matches_any" => Op::Value(MatchesAny, Operand::TextList),
+        "matches_fulltext" => Op::Value(MatchesFulltext, Operand::Text),
         "ceq" => Op::Column(Eq),
         "cne" | "cneq" => Op::Column(Neq),
         "cgt" => Op::Column(Gt),
@@ -363,6 +382,15 @@ impl<'a> RuleReader<'a> {
                 })
             }
             Some(Op::Cast) => self.cast(table, column, operand, path),
+            Some(Op::DWithin(op)) => {
+                if !grafton_schema::ops_for(kind, model.backend).contains(&op) {
+                    return Err(format!(
+                        "{path}: '{name}' does not apply to column '{}' of type {}",
+                        col.name, col.db_type
+                    ));
+                }
+                self.d_within(table, column, op, operand, path)
+            }
             None => Err(format!("{path}: unknown operator '{name}'")),
         }
     }

@@ -262,6 +262,10 @@ pub enum BoolExp {
         /// Operand.
         value: Value,
     },
+    /// `ST_DWithin(column, from, distance[, use_spheroid])` (`_st_d_within`,
+    /// `_st_3d_d_within`): boxed, as its three operands would make every
+    /// expression larger.
+    DWithin(Box<DWithin>),
     /// `column::text op value`: a jsonb column compared as its text (`_cast: {String: …}`).
     CompareText {
         /// Column index.
@@ -271,6 +275,21 @@ pub enum BoolExp {
         /// Operand.
         value: Value,
     },
+}
+
+/// The operands of `_st_d_within` and `_st_3d_d_within`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DWithin {
+    /// The geometry or geography column.
+    pub column: usize,
+    /// `_st_3d_d_within` (geometry only).
+    pub three_d: bool,
+    /// The shape distances are measured from (GeoJSON).
+    pub from: Value,
+    /// The distance: in the column's units for geometry, metres for geography.
+    pub distance: Value,
+    /// Geography's `use_spheroid` when given (PostGIS's default, true, otherwise).
+    pub use_spheroid: Option<Value>,
 }
 
 /// One `order_by` key.

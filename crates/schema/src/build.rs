@@ -159,6 +159,7 @@ pub fn build_for_role(
         sdl: Sdl::default(),
         used_scalars: BTreeSet::new(),
         array_scalars: BTreeSet::new(),
+        declared_inputs: BTreeSet::new(),
         streams: false,
         root_fields: HashMap::new(),
         mutation_fields: HashMap::new(),
@@ -273,6 +274,8 @@ struct Builder<'a> {
     used_scalars: BTreeSet<ScalarKind>,
     /// Hasura's scalars of array arguments (`_uuid` for `uuid[]`), by name.
     array_scalars: BTreeSet<String>,
+    /// Input types written once whoever needs them first (`st_d_within_input`).
+    declared_inputs: BTreeSet<String>,
     /// Some table has a `_stream` field (so `cursor_ordering` is written).
     streams: bool,
     root_fields: HashMap<String, RootField>,

@@ -3,6 +3,7 @@
 
 pub mod api_limits;
 pub mod build;
+mod compare_op;
 pub mod config;
 pub mod hasura;
 pub mod inconsistent;

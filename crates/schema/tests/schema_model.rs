@@ -99,6 +99,8 @@ fn catalog() -> Catalog {
         ],
         enums: vec![],
         functions: vec![],
+        type_schemas: Default::default(),
+        extension_tables: Default::default(),
     }
 }
 

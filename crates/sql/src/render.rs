@@ -202,6 +202,43 @@ impl Renderer {
                 self.params.len()
             }
         };
+        if let (SqlType::Spatial { schema, geography }, Dialect::Postgres) = (&p.ty, self.dialect) {
+            return self.spatial_param(index, p, schema, *geography);
+        }
+        self.placeholder(index, p);
+    }
+
+    /// A GeoJSON parameter read as PostGIS reads it (`ST_GeomFromGeoJSON`), each
+    /// element of a list so.
+    fn spatial_param(&mut self, index: usize, p: &Param, schema: &str, geography: bool) {
+        let text = Param {
+            ty: SqlType::Builtin("text"),
+            ..p.clone()
+        };
+        let read = |r: &mut Self, value: &dyn Fn(&mut Self)| {
+            r.ident(schema);
+            r.push(".\"st_geomfromgeojson\"(");
+            value(r);
+            r.push(")");
+            if geography {
+                r.push("::");
+                r.ident(schema);
+                r.push(".\"geography\"");
+            }
+        };
+        if p.list {
+            self.push("ARRAY(SELECT ");
+            read(self, &|r| r.push("\"_g\""));
+            self.push(" FROM unnest(");
+            self.placeholder(index, &text);
+            self.push(") AS \"_g\")");
+        } else {
+            read(self, &|r| r.placeholder(index, &text));
+        }
+    }
+
+    /// `$n::type` (or a subscriber's value, or SQLite's `?n`) for parameter `index`.
+    fn placeholder(&mut self, index: usize, p: &Param) {
         if self.multiplexed {
             return self.subscriber_value(index - 1, p);
         }
@@ -251,6 +288,11 @@ impl Renderer {
                 self.ident(name);
             }
             SqlType::Stored(inner) => self.sql_type(inner),
+            SqlType::Spatial { schema, geography } => {
+                self.ident(schema);
+                self.push(".");
+                self.ident(if *geography { "geography" } else { "geometry" });
+            }
         }
     }
 

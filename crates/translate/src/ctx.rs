@@ -83,6 +83,50 @@ pub(crate) fn sql_type(ctx: &Ctx, kind: &ScalarKind) -> SqlType {
             },
             None => SqlType::Builtin("text"),
         },
+        (None, ScalarKind::Geometry | ScalarKind::Geography) => SqlType::Spatial {
+            schema: extension_schema(ctx, "geometry"),
+            geography: *kind == ScalarKind::Geography,
+        },
+        (None, ScalarKind::Ltree) => extension_type(ctx, "ltree", "ltree"),
         (None, _) => SqlType::Builtin("text"),
     }
+}
+
+/// The schema an extension's types and functions live in (PostGIS's is the one
+/// `geometry` is in, ltree's the one `ltree` is in).
+fn extension_schema(ctx: &Ctx, type_name: &str) -> String {
+    let catalog = &ctx.model.catalog;
+    (catalog.type_schemas.get(type_name))
+        .or_else(|| match type_name {
+            "geometry" => catalog.type_schemas.get("geography"),
+            _ => None,
+        })
+        .cloned()
+        .unwrap_or_else(|| "public".to_owned())
+}
+
+/// A type of the extension that made `of` (`lquery` beside `ltree`).
+pub(crate) fn extension_type(ctx: &Ctx, of: &str, name: &str) -> SqlType {
+    SqlType::Named {
+        schema: extension_schema(ctx, of),
+        name: name.to_owned(),
+    }
+}
+
+/// A value of `kind` as the response carries it: a PostGIS value as GeoJSON with
+/// its CRS (`ST_AsGeoJSON(value, 15, 4)`, Hasura's digits and options), anything
+/// else as [`json_kind`] says.
+pub(crate) fn output_value(ctx: &Ctx, kind: &ScalarKind, value: Expr) -> Expr {
+    if !kind.is_spatial() {
+        return Expr::ToJson(Box::new(value), json_kind(kind));
+    }
+    let geojson = Expr::Func {
+        schema: extension_schema(ctx, "geometry"),
+        name: "st_asgeojson".to_owned(),
+        args: vec![(None, value), (None, Expr::Int(15)), (None, Expr::Int(4))],
+    };
+    Expr::ToJson(
+        Box::new(Expr::Cast(Box::new(geojson), SqlType::Builtin("json"))),
+        JsonKind::Json,
+    )
 }

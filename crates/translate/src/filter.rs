@@ -89,6 +89,7 @@ impl Ctx<'_> {
             BoolExp::ExistsComputed(field, inner) => {
                 self.exists_computed(*field, alias, inner, root)
             }
+            BoolExp::DWithin(d) => self.d_within(table, alias, d),
             BoolExp::CompareText { column, op, value } => {
                 let text = Expr::Cast(
                     Box::new(self.column_value(table, alias, *column)),
@@ -208,6 +209,9 @@ impl Ctx<'_> {
     ) -> Expr {
         let col = &self.model.table(table).columns[column];
         let subject = self.column_value(table, alias, column);
+        if let Some(e) = self.extension_compare(&subject, &col.scalar, op, value) {
+            return e;
+        }
         // citext compares case-insensitively only against citext: a text parameter
         // would turn `=` into text equality.
         let ty = if col.db_type == "citext" {
@@ -292,6 +296,9 @@ fn compare_with(subject: Expr, ty: SqlType, op: CompareOp, value: &Value) -> Exp
             CompareOp::Nregex => pattern(PatternOp::Regex, true),
             CompareOp::Iregex => pattern(PatternOp::IRegex, false),
             CompareOp::Niregex => pattern(PatternOp::IRegex, true),
+            // Extension types' operators (`Ctx::extension_compare`); a computed
+            // field of such a type is not offered them.
+            _ => Expr::Bool(false),
         }
     }
 }

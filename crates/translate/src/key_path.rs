@@ -76,6 +76,7 @@ fn remap(exp: &BoolExp, mapping: &[(usize, usize)]) -> Option<BoolExp> {
         | BoolExp::ExistsIn(..)
         | BoolExp::CompareColumns { .. }
         | BoolExp::CompareText { .. }
+        | BoolExp::DWithin(_)
         | BoolExp::CompareComputed { .. }
         | BoolExp::ExistsComputed(..) => return None,
     })

@@ -4,6 +4,7 @@
 mod aggregate;
 mod aggregate_rows;
 mod ctx;
+mod extension_ops;
 mod filter;
 mod key_path;
 pub mod mutation;

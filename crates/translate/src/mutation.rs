@@ -192,6 +192,8 @@ pub fn insert(
             .map(|&c| InsertColumn {
                 name: t.columns[c].name.clone(),
                 json: matches!(t.columns[c].scalar, ScalarKind::Json | ScalarKind::Jsonb),
+                spatial: (t.columns[c].scalar.is_spatial())
+                    .then(|| sql_type(&cx, &t.columns[c].scalar)),
             })
             .collect(),
         table: table_ref,

@@ -1,6 +1,6 @@
 //! Row lists, single rows and aggregates as JSON-building subqueries.
 
-use crate::ctx::{json_kind, Ctx};
+use crate::ctx::{json_kind, output_value, Ctx};
 use crate::read_columns::{project_order_keys, select_read_columns};
 use crate::record::record_row;
 use grafton_catalog::Table;
@@ -181,8 +181,8 @@ impl<'a> Ctx<'a> {
         for (key, field) in fields {
             let expr = match field {
                 Field::Column(c) => {
-                    let kind = json_kind(&self.model.table(table).columns[*c].scalar);
-                    Expr::ToJson(Box::new(self.column_value(table, alias, *c)), kind)
+                    let kind = &self.model.table(table).columns[*c].scalar;
+                    output_value(self, kind, self.column_value(table, alias, *c))
                 }
                 Field::JsonPath(c, path) => {
                     let at = Expr::JsonAt {
@@ -215,9 +215,9 @@ impl<'a> Ctx<'a> {
                 Field::Remote(join) => Expr::JsonObject(
                     (join.columns.iter())
                         .map(|(name, c)| {
-                            let kind = json_kind(&self.model.table(table).columns[*c].scalar);
+                            let kind = &self.model.table(table).columns[*c].scalar;
                             let value = self.column_value(table, alias, *c);
-                            (name.clone(), Expr::ToJson(Box::new(value), kind))
+                            (name.clone(), output_value(self, kind, value))
                         })
                         .collect(),
                 ),

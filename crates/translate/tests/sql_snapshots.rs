@@ -62,6 +62,8 @@ fn catalog(backend: Backend, enforced: bool) -> Catalog {
         ],
         enums: vec![],
         functions: vec![],
+        type_schemas: Default::default(),
+        extension_tables: Default::default(),
     };
     for t in &mut c.tables {
         t.schema = schema.into();

@@ -157,7 +157,9 @@ impl Filter {
                 Value::Variable(name) => self.lists.push(name.clone()),
                 Value::Literal(_) => self.fixed = self.fixed.saturating_add(1),
             },
-            BoolExp::CompareColumns { .. } => self.fixed = self.fixed.saturating_add(1),
+            BoolExp::CompareColumns { .. } | BoolExp::DWithin(_) => {
+                self.fixed = self.fixed.saturating_add(1)
+            }
         }
     }
 }

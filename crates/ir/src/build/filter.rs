@@ -4,7 +4,7 @@ use super::Builder;
 use crate::input::Input;
 use crate::types::*;
 use crate::IrError;
-use grafton_schema::{InputKind, TableField, TableId};
+use grafton_schema::{CompareOp, InputKind, TableField, TableId};
 
 impl<'a> Builder<'a> {
     pub(crate) fn bool_exp(
@@ -63,6 +63,12 @@ impl<'a> Builder<'a> {
                         let op = *model.ops.get(op_name).ok_or_else(|| {
                             IrError::Validation(format!("unknown operator '{op_name}'"))
                         })?;
+                        if matches!(op, CompareOp::StDWithin | CompareOp::St3dDWithin) {
+                            if let Some(d) = self.d_within(*c, op, operand) {
+                                all.push(BoolExp::DWithin(Box::new(d)));
+                            }
+                            continue;
+                        }
                         if let Some(value) = self.vars.leaf(operand) {
                             all.push(BoolExp::Compare {
                                 column: *c,
@@ -109,6 +115,29 @@ impl<'a> Builder<'a> {
             1 => all.pop().unwrap_or(BoolExp::And(Vec::new())),
             _ => BoolExp::And(all),
         })
+    }
+
+    /// `_st_d_within: {distance, from, use_spheroid}`: each field a value or a
+    /// variable of its own (`None`: the operand is null, so no condition).
+    fn d_within(&mut self, column: usize, op: CompareOp, v: Input<'a>) -> Option<DWithin> {
+        let (mut from, mut distance, mut use_spheroid) = (None, None, None);
+        for (name, field) in self.vars.object(v) {
+            match name {
+                "from" => from = self.vars.leaf(field),
+                "distance" => distance = self.vars.leaf(field),
+                "use_spheroid" | "useSpheroid" => use_spheroid = self.vars.leaf(field),
+                _ => {}
+            }
+        }
+        Some(DWithin {
+            column,
+            three_d: op == CompareOp::St3dDWithin,
+            // Validation has required both; a variable left out is null.
+            from: from.unwrap_or(Value::Literal(serde_json::Value::Null)),
+            distance: distance.unwrap_or(Value::Literal(serde_json::Value::Null)),
+            use_spheroid,
+        })
+        .filter(|_| self.vars.deref(v).is_some())
     }
 
     /// `computed_field: {op: value, …}`. Out of line: `bool_exp` recurses once per

@@ -5,7 +5,7 @@ use super::{operator, Op, Operand, Result, RuleReader};
 use crate::permissions::{is_session_var, session_array_var, session_var};
 use crate::types::BoolExp;
 use grafton_catalog::ScalarKind;
-use grafton_schema::TableId;
+use grafton_schema::{CompareOp, TableId};
 use grafton_sql::ParamValue;
 use serde_json::Value as Json;
 
@@ -58,6 +58,54 @@ impl RuleReader<'_> {
             }
         }
         Ok(BoolExp::And(all))
+    }
+
+    /// `_st_d_within: {distance, from, use_spheroid}`: each a literal or a session
+    /// variable (a GeoJSON shape in `from`'s).
+    pub(super) fn d_within(
+        &mut self,
+        table: TableId,
+        column: usize,
+        op: CompareOp,
+        operand: &Json,
+        path: &str,
+    ) -> Result<BoolExp> {
+        let Json::Object(fields) = operand else {
+            return Err(format!("{path}: expected {{distance, from}}"));
+        };
+        let col = &self.model.table(table).columns[column];
+        let geography = col.scalar == ScalarKind::Geography;
+        if let Some(extra) = fields.keys().find(|k| {
+            !(matches!(k.as_str(), "distance" | "from") || geography && *k == "use_spheroid")
+        }) {
+            return Err(format!("{path}: unexpected key '{extra}'"));
+        }
+        let part = |name: &str| {
+            fields
+                .get(name)
+                .ok_or_else(|| format!("{path}: missing '{name}'"))
+        };
+        let from = self.value(table, column, part("from")?, Operand::Same, path)?;
+        let distance = self.value_of(
+            &ScalarKind::Float,
+            "float8",
+            part("distance")?,
+            Operand::Same,
+            path,
+        )?;
+        let use_spheroid = match fields.get("use_spheroid") {
+            Some(v) => {
+                Some(self.value_of(&ScalarKind::Boolean, "boolean", v, Operand::Same, path)?)
+            }
+            None => None,
+        };
+        Ok(BoolExp::DWithin(Box::new(crate::types::DWithin {
+            column,
+            three_d: op == CompareOp::St3dDWithin,
+            from,
+            distance,
+            use_spheroid,
+        })))
     }
 
     /// An operand of a comparison on text: a session variable or string literals.
@@ -154,6 +202,8 @@ impl RuleReader<'_> {
 fn fits(v: &Json, kind: &ScalarKind) -> bool {
     match kind {
         ScalarKind::Json | ScalarKind::Jsonb => !v.is_null(),
+        // GeoJSON: an object, or its text.
+        ScalarKind::Geometry | ScalarKind::Geography => v.is_object() || v.is_string(),
         // A list, or a PostgreSQL array literal.
         ScalarKind::Array(_) => v.is_array() || v.is_string(),
         ScalarKind::Boolean => v.is_boolean(),

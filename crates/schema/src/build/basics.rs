@@ -30,6 +30,9 @@ impl Builder<'_> {
             ScalarKind::Json => "json".into(),
             ScalarKind::Jsonb => "jsonb".into(),
             ScalarKind::Bytea => "bytea".into(),
+            ScalarKind::Geometry => "geometry".into(),
+            ScalarKind::Geography => "geography".into(),
+            ScalarKind::Ltree => "ltree".into(),
             // Its comparison type is `String_array_comparison_exp`.
             ScalarKind::Array(element) => format!("{}_array", self.scalar_base(element)),
             ScalarKind::Enum(i) => {

@@ -10,12 +10,21 @@ use crate::inconsistent::{Inconsistency, ObjectKind};
 /// (Hasura metadata) only those the config lists, as Hasura serves only what its
 /// metadata tracks.
 pub(super) fn tracked(mut catalog: Catalog, config: &Config, default_schema: &str) -> Catalog {
-    if config.auto_track.unwrap_or(true) {
-        return catalog;
-    }
     let listed: HashSet<usize> = (config.tables.keys())
         .filter_map(|k| find_table(&catalog, k, default_schema))
         .collect();
+    if config.auto_track.unwrap_or(true) {
+        // An extension's own tables (PostGIS's `spatial_ref_sys`) are its
+        // business, not the API's, unless the config names them.
+        let extension = std::mem::take(&mut catalog.extension_tables);
+        let mut index = 0;
+        catalog.tables.retain(|t| {
+            index += 1;
+            listed.contains(&(index - 1))
+                || !extension.contains(&(t.schema.clone(), t.name.clone()))
+        });
+        return catalog;
+    }
     let mut index = 0;
     catalog.tables.retain(|_| {
         index += 1;

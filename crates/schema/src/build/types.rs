@@ -71,6 +71,13 @@ impl Builder<'_> {
         for name in std::mem::take(&mut self.array_scalars) {
             self.sdl.scalar(&name);
         }
+        if self.used_scalars.contains(&ScalarKind::Ltree) {
+            // `_matches` and `_matches_fulltext` take ltree's query types.
+            for name in ["lquery", "ltxtquery"] {
+                let name = self.naming.scalar(name);
+                self.sdl.scalar(&name);
+            }
+        }
         self.write_remote_types();
         self.write_remote_type_relationships();
         self.write_remote_to_remote();
@@ -115,7 +122,13 @@ impl Builder<'_> {
                 let ty = match op {
                     CompareOp::In | CompareOp::Nin => format!("[{name}!]"),
                     CompareOp::IsNull => "Boolean".to_owned(),
-                    CompareOp::HasKeysAny | CompareOp::HasKeysAll => "[String!]".to_owned(),
+                    CompareOp::HasKeysAny | CompareOp::HasKeysAll | CompareOp::MatchesAny => {
+                        "[String!]".to_owned()
+                    }
+                    CompareOp::AncestorAny | CompareOp::DescendantAny => format!("[{name}!]"),
+                    CompareOp::Matches => self.naming.scalar("lquery"),
+                    CompareOp::MatchesFulltext => self.naming.scalar("ltxtquery"),
+                    CompareOp::StDWithin | CompareOp::St3dDWithin => self.d_within_input(kind),
                     CompareOp::Like
                     | CompareOp::Nlike
                     | CompareOp::Ilike
@@ -158,6 +171,35 @@ impl Builder<'_> {
     }
 }
 
+impl Builder<'_> {
+    /// `st_d_within_input` (geometry) or `st_d_within_geography_input`, declared
+    /// the first time a comparison uses it.
+    fn d_within_input(&mut self, kind: &ScalarKind) -> String {
+        let geography = *kind == ScalarKind::Geography;
+        let name = self.ty(if geography {
+            "st_d_within_geography_input"
+        } else {
+            "st_d_within_input"
+        });
+        if self.declared_inputs.insert(name.clone()) {
+            let float = self.scalar(&ScalarKind::Float);
+            let mut fields = vec![
+                FieldDef::new(self.naming.field("distance"), format!("{float}!")),
+                FieldDef::new(self.naming.field("from"), format!("{}!", self.scalar(kind))),
+            ];
+            if geography {
+                let boolean = self.scalar(&ScalarKind::Boolean);
+                fields.push(FieldDef::new(
+                    self.naming.field("use_spheroid"),
+                    format!("{boolean} = true"),
+                ));
+            }
+            self.sdl.object("input", &name, None, &fields);
+        }
+        name
+    }
+}
+
 /// The operators a column of `kind` supports on `backend`.
 pub fn ops_for(kind: &ScalarKind, backend: Backend) -> Vec<CompareOp> {
     use CompareOp::*;
@@ -170,6 +212,31 @@ pub fn ops_for(kind: &ScalarKind, backend: Backend) -> Vec<CompareOp> {
         return vec![Eq, Neq, Gt, Gte, Lt, Lte, IsNull, Contains, ContainedIn];
     }
     let mut ops = vec![Eq, Neq, Gt, Gte, Lt, Lte, In, Nin, IsNull];
+    match kind {
+        ScalarKind::Geometry => ops.extend([
+            St3dDWithin,
+            St3dIntersects,
+            StContains,
+            StCrosses,
+            StDWithin,
+            StEquals,
+            StIntersects,
+            StOverlaps,
+            StTouches,
+            StWithin,
+        ]),
+        ScalarKind::Geography => ops.extend([StDWithin, StIntersects]),
+        ScalarKind::Ltree => ops.extend([
+            Ancestor,
+            AncestorAny,
+            Descendant,
+            DescendantAny,
+            Matches,
+            MatchesAny,
+            MatchesFulltext,
+        ]),
+        _ => {}
+    }
     if *kind == ScalarKind::Jsonb {
         ops.extend([Contains, ContainedIn, HasKey, HasKeysAny, HasKeysAll]);
     }
@@ -192,5 +259,8 @@ pub(super) fn has_min_max(kind: &ScalarKind) -> bool {
             | ScalarKind::Bytea
             | ScalarKind::Uuid
             | ScalarKind::Array(_)
+            | ScalarKind::Geometry
+            | ScalarKind::Geography
+            | ScalarKind::Ltree
     )
 }

@@ -6,18 +6,26 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+/// The WebSocket client the live-query cases use.
+#[path = "../subscriptions/client.rs"]
+#[allow(dead_code)]
+mod client;
+
 mod aggregates;
 mod cache;
 mod distinct_on;
 mod documents;
 mod errors;
+mod extension_db;
 mod filters;
 mod http;
 mod introspection;
+mod ltree;
 mod naming;
 mod nesting;
 mod ordering;
 mod pagination;
+mod postgis;
 mod postgres_types;
 mod relationships;
 mod row_keys;

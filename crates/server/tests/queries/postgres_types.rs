@@ -2,9 +2,7 @@
 //! bigint, interval, arrays (lists, as Hasura 2.29+ serves them), and types Grafton
 //! does not map (exposed as String, read as text).
 
-#[path = "../subscriptions/client.rs"]
-#[allow(dead_code)]
-mod client;
+use crate::client;
 
 use grafton_server::{start, ServeOptions};
 

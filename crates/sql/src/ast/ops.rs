@@ -17,6 +17,16 @@ pub enum BinOp {
     Lt,
     /// `<=`
     Lte,
+    /// `@>` (ltree: is an ancestor of)
+    Contains,
+    /// `<@` (ltree: is a descendant of)
+    ContainedIn,
+    /// `~` (ltree: matches an lquery)
+    Matches,
+    /// `?` (ltree: matches any lquery of an array)
+    MatchesAny,
+    /// `@` (ltree: matches an ltxtquery)
+    MatchesText,
 }
 
 /// Pattern-matching operators.

@@ -27,6 +27,14 @@ pub enum SqlType {
     /// type; SQLite as text (JSON for `json`/`jsonb`), which the column's affinity
     /// converts. Rendering replaces it with the type bound.
     Stored(Box<SqlType>),
+    /// A PostGIS value given as GeoJSON: bound as text and read by
+    /// `"schema".ST_GeomFromGeoJSON` (and cast to geography), as Hasura reads it.
+    Spatial {
+        /// The schema PostGIS was created in.
+        schema: String,
+        /// `geography` rather than `geometry`.
+        geography: bool,
+    },
 }
 
 /// One step of a JSON path.
@@ -45,6 +53,10 @@ impl std::fmt::Display for SqlType {
             Self::Builtin(name) => f.write_str(name),
             Self::Named { schema, name } => write!(f, "{schema}.{name}"),
             Self::Stored(inner) => inner.fmt(f),
+            Self::Spatial { schema, geography } => {
+                let ty = if *geography { "geography" } else { "geometry" };
+                write!(f, "{schema}.{ty}")
+            }
         }
     }
 }

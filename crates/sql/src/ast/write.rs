@@ -56,6 +56,9 @@ pub struct InsertColumn {
     pub name: String,
     /// The value is JSON to store as JSON text (SQLite reads it with `->`, not `->>`).
     pub json: bool,
+    /// A PostGIS column (its [`SqlType::Spatial`](crate::SqlType::Spatial)): the
+    /// GeoJSON value is read by `ST_GeomFromGeoJSON`, not by the row's record.
+    pub spatial: Option<crate::SqlType>,
 }
 
 /// `ON CONFLICT (columns) DO UPDATE SET … WHERE …` or `DO NOTHING`.

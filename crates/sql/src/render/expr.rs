@@ -60,6 +60,11 @@ impl Renderer {
                     BinOp::Gte => " >= ",
                     BinOp::Lt => " < ",
                     BinOp::Lte => " <= ",
+                    BinOp::Contains => " @> ",
+                    BinOp::ContainedIn => " <@ ",
+                    BinOp::Matches => " ~ ",
+                    BinOp::MatchesAny => " ? ",
+                    BinOp::MatchesText => " @ ",
                 });
                 self.expr(right);
                 self.push(")");
@@ -333,6 +338,13 @@ impl Renderer {
 
     fn written(&mut self, column: &str, value: &serde_json::Value, ty: &SqlType) {
         match self.dialect {
+            // GeoJSON is not what json_populate_record can read into a PostGIS
+            // column: the value is its own parameter (see `write::written`).
+            Dialect::Postgres if matches!(ty, SqlType::Spatial { .. }) => self.param(&Param {
+                value: ParamValue::Literal(value.clone()),
+                ty: ty.clone(),
+                list: false,
+            }),
             Dialect::Postgres => {
                 self.push("\"_r\".");
                 self.ident(column);

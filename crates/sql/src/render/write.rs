@@ -1,7 +1,7 @@
 //! `INSERT`, `UPDATE` and `DELETE`, with `RETURNING` and SQLite's row-id lists.
 
 use super::*;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 impl Renderer {
     /// ` RETURNING …` of the written rows (aliased `alias`), each value read as
@@ -65,7 +65,22 @@ impl Renderer {
             self.push(") SELECT ");
             // One JSON array parameter: PostgreSQL's rows are objects keyed by column
             // name, SQLite's arrays in column order.
+            // With PostGIS columns, each row is `{"r": record, "g": GeoJSON values}`:
+            // json_populate_record cannot read GeoJSON into them.
+            let spatial = i.columns.iter().any(|c| c.spatial.is_some());
             let rows = i.rows.iter().map(|values| match self.dialect {
+                Dialect::Postgres if spatial => {
+                    let (mut record, mut shapes) = (Map::new(), Map::new());
+                    for (c, v) in i.columns.iter().zip(values) {
+                        let to = if c.spatial.is_some() {
+                            &mut shapes
+                        } else {
+                            &mut record
+                        };
+                        to.insert(c.name.clone(), v.clone());
+                    }
+                    serde_json::json!({"r": record, "g": shapes})
+                }
                 Dialect::Postgres => Value::Object(
                     (i.columns.iter().zip(values))
                         .map(|(c, v)| (c.name.clone(), v.clone()))
@@ -79,6 +94,34 @@ impl Renderer {
                 list: false,
             };
             match self.dialect {
+                Dialect::Postgres if spatial => {
+                    self.comma_list(&i.columns, |r, c| match &c.spatial {
+                        Some(SqlType::Spatial { schema, geography }) => {
+                            r.ident(schema);
+                            r.push(".\"st_geomfromgeojson\"(\"_j\".\"v\" -> 'g' ->> ");
+                            r.string(&c.name);
+                            r.push(")");
+                            if *geography {
+                                r.push("::");
+                                r.ident(schema);
+                                r.push(".\"geography\"");
+                            }
+                        }
+                        _ => {
+                            r.push("\"_r\".");
+                            r.ident(&c.name);
+                        }
+                    });
+                    self.push(" FROM json_array_elements(");
+                    self.param(&rows);
+                    self.push(") AS \"_j\"(\"v\") CROSS JOIN LATERAL json_populate_record(NULL::");
+                    if let Some(schema) = &i.table.schema {
+                        self.ident(schema);
+                        self.push(".");
+                    }
+                    self.ident(&i.table.name);
+                    self.push(", \"_j\".\"v\" -> 'r') AS \"_r\"");
+                }
                 Dialect::Postgres => {
                     self.comma_list(&i.columns, |r, c| {
                         r.push("\"_r\".");
@@ -306,6 +349,10 @@ impl Renderer {
 /// The [`Expr::Written`] values of an assignment, into PostgreSQL's record.
 fn written(e: &Expr, record: &mut serde_json::Map<String, Value>) {
     match e {
+        Expr::Written {
+            ty: SqlType::Spatial { .. },
+            ..
+        } => {}
         Expr::Written { column, value, .. } => {
             record.insert(column.clone(), (**value).clone());
         }

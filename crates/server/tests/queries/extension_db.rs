@@ -1,0 +1,63 @@
+//! What the PostGIS and ltree tests share: a server over a fixture with Hasura
+//! metadata and an admin secret, requests with headers, and the ids a condition
+//! selects, by GraphQL and by plain SQL.
+
+use grafton_server::{start, Running, ServeOptions};
+use serde_json::{json, Value};
+
+/// A fresh database loaded with `fixture`, served with `metadata` (Hasura's
+/// `tables.yaml` form) behind [`crate::ADMIN_SECRET`].
+pub async fn serve(prefix: &str, fixture: &str, metadata: &str) -> (String, Running) {
+    let url = grafton_testkit::fresh_database(prefix);
+    grafton_testkit::psql(&url, fixture.as_bytes());
+    let path = std::env::temp_dir().join(format!("grafton-{prefix}-{}.yaml", std::process::id()));
+    std::fs::write(&path, metadata).expect("metadata file");
+    let config = grafton_schema::hasura::load(&path).expect("metadata loads");
+    let server = start(&ServeOptions {
+        database_url: url.clone(),
+        port: 0,
+        config,
+        auth: grafton_auth::AuthConfig {
+            admin_secret: Some(crate::ADMIN_SECRET.into()),
+            ..Default::default()
+        },
+        ..ServeOptions::default()
+    })
+    .await
+    .expect("server starts");
+    (url, server)
+}
+
+/// A GraphQL request with the admin secret and `headers`.
+pub async fn post(url: &str, headers: &[(&str, &str)], query: &str, variables: Value) -> Value {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("x-hasura-admin-secret", crate::ADMIN_SECRET);
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    request
+        .json(&json!({ "query": query, "variables": variables }))
+        .send()
+        .await
+        .expect("request")
+        .json()
+        .await
+        .expect("json body")
+}
+
+/// The ids `condition` selects from `table`, by plain SQL, as a JSON list.
+pub fn ids_by_sql(url: &str, table: &str, condition: &str) -> Value {
+    let sql =
+        format!("SELECT coalesce(json_agg(id ORDER BY id), '[]') FROM {table} WHERE {condition}");
+    serde_json::from_str(grafton_testkit::query_one(url, &sql).trim()).expect("ids")
+}
+
+/// The `id`s of a list of rows.
+pub fn ids(v: &Value) -> Value {
+    Value::Array(
+        (v.as_array().into_iter().flatten())
+            .map(|row| row["id"].clone())
+            .collect(),
+    )
+}
