@@ -94,6 +94,14 @@ pub(crate) fn sqlite_value(param: &Param, value: &Value) -> rusqlite::types::Val
     }
     match value {
         Value::Null => V::Null,
+        // A session variable is text; bound as the integer its type says, it
+        // compares with values that have no column affinity (`count(*)`) too.
+        Value::String(s) if matches!(param.ty, SqlType::Builtin("int2" | "int4" | "int8")) => {
+            match s.trim().parse::<i64>() {
+                Ok(i) => V::Integer(i),
+                Err(_) => V::Text(s.clone()),
+            }
+        }
         Value::Bool(b) => V::Integer(i64::from(*b)),
         Value::Number(n) => match n.as_i64() {
             Some(i) => V::Integer(i),

@@ -10,6 +10,7 @@ use serde_json::{Map, Value as Json};
 use std::collections::BTreeSet;
 
 mod aggregate;
+mod aggregate_filter;
 mod args;
 mod call;
 mod filter;

@@ -117,6 +117,7 @@ fn combinator(key: &str) -> Option<&str> {
     }
 }
 
+mod aggregates;
 mod operands;
 
 impl<'a> RuleReader<'a> {
@@ -138,7 +139,7 @@ impl<'a> RuleReader<'a> {
         self.bool_exp(table, table, json, path)
     }
 
-    fn bool_exp(
+    pub(super) fn bool_exp(
         &mut self,
         table: TableId,
         root: TableId,
@@ -253,6 +254,7 @@ impl<'a> RuleReader<'a> {
                 Ok(BoolExp::Exists(*r, Box::new(inner)))
             }
             Some(TableField::Computed(id)) => self.computed(*id, key, value, path),
+            Some(TableField::ArrayAggregate(r)) => self.aggregate(*r, root, value, path),
             _ if operator(key).is_some() => Err(format!(
                 "{path}: operator '{key}' must be inside a column ({{column: {{{key}: …}}}})"
             )),
@@ -316,7 +318,7 @@ impl<'a> RuleReader<'a> {
     }
 
     /// A column by its database name (as Hasura's metadata names it) or field name.
-    fn column(&self, table: TableId, key: &str) -> Option<usize> {
+    pub(super) fn column(&self, table: TableId, key: &str) -> Option<usize> {
         let t = self.model.table(table);
         t.columns.iter().position(|c| c.name == key).or_else(|| {
             match self.model.tables[table].fields.get(key) {

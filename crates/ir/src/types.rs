@@ -266,6 +266,9 @@ pub enum BoolExp {
     /// `_st_3d_d_within`): boxed, as its three operands would make every
     /// expression larger.
     DWithin(Box<DWithin>),
+    /// An aggregate of the related rows of an array relationship compared
+    /// (`articles_aggregate: {count: {predicate: {_gt: 2}}}`).
+    Aggregate(Box<AggregatePredicate>),
     /// `column::text op value`: a jsonb column compared as its text (`_cast: {String: …}`).
     CompareText {
         /// Column index.
@@ -290,6 +293,36 @@ pub struct DWithin {
     pub distance: Value,
     /// Geography's `use_spheroid` when given (PostGIS's default, true, otherwise).
     pub use_spheroid: Option<Value>,
+}
+
+/// `<rel>_aggregate: {count | bool_and | bool_or: {arguments, distinct, filter,
+/// predicate}}` in a boolean expression.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggregatePredicate {
+    /// The array relationship whose rows are aggregated.
+    pub rel: RelId,
+    /// What is aggregated.
+    pub func: PredicateFunc,
+    /// Only the related rows this holds for.
+    pub filter: Option<BoolExp>,
+    /// The comparisons the aggregate must pass (all of them).
+    pub predicate: Vec<(CompareOp, Value)>,
+}
+
+/// The aggregate an [`AggregatePredicate`] compares.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PredicateFunc {
+    /// `count`: of rows, or (with columns) of rows where they are not null.
+    Count {
+        /// The `arguments` columns (empty: every row).
+        columns: Vec<usize>,
+        /// Distinct values only.
+        distinct: bool,
+    },
+    /// `bool_and` of a boolean column.
+    BoolAnd(usize),
+    /// `bool_or` of a boolean column.
+    BoolOr(usize),
 }
 
 /// One `order_by` key.

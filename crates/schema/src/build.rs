@@ -18,6 +18,7 @@ mod action_relationships;
 mod action_types;
 mod actions;
 pub use actions::named_type;
+mod aggregate_predicates;
 mod aggregates;
 mod computed;
 mod functions;

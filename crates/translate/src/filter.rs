@@ -54,7 +54,7 @@ impl Ctx<'_> {
 
     /// [`filter`](Self::filter) inside an expression that started at `root` (the
     /// table and alias column comparisons with `root` refer to).
-    fn filter_in(
+    pub(crate) fn filter_in(
         &mut self,
         table: TableId,
         alias: &str,
@@ -90,6 +90,7 @@ impl Ctx<'_> {
                 self.exists_computed(*field, alias, inner, root)
             }
             BoolExp::DWithin(d) => self.d_within(table, alias, d),
+            BoolExp::Aggregate(p) => self.aggregate_predicate(alias, p, root),
             BoolExp::CompareText { column, op, value } => {
                 let text = Expr::Cast(
                     Box::new(self.column_value(table, alias, *column)),
@@ -224,7 +225,7 @@ impl Ctx<'_> {
 }
 
 /// `subject op value`, the value bound as `ty` (lists and patterns adjusted).
-fn compare_with(subject: Expr, ty: SqlType, op: CompareOp, value: &Value) -> Expr {
+pub(crate) fn compare_with(subject: Expr, ty: SqlType, op: CompareOp, value: &Value) -> Expr {
     {
         let subject = Box::new(subject);
         let param = |ty: SqlType, list: bool| Param {

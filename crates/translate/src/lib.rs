@@ -2,6 +2,7 @@
 //! of one `SELECT`, and the database builds the whole `data` object as JSON.
 
 mod aggregate;
+mod aggregate_filter;
 mod aggregate_rows;
 mod ctx;
 mod extension_ops;

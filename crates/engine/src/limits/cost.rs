@@ -157,6 +157,13 @@ impl Filter {
                 Value::Variable(name) => self.lists.push(name.clone()),
                 Value::Literal(_) => self.fixed = self.fixed.saturating_add(1),
             },
+            BoolExp::Aggregate(p) => {
+                // A subquery per row, like a relationship's EXISTS.
+                self.fixed = self.fixed.saturating_add(1 + p.predicate.len() as u64);
+                if let Some(f) = &p.filter {
+                    self.add(f);
+                }
+            }
             BoolExp::CompareColumns { .. } | BoolExp::DWithin(_) => {
                 self.fixed = self.fixed.saturating_add(1)
             }

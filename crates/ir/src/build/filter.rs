@@ -91,6 +91,9 @@ impl<'a> Builder<'a> {
                         }
                     }
                 }
+                Some(TableField::ArrayAggregate(r)) => {
+                    self.aggregate_predicates(*r, v, &mut all)?
+                }
                 Some(TableField::Object(r)) | Some(TableField::Array(r)) => {
                     if self.vars.deref(v).is_some() {
                         let target = model.relationships[*r].target;

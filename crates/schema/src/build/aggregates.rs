@@ -116,6 +116,7 @@ impl Builder<'_> {
             Some(&format!("aggregate fields of \"{}\"", table.name)),
             &agg_fields,
         );
+        self.write_aggregate_bool_exp(id, columns, kinds);
         self.sdl.object(
             "input",
             &agg_order,

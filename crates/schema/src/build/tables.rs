@@ -108,6 +108,14 @@ impl Builder<'_> {
         }
         for (_, r) in &rels {
             fields.push(FieldDef::new(&r.name, self.table_ty(r.target, "_bool_exp")));
+            // Aggregate predicates where the role may aggregate the related rows.
+            if let Some(agg_name) = (r.kind == RelKind::Array)
+                .then(|| self.agg_field_name(id, r))
+                .flatten()
+            {
+                let ty = self.table_ty(r.target, "_aggregate_bool_exp");
+                fields.push(FieldDef::new(agg_name, ty));
+            }
         }
         for (name, kind) in &computed {
             let cmp = self.ty(&format!("{}_comparison_exp", self.scalar_base(kind)));

@@ -154,6 +154,15 @@ const CASES: &[Case] = &[
         r#"{"_exists": {"_table": "users", "_where": {"_and": [{"id": {"_eq": "X-Hasura-User-Id"}}, {"org_id": {"_ceq": ["$", "org_id"]}}]}}}"#,
         "EXISTS (SELECT 1 FROM users u WHERE u.id = 1 AND u.org_id = d.org_id)",
     ),
+    // Aggregate predicates over an array relationship (Hasura's `<rel>_aggregate`).
+    doc(
+        r#"{"organisation": {"members_aggregate": {"count": {"predicate": {"_gte": 2}}}}}"#,
+        "EXISTS (SELECT 1 FROM organisations o WHERE o.id = d.org_id AND (SELECT count(*) FROM users u WHERE u.org_id = o.id) >= 2)",
+    ),
+    doc(
+        r#"{"organisation": {"members_aggregate": {"count": {"predicate": {"_eq": "X-Hasura-User-Id"}, "filter": {"name": {"_neq": "bob"}}, "arguments": ["name"], "distinct": true}}}}"#,
+        "EXISTS (SELECT 1 FROM organisations o WHERE o.id = d.org_id AND (SELECT count(DISTINCT u.name) FROM users u WHERE u.org_id = o.id AND u.name <> 'bob') = 1)",
+    ),
     pg(
         "documents",
         r#"{"title": {"_similar": "(acme|bob)%"}}"#,

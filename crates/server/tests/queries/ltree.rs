@@ -3,7 +3,7 @@
 //! `_matches_fulltext` (ltxtquery), in `where` and in a permission rule, each
 //! answer checked against the same operator in plain SQL.
 
-use crate::extension_db::{ids, ids_by_sql, post, serve};
+use crate::fresh_server::{ids, ids_by_sql, post, serve};
 use serde_json::{json, Value};
 
 const FIXTURE: &str = include_str!("../fixtures/sql/ltree.postgres.sql");

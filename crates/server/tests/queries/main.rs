@@ -11,13 +11,14 @@ mod common;
 #[allow(dead_code)]
 mod client;
 
+mod aggregate_predicates;
 mod aggregates;
 mod cache;
 mod distinct_on;
 mod documents;
 mod errors;
-mod extension_db;
 mod filters;
+mod fresh_server;
 mod http;
 mod introspection;
 mod ltree;

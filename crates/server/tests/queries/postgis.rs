@@ -5,7 +5,7 @@
 
 use crate::client;
 
-use crate::extension_db::{ids, ids_by_sql, post, serve};
+use crate::fresh_server::{ids, ids_by_sql, post, serve};
 use serde_json::{json, Value};
 
 const FIXTURE: &str = include_str!("../fixtures/sql/postgis.postgres.sql");

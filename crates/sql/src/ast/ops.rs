@@ -82,12 +82,19 @@ pub enum AggFunc {
     VarSamp,
     /// `variance` (sample)
     Variance,
+    /// `bool_and` (SQLite: `min` of its 0s and 1s), for aggregate predicates
+    BoolAnd,
+    /// `bool_or` (SQLite: `max`), for aggregate predicates
+    BoolOr,
 }
 
 impl AggFunc {
     /// True for the functions whose result is always a float.
     pub fn is_statistical(self) -> bool {
-        !matches!(self, Self::Sum | Self::Min | Self::Max)
+        !matches!(
+            self,
+            Self::Sum | Self::Min | Self::Max | Self::BoolAnd | Self::BoolOr
+        )
     }
 }
 

@@ -149,6 +149,11 @@ impl Renderer {
             (Dialect::Postgres, AggFunc::VarPop) => "var_pop",
             (Dialect::Postgres, AggFunc::VarSamp) => "var_samp",
             (Dialect::Postgres, AggFunc::Variance) => "variance",
+            (Dialect::Postgres, AggFunc::BoolAnd) => "bool_and",
+            (Dialect::Postgres, AggFunc::BoolOr) => "bool_or",
+            // SQLite's booleans are 0 and 1: all true is a minimum of 1.
+            (Dialect::Sqlite, AggFunc::BoolAnd) => "min",
+            (Dialect::Sqlite, AggFunc::BoolOr) => "max",
             // SQLite has none of these built in; the executor registers them.
             (Dialect::Sqlite, AggFunc::Stddev | AggFunc::StddevSamp) => "grafton_stddev_samp",
             (Dialect::Sqlite, AggFunc::StddevPop) => "grafton_stddev_pop",

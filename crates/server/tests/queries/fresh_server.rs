@@ -1,6 +1,6 @@
-//! What the PostGIS and ltree tests share: a server over a fixture with Hasura
-//! metadata and an admin secret, requests with headers, and the ids a condition
-//! selects, by GraphQL and by plain SQL.
+//! A server of a test's own: a fresh PostgreSQL database loaded with a fixture,
+//! served with Hasura metadata behind an admin secret; requests with headers, and
+//! the ids a condition selects, by GraphQL and by plain SQL.
 
 use grafton_server::{start, Running, ServeOptions};
 use serde_json::{json, Value};
