@@ -21,7 +21,7 @@ use std::sync::Arc;
 use tracing::Instrument;
 
 pub use crate::options::HttpOptions;
-use crate::respond::wants_graphql_response;
+use crate::respond::Style;
 pub(crate) use crate::state::AppState;
 pub use crate::state::Peer;
 
@@ -41,8 +41,19 @@ pub fn router(
     let router = crate::ops::routes(router, metrics, options.apis);
     let router = match options.apis.graphql {
         true => router
-            .route("/v1/graphql", get(graphql_get).post(graphql_post))
-            .route("/graphql", get(graphql_get).post(graphql_post)),
+            .route(
+                "/v1/graphql",
+                get(graphql_get::<false>).post(graphql_post::<false>),
+            )
+            // Hasura's older endpoint: the same API, errors with their own status.
+            .route(
+                "/v1alpha1/graphql",
+                get(graphql_get::<true>).post(graphql_post::<true>),
+            )
+            .route(
+                "/graphql",
+                get(graphql_get::<false>).post(graphql_post::<false>),
+            ),
         false => router,
     };
     let router = router
@@ -66,8 +77,12 @@ pub fn router(
     }
 }
 
-async fn graphql_post(State(state): State<AppState>, request: Request) -> Response {
-    let graphql_response = wants_graphql_response(request.headers());
+/// A POST; `ALPHA` at `/v1alpha1/graphql`.
+async fn graphql_post<const ALPHA: bool>(
+    State(state): State<AppState>,
+    request: Request,
+) -> Response {
+    let style = Style::of(request.headers(), ALPHA);
     let mut observed = Observed::begin("http", request.headers());
     let span = observed.span.clone();
     let result = async {
@@ -119,7 +134,7 @@ async fn graphql_post(State(state): State<AppState>, request: Request) -> Respon
     }
     .instrument(span)
     .await;
-    observed.finish(&state, result, graphql_response)
+    observed.finish(&state, result, style)
 }
 
 /// The body, as JSON, within the size limit.
@@ -151,7 +166,8 @@ fn batch(answers: Vec<Result<String, grafton_engine::EngineError>>) -> String {
     out
 }
 
-async fn graphql_get(
+/// A GET: a WebSocket upgrade or a query; `ALPHA` at `/v1alpha1/graphql`.
+async fn graphql_get<const ALPHA: bool>(
     State(state): State<AppState>,
     peer: Option<Extension<Peer>>,
     slot: Option<Extension<crate::listen::Slot>>,
@@ -164,7 +180,7 @@ async fn graphql_get(
         let slot = slot.map(|Extension(s)| s);
         return crate::ws::upgrade(state, upgrade, headers, peer, slot);
     }
-    let graphql_response = wants_graphql_response(&headers);
+    let style = Style::of(&headers, ALPHA);
     let mut observed = Observed::begin("http", &headers);
     let span = observed.span.clone();
     let result = async {
@@ -191,5 +207,5 @@ async fn graphql_get(
     }
     .instrument(span)
     .await;
-    observed.finish(&state, result, graphql_response)
+    observed.finish(&state, result, style)
 }

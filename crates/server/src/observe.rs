@@ -93,7 +93,7 @@ impl Observed {
         self,
         state: &AppState,
         result: Result<String, RequestError>,
-        graphql_response: bool,
+        style: crate::respond::Style,
     ) -> Response {
         let (code, refused) = match &result {
             Ok(_) => ("", false),
@@ -101,10 +101,10 @@ impl Observed {
         };
         // Only in a traced request: a span without a parent would start a trace.
         let mut response = match self.span.is_none() {
-            true => crate::respond::respond(result, graphql_response),
+            true => crate::respond::respond(result, style),
             false => {
                 tracing::info_span!(target: "grafton::trace", parent: &self.span, "graphql.response")
-                    .in_scope(|| crate::respond::respond(result, graphql_response))
+                    .in_scope(|| crate::respond::respond(result, style))
             }
         };
         let status = response.status().as_u16();

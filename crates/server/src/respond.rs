@@ -25,8 +25,42 @@ pub(crate) fn wants_graphql_response(headers: &HeaderMap) -> bool {
     false
 }
 
-pub(crate) fn respond(result: Result<String, RequestError>, graphql_response: bool) -> Response {
-    let content_type = if graphql_response {
+/// How an endpoint answers: the media type the client prefers, and whether it is
+/// Hasura's older `/v1alpha1/graphql`, whose errors keep their own status (400,
+/// 500…) where `/v1/graphql` answers 200.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Style {
+    /// `application/graphql-response+json` (request errors are 4xx).
+    pub(crate) graphql_response: bool,
+    /// `/v1alpha1/graphql`.
+    pub(crate) alpha: bool,
+}
+
+impl Style {
+    /// The style of a request with these headers at `/v1/graphql` (`alpha` false).
+    pub(crate) fn of(headers: &HeaderMap, alpha: bool) -> Self {
+        Style {
+            graphql_response: wants_graphql_response(headers),
+            alpha,
+        }
+    }
+
+    /// The status `e` is answered with.
+    fn status(self, e: &RequestError) -> StatusCode {
+        match e.status(self.graphql_response || self.alpha) {
+            // Hasura's v1alpha1 keeps each error's own status: 500 for what it
+            // did not expect, 400 for the rest.
+            StatusCode::OK if self.alpha => match e.code() {
+                "unexpected" => StatusCode::INTERNAL_SERVER_ERROR,
+                _ => StatusCode::BAD_REQUEST,
+            },
+            status => status,
+        }
+    }
+}
+
+pub(crate) fn respond(result: Result<String, RequestError>, style: Style) -> Response {
+    let content_type = if style.graphql_response {
         HeaderValue::from_static("application/graphql-response+json; charset=utf-8")
     } else {
         HeaderValue::from_static("application/json; charset=utf-8")
@@ -42,7 +76,7 @@ pub(crate) fn respond(result: Result<String, RequestError>, graphql_response: bo
             }
             // Straight to bytes: `Value`'s Display goes through a formatter adapter.
             let body = serde_json::to_vec(&e.body()).unwrap_or_default();
-            (e.status(graphql_response), body, e.retry_after())
+            (style.status(&e), body, e.retry_after())
         }
     };
     let mut response = (status, body).into_response();

@@ -260,3 +260,38 @@ async fn concurrent_requests_get_their_own_answers() {
         );
     }
 }
+
+/// Hasura's older `/v1alpha1/graphql`: the same answers, but an error keeps its
+/// own status (400 here) where `/v1/graphql` answers 200.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v1alpha1_answers_errors_with_their_status() {
+    for server in BACKENDS {
+        let alpha = format!("{}/v1alpha1/graphql", base_url(server));
+        let ok = r#"{"query": "{ venues_by_pk(id: 1) { id } }"}"#;
+        let bad = r#"{"query": "{ venues_by_pk(id: 1) { no_such_field } }"}"#;
+        let post = |url: String, body: &'static str| {
+            client()
+                .post(url)
+                .header("content-type", "application/json")
+                .body(body)
+        };
+        let (status, _, body) = send(post(alpha.clone(), ok)).await;
+        assert_eq!(
+            (status, body.as_str()),
+            (StatusCode::OK, r#"{"data":{"venues_by_pk":{"id":1}}}"#)
+        );
+        let (alpha_status, _, alpha_body) = send(post(alpha.clone(), bad)).await;
+        let (v1_status, _, v1_body) = send(post(graphql_url(server), bad)).await;
+        assert_eq!(
+            (alpha_status, v1_status),
+            (StatusCode::BAD_REQUEST, StatusCode::OK),
+            "{server:?}"
+        );
+        assert_eq!(alpha_body, v1_body);
+        assert_eq!(
+            error_code(&parse(&alpha_body)),
+            "validation-failed",
+            "{alpha_body}"
+        );
+    }
+}
