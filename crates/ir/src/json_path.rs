@@ -84,6 +84,9 @@ mod tests {
             Ok(vec![k("a key"), k("b"), Index(2)])
         );
         assert_eq!(parse("$"), Ok(vec![]));
+        // Keys are any text: Hasura's test of a Chinese key.
+        assert_eq!(parse("$.你好"), Ok(vec![k("你好")]));
+        assert_eq!(parse("$.a.ключ[1]"), Ok(vec![k("a"), k("ключ"), Index(1)]));
         for bad in ["$.", "$[x]", "$[1", "$.a..b", "$['a"] {
             assert!(parse(bad).is_err(), "{bad}");
         }

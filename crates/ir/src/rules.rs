@@ -253,7 +253,7 @@ impl<'a> RuleReader<'a> {
                 let inner = self.bool_exp(target, root, value, path)?;
                 Ok(BoolExp::Exists(*r, Box::new(inner)))
             }
-            Some(TableField::Computed(id)) => self.computed(*id, key, value, path),
+            Some(TableField::Computed(id)) => self.computed(*id, root, key, value, path),
             Some(TableField::ArrayAggregate(r)) => self.aggregate(*r, root, value, path),
             _ if operator(key).is_some() => Err(format!(
                 "{path}: operator '{key}' must be inside a column ({{column: {{{key}: …}}}})"
@@ -269,22 +269,27 @@ impl<'a> RuleReader<'a> {
     fn computed(
         &mut self,
         id: grafton_schema::ComputedId,
+        root: TableId,
         key: &str,
         value: &Json,
         path: &str,
     ) -> Result<BoolExp> {
         let model = self.model;
         let c = &model.computed[id];
-        let grafton_schema::ComputedReturns::Scalar(kind) = &c.returns else {
-            return Err(format!(
-                "{path}: '{key}' returns rows; a rule compares only a scalar computed field"
-            ));
-        };
         if !c.args.is_empty() {
             return Err(format!(
                 "{path}: computed field '{key}' takes arguments, which a rule cannot pass"
             ));
         }
+        let kind = match &c.returns {
+            grafton_schema::ComputedReturns::Scalar(kind) => kind,
+            // Rows of a table: some row it gives for this row satisfies the
+            // nested rule, as for an array relationship.
+            grafton_schema::ComputedReturns::Rows(target) => {
+                let inner = self.bool_exp(*target, root, value, path)?;
+                return Ok(BoolExp::ExistsComputed(id, Box::new(inner)));
+            }
+        };
         let db_type = match &model.catalog.functions[c.catalog_index].returns {
             grafton_catalog::Returns::Scalar(ty, _) => ty.clone(),
             grafton_catalog::Returns::Table(..) => String::new(),
