@@ -1,6 +1,6 @@
 //! Row lists, single rows and aggregates as JSON-building subqueries.
 
-use crate::ctx::{json_kind, output_value, Ctx};
+use crate::ctx::{output_value, Ctx};
 use crate::read_columns::{project_order_keys, select_read_columns};
 use crate::record::record_row;
 use grafton_catalog::Table;
@@ -203,12 +203,16 @@ impl<'a> Ctx<'a> {
                 }
                 Field::Aggregate(rel, agg) => self.aggregate(agg, Some((*rel, alias))),
                 Field::Computed(id, call) => {
-                    let kind = match &self.model.computed[*id].returns {
-                        grafton_schema::ComputedReturns::Scalar(kind) => json_kind(kind),
-                        grafton_schema::ComputedReturns::Rows(_) => JsonKind::Json,
-                    };
                     let row = self.row_value(alias);
-                    Expr::ToJson(Box::new(self.func(call, row)), kind)
+                    let value = self.func(call, row);
+                    match &self.model.computed[*id].returns {
+                        grafton_schema::ComputedReturns::Scalar(kind) => {
+                            output_value(self, kind, value)
+                        }
+                        grafton_schema::ComputedReturns::Rows(_) => {
+                            Expr::ToJson(Box::new(value), JsonKind::Json)
+                        }
+                    }
                 }
                 // The columns the remote's arguments read, by name: the engine
                 // calls the remote with them and puts its answer here.

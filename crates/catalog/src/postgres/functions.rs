@@ -149,6 +149,13 @@ fn arg_scalar(db_type: &str, kind: &str, enum_index: &HashMap<u32, usize>) -> Op
             .and_then(|oid| enum_index.get(&oid))
             .map(|&i| ScalarKind::Enum(i)),
         "b" if schema == "pg_catalog" || db_type == "citext" => scalar_for_type_name(db_type),
+        // PostGIS's and ltree's types, in whatever schema their extension is.
+        "b" => match db_type {
+            "geometry" => Some(ScalarKind::Geometry),
+            "geography" => Some(ScalarKind::Geography),
+            "ltree" => Some(ScalarKind::Ltree),
+            _ => None,
+        },
         _ => None,
     }
 }

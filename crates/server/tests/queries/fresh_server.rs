@@ -8,11 +8,35 @@ use serde_json::{json, Value};
 /// A fresh database loaded with `fixture`, served with `metadata` (Hasura's
 /// `tables.yaml` form) behind [`crate::ADMIN_SECRET`].
 pub async fn serve(prefix: &str, fixture: &str, metadata: &str) -> (String, Running) {
+    serve_with_functions(prefix, fixture, metadata, "[]").await
+}
+
+/// [`serve`], with tracked functions (Hasura's `functions.yaml` form): the
+/// metadata is written as Hasura's directory.
+pub async fn serve_with_functions(
+    prefix: &str,
+    fixture: &str,
+    tables: &str,
+    functions: &str,
+) -> (String, Running) {
     let url = grafton_testkit::fresh_database(prefix);
     grafton_testkit::psql(&url, fixture.as_bytes());
-    let path = std::env::temp_dir().join(format!("grafton-{prefix}-{}.yaml", std::process::id()));
-    std::fs::write(&path, metadata).expect("metadata file");
-    let config = grafton_schema::hasura::load(&path).expect("metadata loads");
+    let dir = std::env::temp_dir().join(format!("grafton-{prefix}-{}", std::process::id()));
+    let default = dir.join("databases/default");
+    std::fs::create_dir_all(&default).expect("metadata directory");
+    let files = [
+        ("version.yaml", "version: 3\n"),
+        (
+            "databases/databases.yaml",
+            "- name: default\n  kind: postgres\n  configuration: {connection_info: {database_url: unused}}\n  tables: \"!include default/tables.yaml\"\n  functions: \"!include default/functions.yaml\"\n",
+        ),
+        ("databases/default/tables.yaml", tables),
+        ("databases/default/functions.yaml", functions),
+    ];
+    for (file, text) in files {
+        std::fs::write(dir.join(file), text).expect("metadata file");
+    }
+    let config = grafton_schema::hasura::load(&dir).expect("metadata loads");
     let server = start(&ServeOptions {
         database_url: url.clone(),
         port: 0,

@@ -5,7 +5,7 @@
 
 use crate::client;
 
-use crate::fresh_server::{ids, ids_by_sql, post, serve};
+use crate::fresh_server::{ids, ids_by_sql, post, serve_with_functions};
 use serde_json::{json, Value};
 
 const FIXTURE: &str = include_str!("../fixtures/sql/postgis.postgres.sql");
@@ -13,6 +13,8 @@ const FIXTURE: &str = include_str!("../fixtures/sql/postgis.postgres.sql");
 /// Select on landmarks within 2 km of the caller's `x-hasura-location`.
 const METADATA: &str = r#"
 - table: {schema: public, name: landmark}
+  computed_fields:
+    - {name: centre, definition: {function: landmark_centre}}
   select_permissions:
     - role: visitor
       permission:
@@ -32,7 +34,13 @@ const EIFFEL: &str = r#"{"type": "Point", "coordinates": [2.2945, 48.8584]}"#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spatial_columns_filters_rules_and_writes() {
-    let (url, server) = serve("postgis", FIXTURE, METADATA).await;
+    let (url, server) = serve_with_functions(
+        "postgis",
+        FIXTURE,
+        METADATA,
+        "- function: {schema: public, name: landmarks_near}\n",
+    )
+    .await;
     let endpoint = server.url();
 
     // Read as GeoJSON with its CRS, as Hasura's ST_AsGeoJSON(value, 15, 4).
@@ -176,6 +184,24 @@ async fn spatial_columns_filters_rules_and_writes() {
         "{v}"
     );
     assert_eq!(ids(&v["data"]["here"]), json!([1]), "{v}");
+
+    // A tracked function taking a geography, and a computed field giving a
+    // geometry: GeoJSON in and out there too.
+    let v = post(
+        &endpoint,
+        &[],
+        "query ($at: geography!) { landmarks_near(args: {at: $at, metres: 2000}, order_by: {id: asc}) { id centre } }",
+        json!({ "at": serde_json::from_str::<Value>(EIFFEL).expect("geojson") }),
+    )
+    .await;
+    assert_eq!(
+        v["data"]["landmarks_near"],
+        json!([
+            {"id": 1, "centre": {"type": "Point", "crs": crs, "coordinates": [2.2945, 48.8584]}},
+            {"id": 4, "centre": {"type": "Point", "crs": crs, "coordinates": [2.295, 48.8738]}}
+        ]),
+        "{v}"
+    );
 
     // The rule reads the caller's location from the session: a visitor at the
     // Eiffel Tower sees what is within 2 km of it, and a read by primary key of
