@@ -333,7 +333,7 @@ impl<'a> RuleReader<'a> {
         })
     }
 
-    fn operation(
+    pub(super) fn operation(
         &mut self,
         table: TableId,
         root: TableId,

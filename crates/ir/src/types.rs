@@ -269,6 +269,16 @@ pub enum BoolExp {
     /// An aggregate of the related rows of an array relationship compared
     /// (`articles_aggregate: {count: {predicate: {_gt: 2}}}`).
     Aggregate(Box<AggregatePredicate>),
+    /// The expression with `column` cast to `to` (`_cast: {geography: {…}}` on a
+    /// geometry column, and back): its comparisons on the column are the cast's.
+    Cast {
+        /// The column cast.
+        column: usize,
+        /// The type it is cast to.
+        to: grafton_catalog::ScalarKind,
+        /// Comparisons of the cast column.
+        inner: Box<BoolExp>,
+    },
     /// `column::text op value`: a jsonb column compared as its text (`_cast: {String: …}`).
     CompareText {
         /// Column index.

@@ -25,6 +25,9 @@ pub(crate) struct Ctx<'a> {
     pub(crate) wrapped: std::collections::HashSet<String>,
     /// The row a computed field's function call takes (its rows' source).
     pub(crate) parent_row: Option<Expr>,
+    /// A column read as another type while a `_cast` is translated: its alias,
+    /// its index and the type.
+    pub(crate) cast: Option<(String, usize, ScalarKind)>,
 }
 
 /// The column under which a subquery carries its table's whole row.
@@ -56,6 +59,7 @@ impl<'a> Ctx<'a> {
             next_alias: 0,
             wrapped: std::collections::HashSet::new(),
             parent_row: None,
+            cast: None,
         }
     }
 }

@@ -82,8 +82,8 @@ impl Ctx<'_> {
 
     /// `ST_DWithin(column, from, distance[, use_spheroid])`, or `ST_3DDWithin`.
     pub(crate) fn d_within(&self, table: TableId, alias: &str, d: &DWithin) -> Expr {
-        let kind = &self.model.table(table).columns[d.column].scalar;
-        let ty = sql_type(self, kind);
+        let kind = self.compared_kind(table, alias, d.column);
+        let ty = sql_type(self, &kind);
         let SqlType::Spatial { schema, geography } = &ty else {
             return Expr::Bool(false);
         };

@@ -19,9 +19,24 @@ pub(crate) fn column_value(model: &SchemaModel, col: &Column, alias: &str) -> Ex
 }
 
 impl Ctx<'_> {
-    /// A column as GraphQL sees it (see [`column_value`]).
+    /// A column as GraphQL sees it (see [`column_value`]), cast where a `_cast`
+    /// says.
     pub(crate) fn column_value(&self, table: TableId, alias: &str, column: usize) -> Expr {
-        column_value(self.model, &self.model.table(table).columns[column], alias)
+        let value = column_value(self.model, &self.model.table(table).columns[column], alias);
+        match &self.cast {
+            Some((a, c, to)) if a == alias && *c == column => {
+                Expr::Cast(Box::new(value), sql_type(self, to))
+            }
+            _ => value,
+        }
+    }
+
+    /// The kind a column is compared as: its own, or a `_cast`'s.
+    pub(crate) fn compared_kind(&self, table: TableId, alias: &str, column: usize) -> ScalarKind {
+        match &self.cast {
+            Some((a, c, to)) if a == alias && *c == column => to.clone(),
+            _ => self.model.table(table).columns[column].scalar.clone(),
+        }
     }
 
     /// `child.col = parent.col AND …` for a relationship from `parent_alias` to `child_alias`.
@@ -90,6 +105,12 @@ impl Ctx<'_> {
                 self.exists_computed(*field, alias, inner, root)
             }
             BoolExp::DWithin(d) => self.d_within(table, alias, d),
+            BoolExp::Cast { column, to, inner } => {
+                let was = (self.cast).replace((alias.to_owned(), *column, to.clone()));
+                let e = self.filter_in(table, alias, inner, root);
+                self.cast = was;
+                e
+            }
             BoolExp::Aggregate(p) => self.aggregate_predicate(alias, p, root),
             BoolExp::CompareText { column, op, value } => {
                 let text = Expr::Cast(
@@ -210,7 +231,8 @@ impl Ctx<'_> {
     ) -> Expr {
         let col = &self.model.table(table).columns[column];
         let subject = self.column_value(table, alias, column);
-        if let Some(e) = self.extension_compare(&subject, &col.scalar, op, value) {
+        let kind = self.compared_kind(table, alias, column);
+        if let Some(e) = self.extension_compare(&subject, &kind, op, value) {
             return e;
         }
         // citext compares case-insensitively only against citext: a text parameter
@@ -218,7 +240,7 @@ impl Ctx<'_> {
         let ty = if col.db_type == "citext" {
             SqlType::Builtin("citext")
         } else {
-            sql_type(self, &col.scalar)
+            sql_type(self, &kind)
         };
         compare_with(subject, ty, op, value)
     }

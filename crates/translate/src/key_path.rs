@@ -78,6 +78,7 @@ fn remap(exp: &BoolExp, mapping: &[(usize, usize)]) -> Option<BoolExp> {
         | BoolExp::CompareText { .. }
         | BoolExp::DWithin(_)
         | BoolExp::Aggregate(_)
+        | BoolExp::Cast { .. }
         | BoolExp::CompareComputed { .. }
         | BoolExp::ExistsComputed(..) => return None,
     })

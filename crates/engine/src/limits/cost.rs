@@ -142,6 +142,7 @@ impl Filter {
                 items.iter().for_each(|e| self.add(e));
             }
             BoolExp::Not(e)
+            | BoolExp::Cast { inner: e, .. }
             | BoolExp::Exists(_, e)
             | BoolExp::ExistsIn(_, e)
             | BoolExp::ExistsComputed(_, e) => {

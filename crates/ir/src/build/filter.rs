@@ -40,44 +40,7 @@ impl<'a> Builder<'a> {
             }
             let info = &model.tables[table];
             match info.fields.get(key) {
-                Some(TableField::Column(c)) => {
-                    for (op_name, operand) in self.vars.object(v) {
-                        if op_name == model.cast_op {
-                            // `_cast: {String: {…}}`: the column compared as text.
-                            for (_, inner) in self.vars.object(operand) {
-                                for (name, value) in self.vars.object(inner) {
-                                    let op = *model.ops.get(name).ok_or_else(|| {
-                                        IrError::Validation(format!("unknown operator '{name}'"))
-                                    })?;
-                                    if let Some(value) = self.vars.leaf(value) {
-                                        all.push(BoolExp::CompareText {
-                                            column: *c,
-                                            op,
-                                            value,
-                                        });
-                                    }
-                                }
-                            }
-                            continue;
-                        }
-                        let op = *model.ops.get(op_name).ok_or_else(|| {
-                            IrError::Validation(format!("unknown operator '{op_name}'"))
-                        })?;
-                        if matches!(op, CompareOp::StDWithin | CompareOp::St3dDWithin) {
-                            if let Some(d) = self.d_within(*c, op, operand) {
-                                all.push(BoolExp::DWithin(Box::new(d)));
-                            }
-                            continue;
-                        }
-                        if let Some(value) = self.vars.leaf(operand) {
-                            all.push(BoolExp::Compare {
-                                column: *c,
-                                op,
-                                value,
-                            });
-                        }
-                    }
-                }
+                Some(TableField::Column(c)) => self.column_ops(table, *c, v, &mut all)?,
                 Some(TableField::Computed(id)) if model.computed[*id].args.is_empty() => {
                     match model.computed[*id].returns {
                         grafton_schema::ComputedReturns::Scalar(_) => {
@@ -118,6 +81,62 @@ impl<'a> Builder<'a> {
             1 => all.pop().unwrap_or(BoolExp::And(Vec::new())),
             _ => BoolExp::And(all),
         })
+    }
+
+    /// A column's `{op: value, …}`, into `all`.
+    #[inline(never)]
+    fn column_ops(
+        &mut self,
+        table: TableId,
+        column: usize,
+        v: Input<'a>,
+        all: &mut Vec<BoolExp>,
+    ) -> Result<(), IrError> {
+        let model = self.model;
+        for (op_name, operand) in self.vars.object(v) {
+            if op_name == model.cast_op {
+                // `_cast: {geography: {…}}` on geometry (and back): the column
+                // cast, compared as the other type.
+                if let Some(to) = spatial_cast(&model.table(table).columns[column].scalar) {
+                    for (_, inner) in self.vars.object(operand) {
+                        let mut cast = Vec::new();
+                        self.column_ops(table, column, inner, &mut cast)?;
+                        all.push(BoolExp::Cast {
+                            column,
+                            to: to.clone(),
+                            inner: Box::new(BoolExp::And(cast)),
+                        });
+                    }
+                    continue;
+                }
+                // `_cast: {String: {…}}`: the column compared as text.
+                for (_, inner) in self.vars.object(operand) {
+                    for (name, value) in self.vars.object(inner) {
+                        let op = *model.ops.get(name).ok_or_else(|| {
+                            IrError::Validation(format!("unknown operator '{name}'"))
+                        })?;
+                        if let Some(value) = self.vars.leaf(value) {
+                            all.push(BoolExp::CompareText { column, op, value });
+                        }
+                    }
+                }
+                continue;
+            }
+            let op = *model
+                .ops
+                .get(op_name)
+                .ok_or_else(|| IrError::Validation(format!("unknown operator '{op_name}'")))?;
+            if matches!(op, CompareOp::StDWithin | CompareOp::St3dDWithin) {
+                if let Some(d) = self.d_within(column, op, operand) {
+                    all.push(BoolExp::DWithin(Box::new(d)));
+                }
+                continue;
+            }
+            if let Some(value) = self.vars.leaf(operand) {
+                all.push(BoolExp::Compare { column, op, value });
+            }
+        }
+        Ok(())
     }
 
     /// `_st_d_within: {distance, from, use_spheroid}`: each field a value or a
@@ -163,5 +182,15 @@ impl<'a> Builder<'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// The type a PostGIS column's `_cast` turns it into (geometry ↔ geography).
+fn spatial_cast(kind: &grafton_catalog::ScalarKind) -> Option<grafton_catalog::ScalarKind> {
+    use grafton_catalog::ScalarKind as K;
+    match kind {
+        K::Geometry => Some(K::Geography),
+        K::Geography => Some(K::Geometry),
+        _ => None,
     }
 }

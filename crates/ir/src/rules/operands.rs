@@ -20,6 +20,9 @@ impl RuleReader<'_> {
     ) -> Result<BoolExp> {
         let model = self.model;
         let col = &model.table(table).columns[column];
+        if col.scalar.is_spatial() {
+            return self.spatial_cast(table, column, operand, path);
+        }
         if col.scalar != ScalarKind::Jsonb {
             return Err(format!(
                 "{path}: _cast applies to jsonb columns, not '{}' of type {}",
@@ -56,6 +59,55 @@ impl RuleReader<'_> {
                     value,
                 });
             }
+        }
+        Ok(BoolExp::And(all))
+    }
+
+    /// `_cast: {geography: {…}}` on a geometry column (and back): the comparisons
+    /// of the cast column.
+    fn spatial_cast(
+        &mut self,
+        table: TableId,
+        column: usize,
+        operand: &Json,
+        path: &str,
+    ) -> Result<BoolExp> {
+        let model = self.model;
+        let (to, name) = match model.table(table).columns[column].scalar {
+            ScalarKind::Geometry => (ScalarKind::Geography, "geography"),
+            _ => (ScalarKind::Geometry, "geometry"),
+        };
+        let Json::Object(targets) = operand else {
+            return Err(format!("{path}: expected {{{name}: {{…}}}}"));
+        };
+        let mut all = Vec::new();
+        for (target, ops) in targets {
+            let here = format!("{path}.{target}");
+            if target != name {
+                return Err(format!("{here}: this column can only be cast to {name}"));
+            }
+            let Json::Object(ops) = ops else {
+                return Err(format!("{here}: expected an object of operators"));
+            };
+            let mut inner = Vec::with_capacity(ops.len());
+            for (op_name, value) in ops {
+                let at = format!("{here}.{op_name}");
+                let offered = match operator(op_name) {
+                    Some(Op::Value(op, _) | Op::DWithin(op)) => {
+                        grafton_schema::ops_for(&to, model.backend).contains(&op)
+                    }
+                    _ => false,
+                };
+                if !offered {
+                    return Err(format!("{at}: not an operator of {name}"));
+                }
+                inner.push(self.operation(table, table, column, op_name, value, &at)?);
+            }
+            all.push(BoolExp::Cast {
+                column,
+                to: to.clone(),
+                inner: Box::new(BoolExp::And(inner)),
+            });
         }
         Ok(BoolExp::And(all))
     }

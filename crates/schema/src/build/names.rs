@@ -47,7 +47,7 @@ const JSONB_SUFFIXES: [&str; 5] = [
 ];
 
 /// The scalars' base names (built-in ones keep their names under every naming).
-const SCALARS: [&str; 17] = [
+const SCALARS: [&str; 22] = [
     "Int",
     "Float",
     "String",
@@ -65,6 +65,11 @@ const SCALARS: [&str; 17] = [
     "json",
     "jsonb",
     "bytea",
+    "geometry",
+    "geography",
+    "ltree",
+    "lquery",
+    "ltxtquery",
 ];
 
 /// Type and root field names already in use, each with who uses it and whether
@@ -93,7 +98,15 @@ impl Taken {
         for t in ["query_root", "mutation_root", "subscription_root"] {
             reserve(t.to_owned(), "a type every schema has");
         }
-        for t in ["order_by", "jsonb_cast_exp", super::stream::CURSOR_ORDERING] {
+        for t in [
+            "order_by",
+            "jsonb_cast_exp",
+            "geometry_cast_exp",
+            "geography_cast_exp",
+            "st_d_within_input",
+            "st_d_within_geography_input",
+            super::stream::CURSOR_ORDERING,
+        ] {
             reserve(naming.type_name(t), "a type every schema has");
         }
         let enums = catalog.enums.iter().map(|e| {

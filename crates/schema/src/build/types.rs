@@ -56,6 +56,13 @@ impl Builder<'_> {
         if self.used_scalars.contains(&ScalarKind::Jsonb) {
             self.used_scalars.insert(ScalarKind::Text);
         }
+        // geometry's `_cast: {geography: …}` and back need each other's types.
+        if self.used_scalars.contains(&ScalarKind::Geometry)
+            || self.used_scalars.contains(&ScalarKind::Geography)
+        {
+            self.used_scalars.insert(ScalarKind::Geometry);
+            self.used_scalars.insert(ScalarKind::Geography);
+        }
         // An array's element type is declared too (`[uuid!]` needs `uuid`).
         let elements: Vec<ScalarKind> = (self.used_scalars.iter())
             .filter_map(|k| match k {
@@ -157,6 +164,21 @@ impl Builder<'_> {
                 &cast,
                 None,
                 &[FieldDef::new(self.scalar(&ScalarKind::Text), text)],
+            );
+            fields.insert(0, FieldDef::new(self.naming.cast_op(), cast));
+        }
+        if kind.is_spatial() {
+            let other = match kind {
+                ScalarKind::Geometry => ScalarKind::Geography,
+                _ => ScalarKind::Geometry,
+            };
+            let cast = self.ty(&format!("{}_cast_exp", self.scalar_base(kind)));
+            let cmp = self.ty(&format!("{}_comparison_exp", self.scalar_base(&other)));
+            self.sdl.object(
+                "input",
+                &cast,
+                None,
+                &[FieldDef::new(self.scalar(&other), cmp)],
             );
             fields.insert(0, FieldDef::new(self.naming.cast_op(), cast));
         }

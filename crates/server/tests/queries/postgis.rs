@@ -26,6 +26,11 @@ const METADATA: &str = r#"
       retry_conf: {num_retries: 0, interval_sec: 10, timeout_sec: 5}
       webhook: http://127.0.0.1:9/unused
 - table: {schema: public, name: shape}
+  select_permissions:
+    - role: planner
+      permission:
+        columns: [id]
+        filter: {geom: {_cast: {geography: {_st_d_within: {distance: 200000, from: X-Hasura-Location}}}}}
 - table: {schema: public, name: point3d}
 "#;
 
@@ -184,6 +189,60 @@ async fn spatial_columns_filters_rules_and_writes() {
         "{v}"
     );
     assert_eq!(ids(&v["data"]["here"]), json!([1]), "{v}");
+
+    // `_cast` between geometry and geography: metres on a geometry column, and
+    // geometry's operators on a geography one; in a rule too.
+    let near = sql(r#"{"type": "Point", "coordinates": [0, 0]}"#);
+    let paris = r#"{"type": "Polygon", "coordinates": [[[2.25, 48.84], [2.36, 48.84], [2.36, 48.88], [2.25, 48.88], [2.25, 48.84]]]}"#;
+    let v = post(
+        &endpoint,
+        &[],
+        r#"query ($paris: geometry!) {
+            metres: shape(where: {geom: {_cast: {geography: {_st_d_within: {distance: 200000, from: {type: "Point", coordinates: [0, 0]}}}}}}, order_by: {id: asc}) { id }
+            inside: landmark(where: {location: {_cast: {geometry: {_st_within: $paris}}}}, order_by: {id: asc}) { id }
+        }"#,
+        json!({ "paris": serde_json::from_str::<Value>(paris).expect("geojson") }),
+    )
+    .await;
+    let metres = ids_by_sql(
+        &url,
+        "shape",
+        &format!("ST_DWithin(geom::geography, ({near})::geography, 200000)"),
+    );
+    assert_eq!(ids(&v["data"]["metres"]), metres, "{v}");
+    assert!(
+        metres
+            .as_array()
+            .is_some_and(|m| m.len() > 1 && m.len() < 6),
+        "{metres}"
+    );
+    let inside = ids_by_sql(
+        &url,
+        "landmark",
+        &format!("ST_Within(location::geometry, {})", sql(paris)),
+    );
+    assert_eq!(ids(&v["data"]["inside"]), inside, "{v}");
+    assert!(
+        inside
+            .as_array()
+            .is_some_and(|m| !m.is_empty() && m.len() < 5),
+        "{inside}"
+    );
+    let planner = [
+        ("x-hasura-role", "planner"),
+        (
+            "x-hasura-location",
+            r#"{"type": "Point", "coordinates": [0, 0]}"#,
+        ),
+    ];
+    let v = post(
+        &endpoint,
+        &planner,
+        "{ shape(order_by: {id: asc}) { id } }",
+        Value::Null,
+    )
+    .await;
+    assert_eq!(ids(&v["data"]["shape"]), metres, "{v}");
 
     // A tracked function taking a geography, and a computed field giving a
     // geometry: GeoJSON in and out there too.
