@@ -227,11 +227,14 @@ impl Renderer {
             }
         };
         if p.list {
-            self.push("ARRAY(SELECT ");
+            // A null list stays null (matching nothing), as other types' do.
+            self.push("CASE WHEN ");
+            self.placeholder(index, &text);
+            self.push(" IS NULL THEN NULL ELSE ARRAY(SELECT ");
             read(self, &|r| r.push("\"_g\""));
             self.push(" FROM unnest(");
             self.placeholder(index, &text);
-            self.push(") AS \"_g\")");
+            self.push(") AS \"_g\") END");
         } else {
             read(self, &|r| r.placeholder(index, &text));
         }

@@ -126,10 +126,16 @@ impl Ctx<'_> {
                 root: from_root,
             } => {
                 let (other_table, other_alias) = if *from_root { root } else { (table, alias) };
-                Expr::Compare {
+                let spatial = self.compared_kind(table, alias, *column).is_spatial();
+                let compare = |op| Expr::Compare {
                     left: Box::new(self.column_value(table, alias, *column)),
-                    op: bin_op(*op),
+                    op,
                     right: Box::new(self.column_value(other_table, other_alias, *other)),
+                };
+                match *op {
+                    // PostGIS has `=` but no `<>`.
+                    CompareOp::Neq if spatial => Expr::Not(Box::new(compare(BinOp::Eq))),
+                    op => compare(bin_op(op)),
                 }
             }
             BoolExp::Exists(rel, inner) => {
@@ -218,6 +224,9 @@ impl Ctx<'_> {
             grafton_schema::ComputedReturns::Rows(_) => ScalarKind::Text,
         };
         let subject = self.computed_value(field, alias);
+        if let Some(e) = self.extension_compare(&subject, &kind, op, value) {
+            return e;
+        }
         compare_with(subject, sql_type(self, &kind), op, value)
     }
 

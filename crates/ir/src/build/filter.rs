@@ -177,6 +177,11 @@ impl<'a> Builder<'a> {
                 .ops
                 .get(op_name)
                 .ok_or_else(|| IrError::Validation(format!("unknown operator '{op_name}'")))?;
+            if matches!(op, CompareOp::StDWithin | CompareOp::St3dDWithin) {
+                return Err(IrError::Validation(format!(
+                    "'{op_name}' is not offered on a computed field"
+                )));
+            }
             if let Some(value) = self.vars.leaf(operand) {
                 all.push(BoolExp::CompareComputed { field, op, value });
             }

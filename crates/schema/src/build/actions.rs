@@ -15,7 +15,7 @@ pub(super) const BUILT_IN: [&str; 5] = ["String", "Int", "Float", "Boolean", "ID
 
 /// The database scalars an action's types may name (as Hasura's may name its
 /// source's scalars).
-pub(super) const DB_SCALARS: [ScalarKind; 12] = [
+pub(super) const DB_SCALARS: [ScalarKind; 15] = [
     ScalarKind::BigInt,
     ScalarKind::Numeric,
     ScalarKind::Uuid,
@@ -28,6 +28,9 @@ pub(super) const DB_SCALARS: [ScalarKind; 12] = [
     ScalarKind::Json,
     ScalarKind::Jsonb,
     ScalarKind::Bytea,
+    ScalarKind::Geometry,
+    ScalarKind::Geography,
+    ScalarKind::Ltree,
 ];
 
 /// The actions a role may call, and the custom types they reach.
@@ -240,6 +243,9 @@ pub(super) fn db_scalar_name(naming: Naming, kind: &ScalarKind) -> String {
         ScalarKind::Interval => "interval",
         ScalarKind::Json => "json",
         ScalarKind::Jsonb => "jsonb",
+        ScalarKind::Geometry => "geometry",
+        ScalarKind::Geography => "geography",
+        ScalarKind::Ltree => "ltree",
         _ => "bytea",
     };
     naming.scalar(base)

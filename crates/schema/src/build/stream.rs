@@ -19,7 +19,17 @@ impl Builder<'_> {
     ) -> Option<FieldDef> {
         let cursor_columns: Vec<FieldDef> = columns
             .iter()
-            .filter(|(i, _)| !matches!(kinds[*i], ScalarKind::Json | ScalarKind::Jsonb))
+            // Not JSON, and not PostGIS values: GeoJSON read back may round, and a
+            // cursor that rounds skips or repeats rows.
+            .filter(|(i, _)| {
+                !matches!(
+                    kinds[*i],
+                    ScalarKind::Json
+                        | ScalarKind::Jsonb
+                        | ScalarKind::Geometry
+                        | ScalarKind::Geography
+                )
+            })
             .map(|&(i, name)| FieldDef::new(name, self.scalar(&kinds[i])))
             .collect();
         if cursor_columns.is_empty() {

@@ -54,7 +54,6 @@ async fn ltree_operators_match_their_sql() {
         ("_gt", json!("Top.Science"), "path > 'Top.Science'"),
     ];
     for (op, operand, condition) in cases {
-        // Literal and variable operands alike.
         let literal = serde_json::to_string(&operand).expect("json");
         let v = post(
             &endpoint,
@@ -72,10 +71,34 @@ async fn ltree_operators_match_their_sql() {
     let v = post(
         &endpoint,
         &[],
-        "query ($q: lquery!, $t: ltxtquery!) { a: tree(where: {path: {_matches: $q}}) { id } b: tree(where: {path: {_matches_fulltext: $t}}) { id } }",
-        json!({"q": "Top.*{1}", "t": "Stars | Galaxies"}),
+        r#"query ($q: lquery!, $t: ltxtquery!, $paths: [ltree!], $qs: [String!]) {
+            a: tree(where: {path: {_matches: $q}}, order_by: {id: asc}) { id }
+            b: tree(where: {path: {_matches_fulltext: $t}}, order_by: {id: asc}) { id }
+            c: tree(where: {path: {_descendant_any: $paths}}, order_by: {id: asc}) { id }
+            d: tree(where: {path: {_matches_any: $qs}}, order_by: {id: asc}) { id }
+        }"#,
+        json!({"q": "Top.*{1}", "t": "Stars | Galaxies", "paths": ["Top.Hobbies", "Top.Science.Astronomy"],
+               "qs": ["*.Hobbies.*", "Top.Collections"]}),
     )
     .await;
+    assert_eq!(
+        ids(&v["data"]["c"]),
+        ids_by_sql(
+            &url,
+            "tree",
+            "path <@ '{Top.Hobbies,Top.Science.Astronomy}'::ltree[]"
+        ),
+        "{v}"
+    );
+    assert_eq!(
+        ids(&v["data"]["d"]),
+        ids_by_sql(
+            &url,
+            "tree",
+            "path ? '{*.Hobbies.*,Top.Collections}'::lquery[]"
+        ),
+        "{v}"
+    );
     assert_eq!(
         ids(&v["data"]["a"]),
         ids_by_sql(&url, "tree", "path ~ 'Top.*{1}'"),

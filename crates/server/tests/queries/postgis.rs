@@ -157,13 +157,23 @@ async fn spatial_columns_filters_rules_and_writes() {
     assert_eq!(ids(&v["data"]["d3"]), json!([1]), "{v}");
     assert_eq!(ids(&v["data"]["i3"]), json!([2]), "{v}");
 
+    // A null list matches what it matches for any other type: nothing.
+    let v = post(
+        &endpoint,
+        &[],
+        "query ($g: [geometry!], $i: [Int!]) { g: shape(where: {geom: {_nin: $g}}) { id } i: shape(where: {id: {_nin: $i}}) { id } }",
+        json!({"g": null, "i": null}),
+    )
+    .await;
+    assert_eq!(v["data"]["g"], v["data"]["i"], "{v}");
+
     // Geography: distances in metres, on the spheroid unless told otherwise.
     let v = post(
         &endpoint,
         &[],
         r#"query ($at: geography!) {
-            spheroid: landmark(where: {location: {_st_d_within: {distance: 3300, from: $at}}}, order_by: {id: asc}) { id }
-            sphere: landmark(where: {location: {_st_d_within: {distance: 3300, from: $at, use_spheroid: false}}}, order_by: {id: asc}) { id }
+            spheroid: landmark(where: {location: {_st_d_within: {distance: 3167, from: $at}}}, order_by: {id: asc}) { id }
+            sphere: landmark(where: {location: {_st_d_within: {distance: 3167, from: $at, use_spheroid: false}}}, order_by: {id: asc}) { id }
             here: landmark(where: {location: {_st_intersects: $at}}) { id }
         }"#,
         json!({ "at": serde_json::from_str::<Value>(EIFFEL).expect("geojson") }),
@@ -175,7 +185,7 @@ async fn spatial_columns_filters_rules_and_writes() {
         ids_by_sql(
             &url,
             "landmark",
-            &format!("ST_DWithin(location, {at}, 3300)")
+            &format!("ST_DWithin(location, {at}, 3167)")
         ),
         "{v}"
     );
@@ -184,11 +194,17 @@ async fn spatial_columns_filters_rules_and_writes() {
         ids_by_sql(
             &url,
             "landmark",
-            &format!("ST_DWithin(location, {at}, 3300, false)")
+            &format!("ST_DWithin(location, {at}, 3167, false)")
         ),
         "{v}"
     );
     assert_eq!(ids(&v["data"]["here"]), json!([1]), "{v}");
+    // The Louvre is 3,172 m away on the spheroid and 3,163 m on a sphere.
+    assert_eq!(
+        (ids(&v["data"]["spheroid"]), ids(&v["data"]["sphere"])),
+        (json!([1, 4]), json!([1, 2, 4])),
+        "{v}"
+    );
 
     // `_cast` between geometry and geography: metres on a geometry column, and
     // geometry's operators on a geography one; in a rule too.
@@ -243,6 +259,29 @@ async fn spatial_columns_filters_rules_and_writes() {
     )
     .await;
     assert_eq!(ids(&v["data"]["shape"]), metres, "{v}");
+
+    // A computed field returning geometry takes geometry's operators.
+    let v = post(
+        &endpoint,
+        &[],
+        r#"query ($paris: geometry!) {
+            inside: landmark(where: {centre: {_st_within: $paris}}, order_by: {id: asc}) { id }
+            outside: landmark(where: {_not: {centre: {_st_within: $paris}}}, order_by: {id: asc}) { id }
+        }"#,
+        json!({ "paris": serde_json::from_str::<Value>(paris).expect("geojson") }),
+    )
+    .await;
+    assert_eq!(ids(&v["data"]["inside"]), inside, "{v}");
+    let outside = ids_by_sql(
+        &url,
+        "landmark",
+        &format!("NOT ST_Within(location::geometry, {})", sql(paris)),
+    );
+    assert_eq!(ids(&v["data"]["outside"]), outside, "{v}");
+    assert!(
+        outside.as_array().is_some_and(|o| !o.is_empty()),
+        "{outside}"
+    );
 
     // A tracked function taking a geography, and a computed field giving a
     // geometry: GeoJSON in and out there too.
@@ -356,6 +395,24 @@ async fn spatial_columns_filters_rules_and_writes() {
             {"type": "Point", "crs": crs, "coordinates": [2.3431, 48.8867]},
             {"type": "Point", "crs": crs, "coordinates": [2.35, 48.85]}
         ])
+    );
+    // An upsert that meets the row takes its conflict branch with GeoJSON too.
+    let v = post(
+        &endpoint,
+        &[],
+        r#"mutation { insert_landmark_one(object: {id: 6, name: "Sacré-Cœur", type: "church", location: {type: "Point", coordinates: [2.3431, 48.8867]}},
+                                          on_conflict: {constraint: landmark_pkey, update_columns: [location]}) { id } }"#,
+        Value::Null,
+    )
+    .await;
+    assert_eq!(v["data"]["insert_landmark_one"]["id"], 6, "{v}");
+    assert_eq!(
+        grafton_testkit::query_one(
+            &url,
+            "SELECT ST_AsText(location) FROM landmark WHERE id = 6"
+        )
+        .trim(),
+        "POINT(2.3431 48.8867)"
     );
 
     // A shape PostGIS cannot read is the database's to refuse, and nothing is written.
