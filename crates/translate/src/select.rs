@@ -260,7 +260,12 @@ impl<'a> Ctx<'a> {
         if rows.single {
             let object = self.row_object(rows.table, &alias, &rows.fields);
             inner.items = vec![SelectItem::Expr(object, "root".into())];
-            inner.limit = Some(Expr::Int(1));
+            // One row at most; a smaller `limit` (a function's `limit: 0`) holds.
+            inner.limit = Some(match inner.limit.take() {
+                Some(Expr::Int(n)) => Expr::Int(n.min(1)),
+                Some(limit) => Expr::Least(Box::new(limit), 1),
+                None => Expr::Int(1),
+            });
             return Expr::JsonSubquery(Box::new(inner));
         }
         let outer_alias = self.alias("_e");

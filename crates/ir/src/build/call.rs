@@ -18,6 +18,11 @@ impl<'a> Builder<'a> {
     ) -> Result<Rows, IrError> {
         let info = &self.model.functions[function];
         let mut rows = self.rows(info.table, group, info.single)?;
+        if info.single {
+            // A function returning one row takes the list arguments too, as
+            // Hasura's: `where` may leave it out (null), `limit: 0` too.
+            rows.args = self.args(info.table, group[0])?;
+        }
         rows.args.call = Some(self.tracked_call(function, group[0])?);
         Ok(rows)
     }

@@ -290,9 +290,8 @@ impl Builder<'_> {
                 ));
             }
             let list = !info.single;
-            if list {
-                args.extend(self.list_args(info.table));
-            }
+            // A function returning one row takes them too (Hasura's).
+            args.extend(self.list_args(info.table));
             let ty = if list {
                 format!("[{type_name}!]!")
             } else {

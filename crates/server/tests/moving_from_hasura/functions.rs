@@ -130,6 +130,9 @@ async fn tracked_functions_are_root_fields_under_the_tables_rules() {
           between(args: {arg_1: 2, arg_2: 3}, order_by: {id: asc}) { id }
           from3: between(args: {arg_1: 3}, order_by: {id: asc}) { id }
           latest_post { id title }
+          kept: latest_post(where: {id: {_gt: 3}}) { id }
+          filtered: latest_post(where: {id: {_lt: 3}}) { id }
+          none: latest_post(limit: 0) { id }
           t: __type(name: "search_posts_args") { inputFields { name type { kind name } } }
         }"#,
     )
@@ -143,6 +146,13 @@ async fn tracked_functions_are_root_fields_under_the_tables_rules() {
     assert_eq!(
         d["latest_post"],
         json!({"id": 4, "title": "Draft"}),
+        "{admin}"
+    );
+    // A function returning one row takes the list arguments, as Hasura's: a
+    // `where` its row fails, or `limit: 0`, answers null.
+    assert_eq!(
+        (&d["kept"], &d["filtered"], &d["none"]),
+        (&json!({"id": 4}), &json!(null), &json!(null)),
         "{admin}"
     );
     assert_eq!(
