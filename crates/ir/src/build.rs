@@ -315,6 +315,18 @@ impl<'a> Builder<'a> {
         column: usize,
         field: &'a executable::Field,
     ) -> Result<Field, IrError> {
+        let path = self.json_path(field)?;
+        Ok(match path.is_empty() {
+            true => Field::Column(column),
+            false => Field::JsonPath(column, path),
+        })
+    }
+
+    /// A json/jsonb field's `path` argument (empty when absent).
+    pub(crate) fn json_path(
+        &mut self,
+        field: &'a executable::Field,
+    ) -> Result<Vec<PathStep>, IrError> {
         let path = self
             .arg(field, "path")
             .and_then(|v| self.vars.deref(v))
@@ -324,11 +336,8 @@ impl<'a> Builder<'a> {
                 _ => None,
             });
         match path {
-            None => Ok(Field::Column(column)),
-            Some(p) => Ok(Field::JsonPath(
-                column,
-                crate::json_path::parse(p).map_err(IrError::Validation)?,
-            )),
+            None => Ok(Vec::new()),
+            Some(p) => crate::json_path::parse(p).map_err(IrError::Validation),
         }
     }
 

@@ -138,8 +138,9 @@ pub enum Field {
     Array(RelId, Rows),
     /// An array relationship's aggregate.
     Aggregate(RelId, Aggregate),
-    /// A scalar computed field: its function called with the row.
-    Computed(grafton_schema::ComputedId, Call),
+    /// A scalar computed field: its function called with the row; a json/jsonb
+    /// one's `path` (empty: the whole value).
+    Computed(grafton_schema::ComputedId, Call, Vec<PathStep>),
     /// A computed field returning rows of a table (`Rows::args.call` has the row).
     ComputedRows(Rows),
     /// A remote relationship: the statement answers the row's columns it

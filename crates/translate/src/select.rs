@@ -187,13 +187,7 @@ impl<'a> Ctx<'a> {
                 Field::JsonPath(c, path) => {
                     let at = Expr::JsonAt {
                         expr: Box::new(self.column_value(table, alias, *c)),
-                        path: path
-                            .iter()
-                            .map(|s| match s {
-                                PathStep::Key(k) => JsonStep::Key(k.clone()),
-                                PathStep::Index(i) => JsonStep::Index(*i),
-                            })
-                            .collect(),
+                        path: json_steps(path),
                     };
                     Expr::ToJson(Box::new(at), JsonKind::Json)
                 }
@@ -202,9 +196,15 @@ impl<'a> Ctx<'a> {
                     self.rows(rows, Some((*rel, alias)))
                 }
                 Field::Aggregate(rel, agg) => self.aggregate(agg, Some((*rel, alias))),
-                Field::Computed(id, call) => {
+                Field::Computed(id, call, path) => {
                     let row = self.row_value(alias);
-                    let value = self.func(call, row);
+                    let mut value = self.func(call, row);
+                    if !path.is_empty() {
+                        value = Expr::JsonAt {
+                            expr: Box::new(value),
+                            path: json_steps(path),
+                        };
+                    }
                     match &self.model.computed[*id].returns {
                         grafton_schema::ComputedReturns::Scalar(kind) => {
                             output_value(self, kind, value)
@@ -301,4 +301,14 @@ impl<'a> Ctx<'a> {
             ..Select::default()
         }))
     }
+}
+
+/// A JSON path's steps as SQL's.
+fn json_steps(path: &[PathStep]) -> Vec<JsonStep> {
+    (path.iter())
+        .map(|s| match s {
+            PathStep::Key(k) => JsonStep::Key(k.clone()),
+            PathStep::Index(i) => JsonStep::Index(*i),
+        })
+        .collect()
 }

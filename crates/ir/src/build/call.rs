@@ -72,7 +72,7 @@ impl<'a> Builder<'a> {
         };
         let call = self.call(spec, group[0])?;
         Ok(match c.returns {
-            ComputedReturns::Scalar(_) => Field::Computed(id, call),
+            ComputedReturns::Scalar(_) => Field::Computed(id, call, self.json_path(group[0])?),
             ComputedReturns::Rows(table) => {
                 let mut rows = self.rows(table, group, false)?;
                 rows.args.call = Some(call);

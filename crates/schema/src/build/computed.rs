@@ -206,6 +206,10 @@ impl<'a> super::Builder<'a> {
             let def = match &c.returns {
                 ComputedReturns::Scalar(kind) => {
                     self.used_scalars.insert(kind.clone());
+                    // A json value takes a path, as a json column does.
+                    if matches!(kind, ScalarKind::Json | ScalarKind::Jsonb) {
+                        args.push(("path".to_owned(), "String".to_owned()));
+                    }
                     FieldDef::new(&c.name, self.scalar(kind))
                 }
                 ComputedReturns::Rows(target) => {

@@ -24,6 +24,8 @@ const COMPUTED: &str = r#"computed_fields:
     definition: {function: author_is_me, session_argument: hasura_session}
   - name: own_posts
     definition: {function: author_posts}
+  - name: profile
+    definition: {function: author_profile}
 "#;
 
 /// `user` reads names and two computed fields (not `post_count`), and published
@@ -163,6 +165,21 @@ async fn computed_fields_are_fields_filters_and_sort_keys() {
         "{user}"
     );
     // A permission rule on computed fields: authors with more than one post.
+    // A json computed field takes a path, as a json column does.
+    let profile = post(
+        &server,
+        None,
+        r#"{ authors(order_by: {id: asc}) { team: profile(path: "$.teams[0]") name: profile(path: "name") profile } }"#,
+    )
+    .await;
+    assert_eq!(
+        profile["data"]["authors"],
+        json!([
+            {"team": "eng", "name": "Ada", "profile": {"name": "Ada", "teams": ["eng"]}},
+            {"team": "ops", "name": "Grace", "profile": {"name": "Grace", "teams": ["ops"]}}
+        ]),
+        "{profile}"
+    );
     let busy = post(&server, Some("busy"), "{ authors { id } }").await;
     assert_eq!(busy["data"]["authors"], json!([{"id": 1}]), "{busy}");
     // A set-returning computed field in a rule: some post it gives is a draft.
