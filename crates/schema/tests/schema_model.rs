@@ -363,3 +363,52 @@ fn config_keys_without_a_schema_name_public_tables_whatever_else_is_exposed() {
     ));
     assert!(field(&model, "posts", "author").is_none());
 }
+
+/// PostGIS's and ltree's type names are taken only where the database has those
+/// types: without PostGIS a table may be called `geometry`.
+#[test]
+fn extension_type_names_are_taken_only_where_the_database_has_them() {
+    let catalog = || Catalog {
+        tables: vec![table(
+            "geometry",
+            TableKind::Table,
+            vec![col("id", ScalarKind::Int, false)],
+            &["id"],
+            vec![],
+        )],
+        ..Catalog::default()
+    };
+    let m = build(
+        catalog(),
+        &Config::default(),
+        Naming::default(),
+        Backend::Postgres,
+    )
+    .expect("a table named geometry builds without PostGIS");
+    assert!(m.root_fields.contains_key("geometry"));
+    // With PostGIS the name is its scalar's: the table is skipped, loudly.
+    let mut with_postgis = catalog();
+    with_postgis.tables.push(table(
+        "shapes",
+        TableKind::Table,
+        vec![col("id", ScalarKind::Int, false)],
+        &["id"],
+        vec![],
+    ));
+    with_postgis
+        .type_schemas
+        .insert("geometry".into(), "public".into());
+    let m = build(
+        with_postgis,
+        &Config::default(),
+        Naming::default(),
+        Backend::Postgres,
+    )
+    .expect("builds");
+    assert!(!m.root_fields.contains_key("geometry"));
+    assert!(
+        (m.warnings.iter()).any(|w| w.contains("table public.geometry skipped")),
+        "{:?}",
+        m.warnings
+    );
+}

@@ -47,7 +47,7 @@ const JSONB_SUFFIXES: [&str; 5] = [
 ];
 
 /// The scalars' base names (built-in ones keep their names under every naming).
-const SCALARS: [&str; 22] = [
+const SCALARS: [&str; 17] = [
     "Int",
     "Float",
     "String",
@@ -65,11 +65,22 @@ const SCALARS: [&str; 22] = [
     "json",
     "jsonb",
     "bytea",
-    "geometry",
-    "geography",
-    "ltree",
-    "lquery",
-    "ltxtquery",
+];
+
+/// The scalars and input types of extension types, reserved only where the
+/// database has them (a SQLite table may well be called `geometry`).
+const EXTENSION_TYPES: [(&str, &[&str], &[&str]); 2] = [
+    (
+        "geometry",
+        &["geometry", "geography"],
+        &[
+            "geometry_cast_exp",
+            "geography_cast_exp",
+            "st_d_within_input",
+            "st_d_within_geography_input",
+        ],
+    ),
+    ("ltree", &["ltree", "lquery", "ltxtquery"], &[]),
 ];
 
 /// Type and root field names already in use, each with who uses it and whether
@@ -98,16 +109,19 @@ impl Taken {
         for t in ["query_root", "mutation_root", "subscription_root"] {
             reserve(t.to_owned(), "a type every schema has");
         }
-        for t in [
-            "order_by",
-            "jsonb_cast_exp",
-            "geometry_cast_exp",
-            "geography_cast_exp",
-            "st_d_within_input",
-            "st_d_within_geography_input",
-            super::stream::CURSOR_ORDERING,
-        ] {
+        for t in ["order_by", "jsonb_cast_exp", super::stream::CURSOR_ORDERING] {
             reserve(naming.type_name(t), "a type every schema has");
+        }
+        let mut scalars: Vec<String> = SCALARS.iter().map(|s| s.to_string()).collect();
+        for (found, types, inputs) in EXTENSION_TYPES {
+            let used = catalog.type_schemas.contains_key(found)
+                || (found == "geometry" && catalog.type_schemas.contains_key("geography"));
+            if used {
+                scalars.extend(types.iter().map(|t| t.to_string()));
+                for t in inputs {
+                    reserve(naming.type_name(t), "an extension type's input");
+                }
+            }
         }
         let enums = catalog.enums.iter().map(|e| {
             if e.schema == default_schema || e.from_table.is_some() {
@@ -116,7 +130,7 @@ impl Taken {
                 graphql_safe(&format!("{}_{}", e.schema, e.name))
             }
         });
-        for base in SCALARS.iter().map(|s| s.to_string()).chain(enums) {
+        for base in scalars.into_iter().chain(enums) {
             reserve(naming.scalar(&base), "a scalar or enum type");
             let comparison = naming.type_name(&format!("{base}_comparison_exp"));
             reserve(comparison, "a scalar's comparison type");
