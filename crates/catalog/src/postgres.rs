@@ -298,6 +298,7 @@ pub async fn introspect_postgres(
     }
 
     for row in &functions {
+        functions::extension_schemas(row, &mut catalog.type_schemas)?;
         catalog
             .functions
             .push(functions::function(row, &enum_index)?);

@@ -333,7 +333,7 @@ impl<'a> RuleReader<'a> {
         })
     }
 
-    pub(super) fn operation(
+    fn operation(
         &mut self,
         table: TableId,
         root: TableId,

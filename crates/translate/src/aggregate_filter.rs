@@ -1,11 +1,12 @@
-//! Aggregate predicates: `(SELECT count(*) FROM related WHERE join AND the role's
-//! rule AND filter) > $1`, evaluated per row in the enclosing filter.
+//! Aggregate predicates: `EXISTS (SELECT FROM (SELECT count(*) AS v FROM related
+//! WHERE join AND the role's rule AND filter) WHERE v > $1)`, per row of the
+//! enclosing filter.
 
 use crate::ctx::Ctx;
 use crate::filter::compare_with;
 use grafton_ir::{AggregatePredicate, PredicateFunc};
 use grafton_schema::TableId;
-use grafton_sql::{AggFunc, Expr, Select, SelectItem, SqlType};
+use grafton_sql::{AggFunc, Expr, From, Select, SelectItem, SqlType};
 
 impl Ctx<'_> {
     /// The predicate over the related rows of the row aliased `alias`; rows the
@@ -48,16 +49,29 @@ impl Ctx<'_> {
             conditions.push(self.filter_in(target, &child, f, root));
             self.negated = was;
         }
-        let subject = Expr::Subquery(Box::new(Select {
+        // `EXISTS (SELECT FROM (SELECT agg AS v …) WHERE v op $1 …)`, as Hasura
+        // writes it: true or false, never NULL (a `bool_and` of no rows is NULL,
+        // and `_not` of NULL would drop the row), and one aggregate for all the
+        // predicate's comparisons.
+        let aggregated = Select {
             items: vec![SelectItem::Expr(value, "v".to_owned())],
             from: Some(from),
             filter: Some(Expr::And(conditions)),
             ..Select::default()
-        }));
-        Expr::And(
-            (p.predicate.iter())
-                .map(|(op, v)| compare_with(subject.clone(), ty.clone(), *op, v))
-                .collect(),
-        )
+        };
+        let alias = self.alias("_p");
+        let subject = Expr::column(&alias, "v");
+        Expr::Exists(Box::new(Select {
+            from: Some(From::Subquery {
+                select: Box::new(aggregated),
+                alias,
+            }),
+            filter: Some(Expr::And(
+                (p.predicate.iter())
+                    .map(|(op, v)| compare_with(subject.clone(), ty.clone(), *op, v))
+                    .collect(),
+            )),
+            ..Select::default()
+        }))
     }
 }

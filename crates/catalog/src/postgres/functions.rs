@@ -159,3 +159,27 @@ fn arg_scalar(db_type: &str, kind: &str, enum_index: &HashMap<u32, usize>) -> Op
         _ => None,
     }
 }
+
+/// The schemas of the PostGIS and ltree types a function takes or returns, into
+/// `schemas` (a function may be what uses them).
+pub(super) fn extension_schemas(
+    row: &Row,
+    schemas: &mut std::collections::BTreeMap<String, String>,
+) -> Result<(), CatalogError> {
+    let types: Vec<String> = row.try_get("arg_types")?;
+    let kinds: Vec<String> = row.try_get("arg_kinds")?;
+    let returned: (Option<String>, Option<String>) =
+        (row.try_get("ret_type")?, row.try_get("ret_kind")?);
+    for (ty, kind) in types
+        .into_iter()
+        .zip(kinds)
+        .chain(returned.0.zip(returned.1))
+    {
+        if matches!(ty.as_str(), "geometry" | "geography" | "ltree") {
+            if let Some(schema) = kind.split(':').nth(1) {
+                schemas.entry(ty).or_insert_with(|| schema.to_owned());
+            }
+        }
+    }
+    Ok(())
+}

@@ -40,7 +40,7 @@ impl<'a> Builder<'a> {
             }
             let info = &model.tables[table];
             match info.fields.get(key) {
-                Some(TableField::Column(c)) => self.column_ops(table, *c, v, &mut all)?,
+                Some(TableField::Column(c)) => self.column_ops(table, *c, None, v, &mut all)?,
                 Some(TableField::Computed(id)) if model.computed[*id].args.is_empty() => {
                     match model.computed[*id].returns {
                         grafton_schema::ComputedReturns::Scalar(_) => {
@@ -89,18 +89,20 @@ impl<'a> Builder<'a> {
         &mut self,
         table: TableId,
         column: usize,
+        cast: Option<&grafton_catalog::ScalarKind>,
         v: Input<'a>,
         all: &mut Vec<BoolExp>,
     ) -> Result<(), IrError> {
         let model = self.model;
+        let kind = cast.unwrap_or(&model.table(table).columns[column].scalar);
         for (op_name, operand) in self.vars.object(v) {
             if op_name == model.cast_op {
                 // `_cast: {geography: {…}}` on geometry (and back): the column
                 // cast, compared as the other type.
-                if let Some(to) = spatial_cast(&model.table(table).columns[column].scalar) {
+                if let Some(to) = spatial_cast(kind) {
                     for (_, inner) in self.vars.object(operand) {
                         let mut cast = Vec::new();
-                        self.column_ops(table, column, inner, &mut cast)?;
+                        self.column_ops(table, column, Some(&to), inner, &mut cast)?;
                         all.push(BoolExp::Cast {
                             column,
                             to: to.clone(),

@@ -92,16 +92,19 @@ impl RuleReader<'_> {
             let mut inner = Vec::with_capacity(ops.len());
             for (op_name, value) in ops {
                 let at = format!("{here}.{op_name}");
-                let offered = match operator(op_name) {
-                    Some(Op::Value(op, _) | Op::DWithin(op)) => {
-                        grafton_schema::ops_for(&to, model.backend).contains(&op)
+                // The cast column's operators, its values of the cast type.
+                let offered = |op| grafton_schema::ops_for(&to, model.backend).contains(&op);
+                inner.push(match operator(op_name) {
+                    Some(Op::Value(op, expects)) if offered(op) => BoolExp::Compare {
+                        column,
+                        op,
+                        value: self.value_of(&to, name, value, expects, &at)?,
+                    },
+                    Some(Op::DWithin(op)) if offered(op) => {
+                        self.d_within_as(&to, column, op, value, &at)?
                     }
-                    _ => false,
-                };
-                if !offered {
-                    return Err(format!("{at}: not an operator of {name}"));
-                }
-                inner.push(self.operation(table, table, column, op_name, value, &at)?);
+                    _ => return Err(format!("{at}: not an operator of {name}")),
+                });
             }
             all.push(BoolExp::Cast {
                 column,
@@ -122,11 +125,24 @@ impl RuleReader<'_> {
         operand: &Json,
         path: &str,
     ) -> Result<BoolExp> {
+        let kind = self.model.table(table).columns[column].scalar.clone();
+        self.d_within_as(&kind, column, op, operand, path)
+    }
+
+    /// [`d_within`](Self::d_within) on the column compared as `kind` (its own
+    /// type, or a `_cast`'s).
+    fn d_within_as(
+        &mut self,
+        kind: &ScalarKind,
+        column: usize,
+        op: CompareOp,
+        operand: &Json,
+        path: &str,
+    ) -> Result<BoolExp> {
         let Json::Object(fields) = operand else {
             return Err(format!("{path}: expected {{distance, from}}"));
         };
-        let col = &self.model.table(table).columns[column];
-        let geography = col.scalar == ScalarKind::Geography;
+        let geography = *kind == ScalarKind::Geography;
         if let Some(extra) = fields.keys().find(|k| {
             !(matches!(k.as_str(), "distance" | "from") || geography && *k == "use_spheroid")
         }) {
@@ -137,7 +153,7 @@ impl RuleReader<'_> {
                 .get(name)
                 .ok_or_else(|| format!("{path}: missing '{name}'"))
         };
-        let from = self.value(table, column, part("from")?, Operand::Same, path)?;
+        let from = self.value_of(kind, "a GeoJSON shape", part("from")?, Operand::Same, path)?;
         let distance = self.value_of(
             &ScalarKind::Float,
             "float8",

@@ -14,7 +14,7 @@ use grafton_sql::{AggFunc, Direction, Nulls};
 use std::collections::HashMap;
 
 /// The suffixes of the types generated for a table (`venues_bool_exp`, …).
-const TYPE_SUFFIXES: [&str; 20] = [
+const TYPE_SUFFIXES: [&str; 24] = [
     "",
     "_bool_exp",
     "_order_by",
@@ -22,6 +22,10 @@ const TYPE_SUFFIXES: [&str; 20] = [
     "_aggregate",
     "_aggregate_fields",
     "_aggregate_order_by",
+    "_aggregate_bool_exp",
+    "_aggregate_bool_exp_count",
+    "_aggregate_bool_exp_bool_and",
+    "_aggregate_bool_exp_bool_or",
     "_insert_input",
     "_obj_rel_insert_input",
     "_arr_rel_insert_input",

@@ -72,6 +72,16 @@ async fn aggregate_predicates_match_their_sql() {
             format!("{}) = true", gadgets("bool_or(g.active)")),
         ),
         (
+            // A bool_and of no rows is NULL: the predicate is false, not NULL, so
+            // under `_not` the categories without gadgets are kept (Hasura's).
+            "{_not: {gadgets_aggregate: {bool_and: {arguments: active, predicate: {_eq: true}}}}}",
+            format!("NOT COALESCE({}) = true, false)", gadgets("bool_and(g.active)")),
+        ),
+        (
+            "{gadgets_aggregate: {count: {predicate: {_gte: 1, _lte: 1}}}}",
+            format!("{}) = 1", gadgets("count(*)")),
+        ),
+        (
             "{_not: {gadgets_aggregate: {count: {predicate: {_gt: 0}}}}}",
             format!("NOT {}) > 0", gadgets("count(*)")),
         ),

@@ -16,6 +16,10 @@ const METADATA: &str = r#"
   computed_fields:
     - {name: centre, definition: {function: landmark_centre}}
   select_permissions:
+    - role: parisian
+      permission:
+        columns: [id]
+        filter: {location: {_cast: {geometry: {_st_within: {type: Polygon, coordinates: [[[2.25, 48.84], [2.36, 48.84], [2.36, 48.88], [2.25, 48.88], [2.25, 48.84]]]}}}}}
     - role: visitor
       permission:
         columns: [id, name, location]
@@ -30,7 +34,7 @@ const METADATA: &str = r#"
     - role: planner
       permission:
         columns: [id]
-        filter: {geom: {_cast: {geography: {_st_d_within: {distance: 200000, from: X-Hasura-Location}}}}}
+        filter: {geom: {_cast: {geography: {_st_d_within: {distance: 200000, from: X-Hasura-Location, use_spheroid: false}}}}}
 - table: {schema: public, name: point3d}
 "#;
 
@@ -258,7 +262,31 @@ async fn spatial_columns_filters_rules_and_writes() {
         Value::Null,
     )
     .await;
-    assert_eq!(ids(&v["data"]["shape"]), metres, "{v}");
+    let sphere = ids_by_sql(
+        &url,
+        "shape",
+        &format!("ST_DWithin(geom::geography, ({near})::geography, 200000, false)"),
+    );
+    assert_eq!(ids(&v["data"]["shape"]), sphere, "{v}");
+    // Geometry's own operators on a geography column, in a rule.
+    let parisian = [("x-hasura-role", "parisian")];
+    let v = post(
+        &endpoint,
+        &parisian,
+        "{ landmark(order_by: {id: asc}) { id } }",
+        Value::Null,
+    )
+    .await;
+    assert_eq!(ids(&v["data"]["landmark"]), inside, "{v}");
+    // A cast and a cast back: the inner comparison is geometry's again.
+    let v = post(
+        &endpoint,
+        &[],
+        r#"query ($paris: geometry!) { landmark(where: {location: {_cast: {geometry: {_cast: {geography: {_cast: {geometry: {_st_within: $paris}}}}}}}}, order_by: {id: asc}) { id } }"#,
+        json!({ "paris": serde_json::from_str::<Value>(paris).expect("geojson") }),
+    )
+    .await;
+    assert_eq!(ids(&v["data"]["landmark"]), inside, "{v}");
 
     // A computed field returning geometry takes geometry's operators.
     let v = post(
