@@ -151,16 +151,12 @@ impl Filter {
             }
             BoolExp::Compare { value, .. }
             | BoolExp::CompareText { value, .. }
-            | BoolExp::CompareComputed { value, .. } => match value {
-                Value::Literal(Json::Array(items)) => {
-                    self.fixed = self.fixed.saturating_add(items.len().max(1) as u64)
-                }
-                Value::Variable(name) => self.lists.push(name.clone()),
-                Value::Literal(_) => self.fixed = self.fixed.saturating_add(1),
-            },
+            | BoolExp::CompareComputed { value, .. } => self.value(value),
             BoolExp::Aggregate(p) => {
-                // A subquery per row, like a relationship's EXISTS.
-                self.fixed = self.fixed.saturating_add(1 + p.predicate.len() as u64);
+                // A subquery per row, like a relationship's EXISTS; its
+                // comparisons as a column's (a list counts its items).
+                self.fixed = self.fixed.saturating_add(1);
+                p.predicate.iter().for_each(|(_, v)| self.value(v));
                 if let Some(f) = &p.filter {
                     self.add(f);
                 }
@@ -168,6 +164,18 @@ impl Filter {
             BoolExp::CompareColumns { .. } | BoolExp::DWithin(_) => {
                 self.fixed = self.fixed.saturating_add(1)
             }
+        }
+    }
+
+    /// A comparison's operand: one, or a list's items (a variable's counted
+    /// when its value is known).
+    fn value(&mut self, value: &Value) {
+        match value {
+            Value::Literal(Json::Array(items)) => {
+                self.fixed = self.fixed.saturating_add(items.len().max(1) as u64)
+            }
+            Value::Variable(name) => self.lists.push(name.clone()),
+            Value::Literal(_) => self.fixed = self.fixed.saturating_add(1),
         }
     }
 }

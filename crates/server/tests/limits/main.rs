@@ -76,7 +76,7 @@ api_limits:
 tables:
   nodes:
     permissions:
-      user: {select: {columns: "*", filter: {}}}
+      user: {select: {columns: "*", filter: {}, allow_aggregations: true}}
       deep: {select: {columns: "*", filter: {}}}
       capped: {select: {columns: "*", filter: {}, limit: 5}}
       limited: {select: {columns: "*", filter: {}}}

@@ -147,6 +147,14 @@ async fn cost_limit_follows_limits_variables_role_caps_and_filters() {
             let ids: Vec<u32> = (0..996).collect();
             let (_, body) = post(url, Some("user"), q, json!({"ids": ids})).await;
             assert_eq!(code(&body), "cost-limit-exceeded", "{db:?} {body}");
+            // So is an aggregate predicate's (one more for its subquery).
+            let q = "query($ids: [Int!]) { nodes(limit: 5, where: {nodes_aggregate: {count: {predicate: {_in: $ids}}}}) { id } }";
+            let ids: Vec<u32> = (0..994).collect();
+            let (_, body) = post(url, Some("user"), q, json!({"ids": ids})).await;
+            data(body);
+            let ids: Vec<u32> = (0..995).collect();
+            let (_, body) = post(url, Some("user"), q, json!({"ids": ids})).await;
+            assert_eq!(code(&body), "cost-limit-exceeded", "{db:?} {body}");
             // Admin is exempt.
             let (_, body) = post(url, None, "{ nodes { id } }", json!({})).await;
             data(body);
