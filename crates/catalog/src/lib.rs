@@ -7,6 +7,7 @@
 pub mod error;
 pub mod model;
 mod postgres;
+mod scalar_kind;
 mod sqlite;
 
 pub use error::CatalogError;

@@ -74,10 +74,7 @@ pub(crate) fn served(
             };
             let booleans = of(&[ScalarKind::Boolean]);
             let jsons = of(&[ScalarKind::Json, ScalarKind::Jsonb]);
-            let postgis = (model.catalog.type_schemas.get("geometry"))
-                .or_else(|| model.catalog.type_schemas.get("geography"))
-                .cloned()
-                .unwrap_or_else(|| "public".to_owned());
+            let postgis = model.catalog.extension_schema("geometry");
             let spatial = (of(&[ScalarKind::Geometry, ScalarKind::Geography]).into_iter())
                 .map(|c| (c, postgis.clone()))
                 .collect();

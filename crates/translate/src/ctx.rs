@@ -96,17 +96,9 @@ pub(crate) fn sql_type(ctx: &Ctx, kind: &ScalarKind) -> SqlType {
     }
 }
 
-/// The schema an extension's types and functions live in (PostGIS's is the one
-/// `geometry` is in, ltree's the one `ltree` is in).
+/// The schema an extension's types and functions live in.
 fn extension_schema(ctx: &Ctx, type_name: &str) -> String {
-    let catalog = &ctx.model.catalog;
-    (catalog.type_schemas.get(type_name))
-        .or_else(|| match type_name {
-            "geometry" => catalog.type_schemas.get("geography"),
-            _ => None,
-        })
-        .cloned()
-        .unwrap_or_else(|| "public".to_owned())
+    ctx.model.catalog.extension_schema(type_name)
 }
 
 /// A type of the extension that made `of` (`lquery` beside `ltree`).

@@ -99,7 +99,7 @@ impl<'a> Builder<'a> {
             if op_name == model.cast_op {
                 // `_cast: {geography: {…}}` on geometry (and back): the column
                 // cast, compared as the other type.
-                if let Some(to) = spatial_cast(kind) {
+                if let Some(to) = kind.spatial_counterpart() {
                     for (_, inner) in self.vars.object(operand) {
                         let mut cast = Vec::new();
                         self.column_ops(table, column, Some(&to), inner, &mut cast)?;
@@ -189,15 +189,5 @@ impl<'a> Builder<'a> {
             }
         }
         Ok(())
-    }
-}
-
-/// The type a PostGIS column's `_cast` turns it into (geometry ↔ geography).
-fn spatial_cast(kind: &grafton_catalog::ScalarKind) -> Option<grafton_catalog::ScalarKind> {
-    use grafton_catalog::ScalarKind as K;
-    match kind {
-        K::Geometry => Some(K::Geography),
-        K::Geography => Some(K::Geometry),
-        _ => None,
     }
 }

@@ -73,10 +73,11 @@ impl RuleReader<'_> {
         path: &str,
     ) -> Result<BoolExp> {
         let model = self.model;
-        let (to, name) = match model.table(table).columns[column].scalar {
-            ScalarKind::Geometry => (ScalarKind::Geography, "geography"),
-            _ => (ScalarKind::Geometry, "geometry"),
-        };
+        let column_kind = &model.table(table).columns[column].scalar;
+        let to = column_kind
+            .spatial_counterpart()
+            .unwrap_or(ScalarKind::Geometry);
+        let name = to.extension_type().unwrap_or("geometry");
         let Json::Object(targets) = operand else {
             return Err(format!("{path}: expected {{{name}: {{…}}}}"));
         };

@@ -167,11 +167,7 @@ impl Builder<'_> {
             );
             fields.insert(0, FieldDef::new(self.naming.cast_op(), cast));
         }
-        if kind.is_spatial() {
-            let other = match kind {
-                ScalarKind::Geometry => ScalarKind::Geography,
-                _ => ScalarKind::Geometry,
-            };
+        if let Some(other) = kind.spatial_counterpart() {
             let cast = self.ty(&format!("{}_cast_exp", self.scalar_base(kind)));
             let cmp = self.ty(&format!("{}_comparison_exp", self.scalar_base(&other)));
             self.sdl.object(
