@@ -167,7 +167,15 @@ fn build_schemas(
         grafton_catalog::Backend::Postgres => grafton_sql::Dialect::Postgres,
         grafton_catalog::Backend::Sqlite => grafton_sql::Dialect::Sqlite,
     };
+    let relay = crate::relay::RelayRecipe {
+        catalog: catalog.clone(),
+        config: built.config.clone(),
+        naming: grafton_schema::Naming::new(options.naming),
+        backend,
+        dialect,
+    };
     Schemas::new(built.model, built.roles, dialect)
+        .with_relay_recipe(relay)
         .with_strict_graphql(options.strict_graphql)
         .with_limits(&built.config.api_limits, &options.limits, shared)
         .with_trusted(&built.config)

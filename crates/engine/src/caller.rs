@@ -21,4 +21,7 @@ pub struct Caller {
     pub traceparent: Option<String>,
     /// The client's request headers, for an action that forwards them.
     pub headers: Vec<(String, String)>,
+    /// The request came to the Relay API (`/v1beta1/relay`): the role's Relay
+    /// schema answers it.
+    pub relay: bool,
 }

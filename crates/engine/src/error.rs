@@ -52,6 +52,10 @@ pub enum EngineError {
     /// The role has no schema (only when no empty one was built for it).
     #[error(transparent)]
     NoPermissions(#[from] crate::request::types::NoPermissions),
+    /// What the request asks for cannot be served now (the Relay API, when its
+    /// schema could not be built: the reason).
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 impl EngineError {

@@ -20,6 +20,7 @@ mod mutate;
 mod options;
 pub mod planner;
 mod reads;
+mod relay;
 pub mod remotes;
 pub mod request;
 pub mod schedules;

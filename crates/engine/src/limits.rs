@@ -251,13 +251,22 @@ pub fn default_limit(query: &mut grafton_ir::Query, rows: u64) {
                         }
                     }
                 }
-                Field::Column(_)
+                Field::Connection(_, c) => connection(c, rows),
+                Field::NodeId
+                | Field::Column(_)
                 | Field::JsonPath(..)
                 | Field::Typename(_)
                 | Field::Remote(_)
                 | Field::Computed(..) => {}
             }
         }
+    }
+    // A page with neither `first` nor `last` is the first `rows`.
+    fn connection(c: &mut grafton_ir::Connection, rows: u64) {
+        if c.first.is_none() && c.last.is_none() {
+            c.first = Some(grafton_ir::Value::Literal(rows.into()));
+        }
+        c.nodes_mut().for_each(|f| fields(f, rows));
     }
     for (_, root) in &mut query.root {
         match root {
@@ -269,6 +278,7 @@ pub fn default_limit(query: &mut grafton_ir::Query, rows: u64) {
                     }
                 }
             }
+            Root::Connection(c) => connection(c, rows),
             Root::Typename(_) | Root::Introspection | Root::Action(_) | Root::Remote(_) => {}
         }
     }

@@ -381,6 +381,11 @@ impl Planner {
         {
             return Err(missing_session(missing));
         }
+        for d in &plan.derived {
+            let from = variables.get(&d.var).unwrap_or(&Value::Null);
+            let value = d.value(from).map_err(EngineError::validation)?;
+            variables.insert(d.name.clone(), value);
+        }
         let cost = plan.cost.eval(&variables);
         crate::limits::check(LimitKind::Cost, self.limits.cost, cost)?;
         for name in &plan.non_negative_vars {

@@ -54,7 +54,7 @@ use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 pub use types::RateLimited;
-use types::{Answer, GraphqlRequest, NoPermissions, ShapeError, Transport};
+use types::{Answer, GraphqlRequest, ShapeError, Transport};
 
 impl Engine {
     /// Serves one body as `caller`: the steps above, in order. `body` is read only
@@ -67,7 +67,7 @@ impl Engine {
         body: impl Future<Output = Result<Value, E>>,
         info: &mut RequestInfo,
     ) -> Result<Answer, E> {
-        let planner = self.role(caller).map_err(EngineError::from)?;
+        let planner = self.role(caller).await?;
         admit(&planner, caller).await.map_err(EngineError::from)?;
         let body = body.await?;
         if body.is_array() {
@@ -111,7 +111,7 @@ impl Engine {
         caller: &Caller,
         info: &mut RequestInfo,
     ) -> Result<String, EngineError> {
-        let planner = self.role(caller)?;
+        let planner = self.role(caller).await?;
         admit(&planner, caller).await?;
         Box::pin(self.steps(&planner, req, transport, caller, info)).await
     }
@@ -147,8 +147,18 @@ impl Engine {
 
     /// Step 1: the planner of the caller's role (a role with no permissions
     /// anywhere has none, and is refused).
-    pub(crate) fn role(&self, caller: &Caller) -> Result<Arc<Planner>, NoPermissions> {
-        self.planner_for(caller.role.as_deref(), caller.backend_only)
+    pub(crate) async fn role(&self, caller: &Caller) -> Result<Arc<Planner>, EngineError> {
+        let schemas = self.schemas();
+        let schemas = match caller.relay {
+            true => schemas
+                .relay()
+                .await
+                .map_err(crate::error::EngineError::Unavailable)?,
+            false => &schemas,
+        };
+        Ok(schemas
+            .planner_for(caller.role.as_deref(), caller.backend_only)?
+            .clone())
     }
 }
 

@@ -36,6 +36,9 @@ pub struct Schemas {
     event_triggers: Arc<Vec<crate::events::ServedTrigger>>,
     /// The cron triggers served.
     cron_triggers: Arc<Vec<grafton_schema::config::CronTriggerConfig>>,
+    /// What the Relay API's planners are built from, and those planners once built.
+    relay_recipe: Option<Arc<crate::relay::RelayRecipe>>,
+    relay: tokio::sync::OnceCell<Result<Arc<Schemas>, String>>,
 }
 
 impl Schemas {
@@ -51,14 +54,74 @@ impl Schemas {
                 front.insert(name, planner);
             }
         }
+        Self::with_planners(Arc::new(Planner::new(model, dialect)), front, back)
+    }
+
+    fn with_planners(
+        admin: Arc<Planner>,
+        roles: HashMap<String, Arc<Planner>>,
+        backend_roles: HashMap<String, Arc<Planner>>,
+    ) -> Self {
         Self {
-            admin: Arc::new(Planner::new(model, dialect)),
-            roles: front,
-            backend_roles: back,
+            admin,
+            roles,
+            backend_roles,
             left_out: Vec::new(),
             event_triggers: Arc::default(),
             cron_triggers: Arc::default(),
+            relay_recipe: None,
+            relay: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// A set of planners already built (the Relay API's): admin's, and each
+    /// role's with its view.
+    fn from_planners(admin: Arc<Planner>, planners: Vec<crate::relay::Twin>) -> Self {
+        let (mut front, mut back) = (HashMap::new(), HashMap::new());
+        for (role, backend_only, planner) in planners {
+            let Some(role) = role else { continue };
+            match backend_only {
+                false => front.insert(role, planner),
+                true => back.insert(role, planner),
+            };
+        }
+        Self::with_planners(admin, front, back)
+    }
+
+    /// Builds the Relay API's planners from `recipe` when it is first asked for.
+    pub(crate) fn with_relay_recipe(mut self, recipe: crate::relay::RelayRecipe) -> Self {
+        self.relay_recipe = Some(Arc::new(recipe));
+        self
+    }
+
+    /// The Relay API's planners: built at the first call (off the async workers),
+    /// then kept for this set's life. The error says why they cannot be built.
+    pub(crate) async fn relay(&self) -> Result<&Schemas, String> {
+        let recipe = (self.relay_recipe.clone()).ok_or("the Relay API is not served here")?;
+        let twins = self.twins();
+        let built = self
+            .relay
+            .get_or_init(|| async move {
+                let build = tokio::task::spawn_blocking(move || recipe.build(twins));
+                match build.await {
+                    Ok(Ok((admin, roles))) => Ok(Arc::new(Schemas::from_planners(admin, roles))),
+                    Ok(Err(e)) => Err(e),
+                    Err(e) => Err(format!("building the Relay schema failed: {e}")),
+                }
+            })
+            .await;
+        match built {
+            Ok(schemas) => Ok(schemas),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    /// Every planner with its role and view.
+    fn twins(&self) -> Vec<crate::relay::Twin> {
+        let admin = std::iter::once((None, false, self.admin.clone()));
+        let front = (self.roles.iter()).map(|(n, p)| (Some(n.clone()), false, p.clone()));
+        let back = (self.backend_roles.iter()).map(|(n, p)| (Some(n.clone()), true, p.clone()));
+        admin.chain(front).chain(back).collect()
     }
 
     /// Records what was left out of this set.

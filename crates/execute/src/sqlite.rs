@@ -358,6 +358,12 @@ fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
             ValueRef::Blob(b) => Value::Blob(b.to_vec()),
         })
     })?;
+    // A Relay cursor or global id: the standard base64 of a JSON text.
+    conn.create_scalar_function("grafton_base64", 1, flags, |ctx| {
+        use base64::Engine as _;
+        let text = ctx.get::<Option<String>>(0)?;
+        Ok(text.map(|t| base64::engine::general_purpose::STANDARD.encode(t)))
+    })?;
     for (name, stat) in [
         ("grafton_var_samp", Stat::VarSamp),
         ("grafton_var_pop", Stat::VarPop),

@@ -13,6 +13,7 @@ mod aggregate;
 mod aggregate_filter;
 mod args;
 mod call;
+mod connection;
 mod filter;
 mod mutation;
 mod related;
@@ -81,6 +82,10 @@ pub fn build_query(
                 Some(RootField::FunctionAggregate(f)) => {
                     Root::Aggregate(b.call_aggregate(*f, group)?)
                 }
+                Some(RootField::Connection(t)) => {
+                    Root::Connection(Box::new(b.connection(*t, group)?))
+                }
+                Some(RootField::Node) => Root::Rows(b.node(group)?),
                 Some(RootField::Stream(t)) => {
                     let (rows, cursor) = b.stream(*t, group)?;
                     stream = Some(cursor);
@@ -122,6 +127,7 @@ pub fn build_query(
         shape_vars: b.vars.shape,
         non_negative_vars: b.non_negative,
         stream,
+        derived: b.derived,
     })
 }
 
@@ -133,6 +139,8 @@ pub(crate) struct Builder<'a> {
     pub(crate) non_negative: BTreeSet<String>,
     /// The role's rules, for mutations (`None`: admin, or a query).
     pub(crate) rules: Option<&'a crate::permissions::RoleRules>,
+    /// Parameters each request computes from its variables.
+    pub(crate) derived: Vec<Derived>,
 }
 
 impl<'a> Builder<'a> {
@@ -151,6 +159,7 @@ impl<'a> Builder<'a> {
             },
             non_negative: BTreeSet::new(),
             rules: None,
+            derived: Vec::new(),
         }
     }
 
@@ -159,17 +168,24 @@ impl<'a> Builder<'a> {
     fn collect(&mut self, sets: &[&'a SelectionSet]) -> Fields<'a> {
         let mut out = Fields::default();
         for set in sets {
-            self.collect_into(set, &mut out, &mut Vec::new());
+            self.collect_into(set, &mut out, &mut Vec::new(), None);
         }
         out
     }
 
+    /// `only`: the object type the selection is of, where it is an interface's
+    /// (`node`), so fragments on other types do not apply.
     fn collect_into(
         &mut self,
         set: &'a SelectionSet,
         out: &mut Fields<'a>,
         visited: &mut Vec<&'a str>,
+        only: Option<&str>,
     ) {
+        let applies = |condition: Option<&str>| match (only, condition) {
+            (Some(only), Some(c)) => c == only || c == "Node",
+            _ => true,
+        };
         for selection in &set.selections {
             if !self.included(selection.directives()) {
                 continue;
@@ -177,8 +193,11 @@ impl<'a> Builder<'a> {
             match selection {
                 Selection::Field(f) => out.entry(f.response_key().as_str()).or_default().push(f),
                 Selection::InlineFragment(inline) => {
-                    // Every type here is an object type, so a valid type condition always applies.
-                    self.collect_into(&inline.selection_set, out, visited);
+                    // Every type here is an object type but `Node`'s, so a valid
+                    // type condition applies but under `node`.
+                    if applies(inline.type_condition.as_ref().map(|n| n.as_str())) {
+                        self.collect_into(&inline.selection_set, out, visited, only);
+                    }
                 }
                 Selection::FragmentSpread(spread) => {
                     let name = spread.fragment_name.as_str();
@@ -186,8 +205,11 @@ impl<'a> Builder<'a> {
                         continue;
                     }
                     if let Some(fragment) = self.document.and_then(|d| d.fragments.get(name)) {
+                        if !applies(Some(fragment.type_condition().as_str())) {
+                            continue;
+                        }
                         visited.push(name);
-                        self.collect_into(&fragment.selection_set, out, visited);
+                        self.collect_into(&fragment.selection_set, out, visited, only);
                     }
                 }
             }
@@ -275,6 +297,8 @@ impl<'a> Builder<'a> {
             let name = group[0].name.as_str();
             let field = if name == "__typename" {
                 Field::Typename(info.type_name.clone())
+            } else if name == grafton_schema::NODE_ID && model.is_node(table) {
+                Field::NodeId
             } else {
                 match info.fields.get(name) {
                     Some(TableField::Column(c)) => self.column_field(*c, group[0])?,
@@ -289,6 +313,10 @@ impl<'a> Builder<'a> {
                     Some(TableField::ArrayAggregate(r)) => {
                         let target = model.relationships[*r].target;
                         Field::Aggregate(*r, self.aggregate(target, group)?)
+                    }
+                    Some(TableField::ArrayConnection(r)) => {
+                        let target = model.relationships[*r].target;
+                        Field::Connection(*r, Box::new(self.connection(target, group)?))
                     }
                     Some(TableField::Computed(id)) => self.computed_field(*id, group)?,
                     Some(TableField::Remote(id)) => Field::Remote(crate::types::RemoteJoin {

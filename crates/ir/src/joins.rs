@@ -4,8 +4,8 @@
 //! remote's answer there.
 
 use crate::types::{
-    AggregateField, Field, Mutation, MutationRoot, Output, Query, RemoteJoin, ResponseField, Root,
-    Write,
+    AggregateField, Connection, ConnectionField, EdgeField, Field, Mutation, MutationRoot, Output,
+    Query, RemoteJoin, ResponseField, Root, Write,
 };
 
 /// One remote relationship field of a selection, and the way to it.
@@ -25,10 +25,29 @@ pub fn remote_joins(query: &Query) -> Vec<JoinSite> {
         match root {
             Root::Rows(rows) => fields(&rows.fields, &mut path, &mut out),
             Root::Aggregate(agg) => aggregate(&agg.fields, &mut path, &mut out),
+            Root::Connection(c) => connection(c, &mut path, &mut out),
             _ => {}
         }
     }
     out
+}
+
+/// A connection's: under `edges` (each one's) and `node`.
+fn connection(c: &Connection, path: &mut Vec<String>, out: &mut Vec<JoinSite>) {
+    for (key, field) in &c.fields {
+        let ConnectionField::Edges(edges) = field else {
+            continue;
+        };
+        path.push(key.clone());
+        for (key, field) in edges {
+            if let EdgeField::Node(nodes) = field {
+                path.push(key.clone());
+                fields(nodes, path, out);
+                path.pop();
+            }
+        }
+        path.pop();
+    }
 }
 
 /// Every remote relationship field of `mutation`'s answers, in document
@@ -86,6 +105,7 @@ fn fields(list: &[(String, Field)], path: &mut Vec<String>, out: &mut Vec<JoinSi
                 fields(&rows.fields, path, out)
             }
             Field::Aggregate(_, agg) => aggregate(&agg.fields, path, out),
+            Field::Connection(_, c) => connection(c, path, out),
             _ => {}
         }
         path.pop();

@@ -11,6 +11,7 @@ mod input;
 mod joins;
 mod json_path;
 pub mod permissions;
+pub mod relay;
 mod rules;
 mod types;
 

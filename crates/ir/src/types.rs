@@ -4,6 +4,9 @@ use grafton_schema::{CompareOp, RelId, TableId};
 use grafton_sql::{AggFunc, Direction, Nulls};
 use std::collections::BTreeSet;
 
+mod connection;
+pub use connection::*;
+
 /// A leaf value: a variable reference or a literal, bound as a parameter later.
 pub use grafton_sql::ParamValue as Value;
 
@@ -21,6 +24,9 @@ pub struct Query {
     pub non_negative_vars: BTreeSet<String>,
     /// A streaming subscription's cursor (its root field is the stream's rows).
     pub stream: Option<Stream>,
+    /// Parameters each request computes from its variables (Relay cursors' and
+    /// global ids' parts).
+    pub derived: Vec<Derived>,
 }
 
 /// Where a stream's cursor starts; its current value is the variable
@@ -42,6 +48,8 @@ pub enum Root {
     Rows(Rows),
     /// A `_aggregate` field.
     Aggregate(Aggregate),
+    /// A Relay `_connection` field.
+    Connection(Box<Connection>),
     /// An action: answered by its handler, not the database.
     Action(ActionRoot),
     /// A remote schema's root field: answered by the remote.
@@ -138,6 +146,10 @@ pub enum Field {
     Array(RelId, Rows),
     /// An array relationship's aggregate.
     Aggregate(RelId, Aggregate),
+    /// An array relationship's Relay connection.
+    Connection(RelId, Box<Connection>),
+    /// The Relay global id of the row (`id` of a `Node`).
+    NodeId,
     /// A scalar computed field: its function called with the row; a json/jsonb
     /// one's `path` (empty: the whole value).
     Computed(grafton_schema::ComputedId, Call, Vec<PathStep>),

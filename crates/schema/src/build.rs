@@ -33,6 +33,8 @@ mod remote_to_remote;
 mod remote_type_relationships;
 use lookup::qualified;
 pub(crate) use lookup::{config_entry, find_table};
+mod relay;
+pub use relay::NODE_ID;
 mod remotes;
 mod stream;
 mod table_names;
@@ -72,6 +74,38 @@ pub fn build_for_role(
     role: Option<&str>,
     backend_only: bool,
 ) -> Result<SchemaModel, SchemaError> {
+    let view = View {
+        role,
+        backend_only,
+        relay: false,
+    };
+    build_view(catalog, config, naming, backend, view)
+}
+
+/// Which of a role's schemas to build.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct View<'r> {
+    /// The role (`None`: admin).
+    pub role: Option<&'r str>,
+    /// Whether its `backend_only` permissions count (a trusted backend's view).
+    pub backend_only: bool,
+    /// The Relay API's schema (`/v1beta1/relay`) rather than `/v1/graphql`'s.
+    pub relay: bool,
+}
+
+/// Builds the schema model of `view` (see [`build_for_role`]).
+pub fn build_view(
+    catalog: Catalog,
+    config: &Config,
+    naming: Naming,
+    backend: Backend,
+    view: View<'_>,
+) -> Result<SchemaModel, SchemaError> {
+    let View {
+        role,
+        backend_only,
+        relay,
+    } = view;
     let default_schema = match backend {
         Backend::Postgres => "public",
         Backend::Sqlite => "main",
@@ -114,6 +148,9 @@ pub fn build_for_role(
         backend_only,
     )?;
     let readable = restrict(&mut tables, &relationships, &computed, &access);
+    if relay {
+        relay::add_connections(&mut tables, &relationships, &readable, &mut warnings);
+    }
     let access = mutations::without_empty_inserts(access, &tables, &relationships, &catalog, role);
     let catalog = redacted_nullable(catalog, &tables, &access);
     let functions = functions::resolve(&functions::Context {
@@ -155,6 +192,7 @@ pub fn build_for_role(
         catalog: &catalog,
         naming,
         backend,
+        relay,
         tables: &tables,
         relationships: &relationships,
         sdl: Sdl::default(),
@@ -249,6 +287,7 @@ pub fn build_for_role(
         access,
         validators,
         warnings,
+        relay,
         catalog,
         actions: role_actions.actions,
         action_relationships: written_rels,
@@ -269,6 +308,8 @@ struct Builder<'a> {
     catalog: &'a Catalog,
     naming: Naming,
     backend: Backend,
+    /// Writing the Relay API's schema.
+    relay: bool,
     tables: &'a [TableInfo],
     relationships: &'a [Relationship],
     sdl: Sdl,

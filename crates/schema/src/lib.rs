@@ -14,7 +14,9 @@ pub mod remote;
 mod sdl;
 pub mod trusted;
 
-pub use build::{build, build_for_role, ops_for, SchemaError, NO_QUERIES};
+pub use build::{
+    build, build_for_role, build_view, ops_for, SchemaError, View, NODE_ID, NO_QUERIES,
+};
 pub use config::Config;
 pub use model::*;
 pub use naming::{Arg, Combinator, CompareOp, Convention, Naming};

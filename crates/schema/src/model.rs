@@ -58,6 +58,8 @@ pub enum TableField {
     Array(RelId),
     /// The `<array>_aggregate` field of an array relationship.
     ArrayAggregate(RelId),
+    /// The `<array>_connection` field of an array relationship (the Relay API).
+    ArrayConnection(RelId),
     /// A computed field.
     Computed(ComputedId),
     /// A remote relationship (not a filter or order key).
@@ -114,6 +116,11 @@ pub enum RootField {
     Action(usize),
     /// A remote schema's query field: the index of [`SchemaModel::remote_schemas`].
     Remote(usize),
+    /// `t_connection(first, last, after, before, where, order_by, distinct_on)`:
+    /// the Relay API's pages of a table with a primary key.
+    Connection(TableId),
+    /// `node(id:)`: the Relay API's one row by its global id.
+    Node,
 }
 
 /// What the schema's role may do with a table (everything, for admin).
@@ -321,6 +328,9 @@ pub struct SchemaModel {
     pub validators: HashMap<(TableId, usize), grafton_validate::ColumnSchema>,
     /// Non-fatal problems found while building (unmapped types, name clashes).
     pub warnings: Vec<String>,
+    /// Whether this is the Relay API's schema (`/v1beta1/relay`): connections, the
+    /// `Node` interface, and each table's `id` the global id.
+    pub relay: bool,
     /// The actions the role may call: the root fields answered by a handler.
     pub actions: Vec<crate::config::ActionConfig>,
     /// The relationships from custom objects to tables the role may follow.
@@ -403,6 +413,12 @@ impl SchemaModel {
             .column_fields
             .iter()
             .position(|n| n == field)
+    }
+
+    /// Whether a table is a Relay `Node` (it has a primary key): its object type
+    /// has the global `id` and it has a connection.
+    pub fn is_node(&self, id: TableId) -> bool {
+        self.relay && !self.tables[id].primary_key.is_empty()
     }
 
     /// Looks up a column by GraphQL field name.

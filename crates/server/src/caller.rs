@@ -47,6 +47,7 @@ pub(crate) async fn caller_with_request(
         expires: session.expires,
         traceparent: crate::telemetry::traceparent(headers),
         headers: Vec::new(),
+        relay: false,
     })
 }
 

@@ -129,6 +129,7 @@ impl RequestError {
                 StatusCode::BAD_REQUEST
             }
             Self::Engine(E::Execute(_)) => StatusCode::OK,
+            Self::Engine(E::Unavailable(_)) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -221,6 +222,7 @@ pub(crate) fn engine_code(e: &EngineError) -> &'static str {
         E::Persisted(PersistedError::NotFound) => "PERSISTED_QUERY_NOT_FOUND",
         E::Persisted(PersistedError::Mismatch) => "parse-failed",
         E::NotAllowed => "validation-failed",
+        E::Unavailable(_) => "unexpected",
         E::Execute(e) => match e.kind() {
             DbErrorKind::DataException => "data-exception",
             DbErrorKind::ConstraintViolation => "constraint-violation",

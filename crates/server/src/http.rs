@@ -43,16 +43,21 @@ pub fn router(
         true => router
             .route(
                 "/v1/graphql",
-                get(graphql_get::<false>).post(graphql_post::<false>),
+                get(graphql_get::<GRAPHQL>).post(graphql_post::<GRAPHQL>),
             )
             // Hasura's older endpoint: the same API, errors with their own status.
             .route(
                 "/v1alpha1/graphql",
-                get(graphql_get::<true>).post(graphql_post::<true>),
+                get(graphql_get::<ALPHA>).post(graphql_post::<ALPHA>),
             )
             .route(
                 "/graphql",
-                get(graphql_get::<false>).post(graphql_post::<false>),
+                get(graphql_get::<GRAPHQL>).post(graphql_post::<GRAPHQL>),
+            )
+            // The Relay API: the same roles, answered by their Relay schemas.
+            .route(
+                "/v1beta1/relay",
+                get(graphql_get::<RELAY>).post(graphql_post::<RELAY>),
             ),
         false => router,
     };
@@ -77,12 +82,16 @@ pub fn router(
     }
 }
 
-/// A POST; `ALPHA` at `/v1alpha1/graphql`.
-async fn graphql_post<const ALPHA: bool>(
-    State(state): State<AppState>,
-    request: Request,
-) -> Response {
-    let style = Style::of(request.headers(), ALPHA);
+/// The endpoint a handler serves: `/v1/graphql` (and `/graphql`), Hasura's older
+/// `/v1alpha1/graphql`, or the Relay API's `/v1beta1/relay`.
+const GRAPHQL: u8 = 0;
+const ALPHA: u8 = 1;
+const RELAY: u8 = 2;
+
+/// A POST to the endpoint `API` names.
+async fn graphql_post<const API: u8>(State(state): State<AppState>, request: Request) -> Response {
+    let style = Style::of(request.headers(), API == ALPHA);
+    let relay = API == RELAY;
     let mut observed = Observed::begin("http", request.headers());
     let span = observed.span.clone();
     let result = async {
@@ -95,6 +104,7 @@ async fn graphql_post<const ALPHA: bool>(
             false => {
                 let mut caller = caller(&state.auth, request.headers(), peer).await?;
                 crate::caller::keep_headers(&state.engine, &mut caller, request.headers());
+                caller.relay = relay;
                 observed.caller(&caller);
                 Some(caller)
             }
@@ -121,6 +131,7 @@ async fn graphql_post<const ALPHA: bool>(
                 let mut caller =
                     caller_with_request(&state.auth, &headers, peer, Some(&value)).await?;
                 crate::caller::keep_headers(&state.engine, &mut caller, &headers);
+                caller.relay = relay;
                 observed.caller(&caller);
                 let body = std::future::ready(Ok::<_, RequestError>(value));
                 let info = &mut observed.info;
@@ -166,8 +177,8 @@ fn batch(answers: Vec<Result<String, grafton_engine::EngineError>>) -> String {
     out
 }
 
-/// A GET: a WebSocket upgrade or a query; `ALPHA` at `/v1alpha1/graphql`.
-async fn graphql_get<const ALPHA: bool>(
+/// A GET to the endpoint `API` names: a WebSocket upgrade or a query.
+async fn graphql_get<const API: u8>(
     State(state): State<AppState>,
     peer: Option<Extension<Peer>>,
     slot: Option<Extension<crate::listen::Slot>>,
@@ -178,15 +189,16 @@ async fn graphql_get<const ALPHA: bool>(
     if let Ok(upgrade) = upgrade {
         let peer = peer.map(|Extension(p)| p);
         let slot = slot.map(|Extension(s)| s);
-        return crate::ws::upgrade(state, upgrade, headers, peer, slot);
+        return crate::ws::upgrade(state, upgrade, headers, peer, slot, API == RELAY);
     }
-    let style = Style::of(&headers, ALPHA);
+    let style = Style::of(&headers, API == ALPHA);
     let mut observed = Observed::begin("http", &headers);
     let span = observed.span.clone();
     let result = async {
         let peer = peer.map(|Extension(p)| p);
         let mut caller = caller(&state.auth, &headers, peer).await?;
         crate::caller::keep_headers(&state.engine, &mut caller, &headers);
+        caller.relay = API == RELAY;
         observed.caller(&caller);
         let Query(pairs) = query.map_err(|e| RequestError::BadRequest(e.body_text()))?;
         let mut object = Map::new();

@@ -153,6 +153,7 @@ async fn explained(state: &AppState, body: Value) -> Result<Value, Refusal> {
         expires: None,
         traceparent: None,
         headers: Vec::new(),
+        relay: false,
     };
     match state.engine.explain(&caller, &request).await {
         Ok(fields) => Ok(Value::Array(fields)),

@@ -29,13 +29,15 @@ use wire::{close_with, init_headers, scopeguard, send};
 const DELIVERY_QUEUE: usize = 32;
 
 /// Accepts the upgrade, choosing the protocol: the client's first that Grafton
-/// speaks; none asked for means the legacy one (as Hasura does).
+/// speaks; none asked for means the legacy one (as Hasura does). `relay`: the
+/// socket is the Relay API's (`/v1beta1/relay`).
 pub(crate) fn upgrade(
     state: AppState,
     ws: WebSocketUpgrade,
     headers: HeaderMap,
     peer: Option<Peer>,
     slot: Option<Slot>,
+    relay: bool,
 ) -> Response {
     let mut headers = headers;
     let foreign = wire::foreign_origin(&headers);
@@ -90,6 +92,7 @@ pub(crate) fn upgrade(
             headers,
             foreign: foreign.filter(|_| !cookies),
             peer,
+            relay,
             caller: None,
             ops: HashMap::new(),
             ids: HashMap::new(),
@@ -126,6 +129,8 @@ struct Connection {
     /// cookies were not read.
     foreign: Option<String>,
     peer: Option<Peer>,
+    /// The Relay API's socket.
+    relay: bool,
     caller: Option<Caller>,
     ops: HashMap<String, Op>,
     /// A live subscription's delivery key → its operation id.
@@ -299,6 +304,7 @@ impl Connection {
                 match crate::caller::caller(&self.state.auth, &headers, self.peer).await {
                     Ok(mut caller) => {
                         crate::caller::keep_headers(&self.state.engine, &mut caller, &headers);
+                        caller.relay = self.relay;
                         self.caller = Some(caller);
                         ok(vec![protocol::ack()])
                     }

@@ -300,6 +300,19 @@ pub enum Expr {
         /// The value where it holds.
         then: Box<Expr>,
     },
+    /// A JSON array built by the database from values (`json_build_array`).
+    JsonArray(Vec<Expr>),
+    /// The standard base64 (no line breaks) of a JSON value's text: a Relay
+    /// cursor or global id.
+    Base64(Box<Expr>),
+    /// An aggregate: the value of `expr` on the first row in `order_by`'s order
+    /// (NULL over no rows).
+    FirstBy {
+        /// The value.
+        expr: Box<Expr>,
+        /// The order.
+        order_by: Vec<OrderItem>,
+    },
     /// `(expr IS NULL) = param`: an `_is_null` whose truth comes from a variable.
     IsNullParam {
         /// Subject.

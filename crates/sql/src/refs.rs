@@ -82,11 +82,14 @@ impl Refs<'_> {
             | Expr::ToJson(expr, _)
             | Expr::Agg(_, expr)
             | Expr::Least(expr, _)
+            | Expr::Base64(expr)
             | Expr::Cast(expr, _) => self.expr(expr),
-            Expr::And(list) | Expr::Or(list) => list.iter().for_each(|e| self.expr(e)),
+            Expr::And(list) | Expr::Or(list) | Expr::JsonArray(list) => {
+                list.iter().for_each(|e| self.expr(e))
+            }
             Expr::Count { columns, .. } => columns.iter().for_each(|e| self.expr(e)),
             Expr::JsonObject(pairs) => pairs.iter().for_each(|(_, e)| self.expr(e)),
-            Expr::JsonAgg { expr, order_by } => {
+            Expr::JsonAgg { expr, order_by } | Expr::FirstBy { expr, order_by } => {
                 self.expr(expr);
                 self.order(order_by);
             }

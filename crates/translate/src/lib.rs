@@ -4,6 +4,7 @@
 mod aggregate;
 mod aggregate_filter;
 mod aggregate_rows;
+mod connection;
 mod ctx;
 mod extension_ops;
 mod filter;

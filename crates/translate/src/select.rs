@@ -25,6 +25,7 @@ pub fn translate_query(
             Root::Introspection | Root::Action(_) | Root::Remote(_) => continue,
             Root::Rows(rows) => ctx.rows(rows, None),
             Root::Aggregate(agg) => ctx.aggregate(agg, None),
+            Root::Connection(c) => ctx.connection(c, None),
         };
         pairs.push((key.clone(), expr));
     }
@@ -155,7 +156,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// A list's `LIMIT` under the role's cap on `table`, if it has one.
-    fn capped_limit(&self, table: TableId, limit: Option<Expr>) -> Option<Expr> {
+    pub(crate) fn capped_limit(&self, table: TableId, limit: Option<Expr>) -> Option<Expr> {
         let Some(cap) = self.table_rules(table).and_then(|r| r.limit) else {
             return limit;
         };
@@ -196,6 +197,8 @@ impl<'a> Ctx<'a> {
                     self.rows(rows, Some((*rel, alias)))
                 }
                 Field::Aggregate(rel, agg) => self.aggregate(agg, Some((*rel, alias))),
+                Field::Connection(rel, c) => self.connection(c, Some((*rel, alias))),
+                Field::NodeId => self.node_id(table, alias),
                 Field::Computed(id, call, path) => {
                     let row = self.row_value(alias);
                     let mut value = self.func(call, row);

@@ -66,6 +66,7 @@ impl Cost {
             .filter_map(|(_, root)| match root {
                 Root::Rows(rows) => Some(b.rows(rows)),
                 Root::Aggregate(agg) => Some(b.aggregate(agg)),
+                Root::Connection(c) => Some(b.connection(c)),
                 Root::Typename(_) | Root::Introspection | Root::Action(_) | Root::Remote(_) => None,
             })
             .collect();
@@ -241,6 +242,19 @@ impl Builder<'_> {
         }
     }
 
+    /// A page: `first` (or `last`) rows, or the role's limit, or unbounded.
+    fn connection(&self, c: &grafton_ir::Connection) -> Node {
+        Node {
+            rows: PerParent::List {
+                limit: c.first.clone().or_else(|| c.last.clone()),
+                cap: self.cap(c.table),
+            },
+            offset: None,
+            filter: Self::filter(&c.args),
+            children: c.nodes().flat_map(|f| self.fields(f)).collect(),
+        }
+    }
+
     fn fields(&self, fields: &[(String, Field)]) -> Vec<Node> {
         fields
             .iter()
@@ -249,7 +263,9 @@ impl Builder<'_> {
                     Some(self.rows(rows))
                 }
                 Field::Aggregate(_, agg) => Some(self.aggregate(agg)),
-                Field::Column(_)
+                Field::Connection(_, c) => Some(self.connection(c)),
+                Field::NodeId
+                | Field::Column(_)
                 | Field::JsonPath(..)
                 | Field::Typename(_)
                 | Field::Remote(_)

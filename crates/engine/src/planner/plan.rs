@@ -55,6 +55,8 @@ pub struct Plan {
     pub(crate) key: String,
     /// Variables used as `limit`/`offset`, checked per request.
     pub(super) non_negative_vars: Vec<String>,
+    /// Parameters computed per request from variables (Relay cursors and ids).
+    pub(super) derived: Vec<grafton_ir::Derived>,
     /// Root response keys and where each is answered from, in order.
     pub(crate) roots: Vec<(String, Source)>,
     /// Whether any root field is introspection (then responses are merged).
@@ -192,6 +194,7 @@ impl Planner {
             kind,
             key: key.clone(),
             non_negative_vars: query.non_negative_vars.iter().cloned().collect(),
+            derived: query.derived.clone(),
             roots,
             has_introspection,
             has_actions,
@@ -213,7 +216,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Operation name, which variables were provided (presence can drop a field), and the
-/// values of the variables that shape the plan.
+/// values of the variables that shape the plan: whole, or (`?name`) only whether
+/// it is null, or (`@name`, a Relay global id) only the table it names.
 fn plan_key(op: &str, shape: &BTreeSet<String>, variables: &Map<String, Value>) -> String {
     let mut key = String::from(op);
     key.push('\u{0}');
@@ -227,7 +231,14 @@ fn plan_key(op: &str, shape: &BTreeSet<String>, variables: &Map<String, Value>) 
         key.push('\u{0}');
         key.push_str(s);
         key.push('=');
-        key.push_str(&variables.get(s).map(|v| v.to_string()).unwrap_or_default());
+        if let Some(name) = s.strip_prefix('?') {
+            let null = variables.get(name).is_none_or(Value::is_null);
+            key.push(if null { '0' } else { '1' });
+        } else if let Some(name) = s.strip_prefix('@') {
+            key.push_str(&grafton_ir::relay::node_shape(variables.get(name)));
+        } else {
+            key.push_str(&variables.get(s).map(|v| v.to_string()).unwrap_or_default());
+        }
     }
     key
 }

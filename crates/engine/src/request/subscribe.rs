@@ -45,7 +45,7 @@ impl Engine {
         key: u64,
         resume: Option<crate::live::Resume>,
     ) -> Result<crate::live::Subscription, EngineError> {
-        let planner = self.role(caller)?;
+        let planner = self.role(caller).await?;
         let stored = self.persisted(req).await?;
         let req = stored.as_ref().unwrap_or(req);
         let checked = planner.check(req, Transport::WebSocket)?;
@@ -152,7 +152,7 @@ impl Engine {
     /// Whether the request's operation is a subscription (else it is answered once,
     /// as over HTTP). Unknown documents answer false; their errors come later.
     pub async fn is_subscription(&self, req: &GraphqlRequest, caller: &Caller) -> bool {
-        let Ok(planner) = self.planner_for(caller.role.as_deref(), caller.backend_only) else {
+        let Ok(planner) = self.role(caller).await else {
             return false;
         };
         // A persisted query is judged by the document its hash stands for.

@@ -128,7 +128,7 @@ impl<'a> Builder<'a> {
                     }
                 }
             }
-            TableField::Remote(_) => {
+            TableField::Remote(_) | TableField::ArrayConnection(_) => {
                 return Err(IrError::Validation(format!(
                     "'{key}' cannot be ordered on in '{}'",
                     info.type_name

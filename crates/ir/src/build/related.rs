@@ -49,5 +49,6 @@ pub fn build_related(
         shape_vars: b.vars.shape,
         non_negative_vars: b.non_negative,
         stream: None,
+        derived: b.derived,
     })
 }

@@ -145,7 +145,9 @@ pub(super) fn restrict(
     };
     let keeps = |select: &SelectAccess, f: TableField, readable: &[bool]| match f {
         TableField::Column(c) => select.columns.contains(&c),
-        TableField::Object(r) | TableField::Array(r) => readable[relationships[r].target],
+        TableField::Object(r) | TableField::Array(r) | TableField::ArrayConnection(r) => {
+            readable[relationships[r].target]
+        }
         TableField::ArrayAggregate(r) => aggregable(r),
         TableField::Computed(c) => match computed[c].returns {
             ComputedReturns::Scalar(_) => select.computed.contains(&computed[c].name),

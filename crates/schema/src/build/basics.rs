@@ -79,15 +79,28 @@ impl Builder<'_> {
 
     pub(super) fn list_args(&self, target: TableId) -> Vec<(String, String)> {
         let n = self.naming;
-        let mut args = Vec::with_capacity(5);
+        let page = [(n.arg(Arg::Limit), "Int"), (n.arg(Arg::Offset), "Int")];
+        self.selection_args(target, &[], &page)
+    }
+
+    /// A selection's arguments in Hasura's order: `lead`, `distinct_on`, `page`,
+    /// `order_by`, `where`.
+    pub(super) fn selection_args(
+        &self,
+        target: TableId,
+        lead: &[(String, &str)],
+        page: &[(String, &str)],
+    ) -> Vec<(String, String)> {
+        let n = self.naming;
+        let owned = |(a, t): &(String, &str)| (a.clone(), t.to_string());
+        let mut args: Vec<(String, String)> = lead.iter().map(owned).collect();
         if self.has_columns(target) {
             args.push((
                 n.arg(Arg::DistinctOn),
                 format!("[{}!]", self.table_ty(target, "_select_column")),
             ));
         }
-        args.push((n.arg(Arg::Limit), "Int".into()));
-        args.push((n.arg(Arg::Offset), "Int".into()));
+        args.extend(page.iter().map(owned));
         if self.orderable(target) {
             args.push((
                 n.arg(Arg::OrderBy),
@@ -112,6 +125,6 @@ impl Builder<'_> {
         self.tables[id]
             .fields
             .values()
-            .any(|f| !matches!(f, TableField::Array(_)))
+            .any(|f| !matches!(f, TableField::Array(_) | TableField::ArrayConnection(_)))
     }
 }

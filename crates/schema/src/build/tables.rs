@@ -46,7 +46,12 @@ impl Builder<'_> {
         // Object type.
         let type_name = info.type_name.clone();
         let mut fields = Vec::new();
-        for &(i, name) in &columns {
+        // The Relay API's `id` is the global id: no column is served under it.
+        let object_columns = (columns.iter()).filter(|(_, name)| !self.relay || *name != NODE_ID);
+        if self.is_node(id) {
+            fields.push(FieldDef::new(NODE_ID, "ID!"));
+        }
+        for &(i, name) in object_columns {
             let c = &table.columns[i];
             let bang = if c.nullable { "" } else { "!" };
             let mut def = FieldDef::new(name, format!("{}{bang}", self.scalar(&kinds[i])))
@@ -67,6 +72,7 @@ impl Builder<'_> {
                         FieldDef::new(&r.name, format!("[{}!]!", self.tables[r.target].type_name))
                             .with_args(self.list_args(r.target)),
                     );
+                    fields.extend(self.relationship_connection(id, r));
                     let Some(agg_name) = self.agg_field_name(id, r) else {
                         continue;
                     };
@@ -89,8 +95,12 @@ impl Builder<'_> {
             .unwrap_or_else(|| format!("columns and relationships of \"{}\"", table.name));
         let readable = self.readable[id];
         if readable {
+            let declared = match self.is_node(id) {
+                true => format!("{type_name} implements Node"),
+                false => type_name.clone(),
+            };
             self.sdl
-                .object("type", &type_name, Some(&description), &fields);
+                .object("type", &declared, Some(&description), &fields);
         }
 
         // Boolean expression.
@@ -206,6 +216,24 @@ impl Builder<'_> {
             }
         };
         let names = info.roots.clone();
+        let pk_visible = readable
+            && !info.primary_key.is_empty()
+            && info
+                .primary_key
+                .iter()
+                .all(|c| columns.iter().any(|(i, _)| i == c));
+        if self.relay {
+            // Relay's roots are connections only (Hasura's `query_root_fields`
+            // `select` gives them); writes are the `/v1/graphql` schema's.
+            if readable && self.is_node(id) && (roots.list || subs.list) {
+                let def = self.root_connection(id);
+                both(|s| s.list, def);
+            }
+            if info.mutable {
+                self.write_mutations(id, pk_visible, &kinds, mutation_root);
+            }
+            return;
+        }
         if readable && (roots.list || subs.list) {
             let list = names.name(RootKind::Select).to_owned();
             self.root_fields.insert(list.clone(), RootField::List(id));
@@ -233,12 +261,6 @@ impl Builder<'_> {
                     ))),
             );
         }
-        let pk_visible = readable
-            && !info.primary_key.is_empty()
-            && info
-                .primary_key
-                .iter()
-                .all(|c| columns.iter().any(|(i, _)| i == c));
         if pk_visible && (roots.by_pk || subs.by_pk) {
             let by_pk = names.name(RootKind::SelectByPk).to_owned();
             self.root_fields.insert(by_pk.clone(), RootField::ByPk(id));

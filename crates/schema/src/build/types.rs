@@ -17,13 +17,37 @@ impl Builder<'_> {
                 self.write_table(id, roots);
             }
         }
-        self.write_functions(&mut root, &mut mutation_root, &mut subscription_root);
-        self.write_remote_fields(&mut root, &mut mutation_root);
-        self.write_actions(Roots {
-            query: &mut root,
-            mutation: &mut mutation_root,
-            subscription: &mut subscription_root,
-        });
+        if self.relay {
+            // Relay serves table connections and writes (functions' and remote
+            // schemas' query fields are not served there; see the README).
+            self.write_relay_types(&mut root, &mut subscription_root);
+            let (mut no_query, mut no_subscription) = (Vec::new(), Vec::new());
+            self.write_functions(&mut no_query, &mut mutation_root, &mut no_subscription);
+            for name in (no_query.iter().chain(&no_subscription)).map(|f| &f.name) {
+                self.root_fields.remove(name);
+            }
+        } else {
+            self.write_functions(&mut root, &mut mutation_root, &mut subscription_root);
+            self.write_remote_fields(&mut root, &mut mutation_root);
+        }
+        if self.relay {
+            // Relay serves actions' mutations, not their queries (Hasura's).
+            let (mut no_query, mut no_subscription) = (Vec::new(), Vec::new());
+            self.write_actions(Roots {
+                query: &mut no_query,
+                mutation: &mut mutation_root,
+                subscription: &mut no_subscription,
+            });
+            for name in (no_query.iter().chain(&no_subscription)).map(|f| &f.name) {
+                self.root_fields.remove(name);
+            }
+        } else {
+            self.write_actions(Roots {
+                query: &mut root,
+                mutation: &mut mutation_root,
+                subscription: &mut subscription_root,
+            });
+        }
         let root_name = "query_root";
         if root.is_empty() {
             // A role that may only write still needs a query type; Hasura's placeholder.

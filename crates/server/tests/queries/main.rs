@@ -29,6 +29,7 @@ mod pagination;
 mod postgis;
 mod postgres_types;
 mod relationships;
+mod relay;
 mod row_keys;
 mod startup;
 mod tables;

@@ -54,7 +54,17 @@ impl Client {
         protocol: Option<&str>,
         headers: &[(&'static str, &str)],
     ) -> Result<Self, tokio_tungstenite::tungstenite::Error> {
-        let url = format!("ws://{}/v1/graphql", server.addr);
+        Self::open_at(server, "/v1/graphql", protocol, headers).await
+    }
+
+    /// [`Client::open_with`] at another of the server's endpoints (`path`).
+    pub async fn open_at(
+        server: &grafton_server::Running,
+        path: &str,
+        protocol: Option<&str>,
+        headers: &[(&'static str, &str)],
+    ) -> Result<Self, tokio_tungstenite::tungstenite::Error> {
+        let url = format!("ws://{}{path}", server.addr);
         let mut request = url.into_client_request().expect("request");
         if let Some(p) = protocol {
             request.headers_mut().insert(
@@ -79,7 +89,18 @@ impl Client {
     /// Opens a socket and completes `connection_init` with `payload`; panics unless
     /// acknowledged.
     pub async fn connect(server: &grafton_server::Running, protocol: &str, payload: Value) -> Self {
-        let mut c = Self::open(server, Some(protocol)).await;
+        Self::connect_at(server, "/v1/graphql", protocol, payload).await
+    }
+
+    /// [`Client::connect`] at another of the server's endpoints (`path`).
+    pub async fn connect_at(
+        server: &grafton_server::Running,
+        path: &str,
+        protocol: &str,
+        payload: Value,
+    ) -> Self {
+        let opened = Self::open_at(server, path, Some(protocol), &[]).await;
+        let mut c = opened.expect("WebSocket handshake");
         c.send(json!({"type": "connection_init", "payload": payload}))
             .await;
         match c.next(Duration::from_secs(5)).await {

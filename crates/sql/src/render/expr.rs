@@ -177,6 +177,9 @@ impl Renderer {
                 }
             },
             Expr::JsonObject(pairs) => self.json_object(pairs),
+            Expr::JsonArray(items) => self.json_array(items),
+            Expr::Base64(inner) => self.base64(inner),
+            Expr::FirstBy { expr, order_by } => self.first_by(expr, order_by),
             Expr::ToJson(inner, kind) => self.json_value(inner, *kind),
             Expr::JsonAgg { expr, order_by } => {
                 match self.dialect {

@@ -76,6 +76,49 @@ impl Renderer {
         }
     }
 
+    pub(super) fn json_array(&mut self, items: &[Expr]) {
+        self.push(match self.dialect {
+            Dialect::Postgres => "json_build_array(",
+            Dialect::Sqlite => "json_array(",
+        });
+        self.comma_list(items, |r, e| r.expr(e));
+        self.push(")");
+    }
+
+    /// PostgreSQL's `encode` breaks lines every 76 characters: they are dropped
+    /// (Hasura's cursors and ids have none). SQLite's is the executor's function.
+    pub(super) fn base64(&mut self, json: &Expr) {
+        match self.dialect {
+            Dialect::Postgres => {
+                self.push("replace(encode(convert_to((");
+                self.expr(json);
+                self.push(")::text, 'UTF8'), 'base64'), E'\\n', '')");
+            }
+            Dialect::Sqlite => {
+                self.push("grafton_base64(");
+                self.expr(json);
+                self.push(")");
+            }
+        }
+    }
+
+    pub(super) fn first_by(&mut self, expr: &Expr, order_by: &[OrderItem]) {
+        let open = match self.dialect {
+            Dialect::Postgres => "(array_agg(",
+            Dialect::Sqlite => "(json_group_array(",
+        };
+        self.push(open);
+        self.expr(expr);
+        if !order_by.is_empty() {
+            self.push(" ORDER BY ");
+            self.order_items(order_by);
+        }
+        self.push(match self.dialect {
+            Dialect::Postgres => "))[1]",
+            Dialect::Sqlite => ") ->> '$[0]')",
+        });
+    }
+
     pub(super) fn json_value(&mut self, inner: &Expr, kind: JsonKind) {
         match (self.dialect, kind) {
             (Dialect::Postgres, _) | (Dialect::Sqlite, JsonKind::Plain) => self.expr(inner),
