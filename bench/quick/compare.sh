@@ -26,9 +26,11 @@ serve_grafton() {
 }
 
 write_doc() {
+  local vars='[{}]'
+  [[ -n ${4:-} ]] && vars=$4
   echo "$base/$2" >"$WORK/$1.url"
   python3 -c 'import json, sys; json.dump({"query": sys.argv[1], "variables": json.loads(sys.argv[2])}, open(sys.argv[3], "w"))' \
-    "$3" "${4:-[{}]}" "$WORK/$1.json"
+    "$3" "$vars" "$WORK/$1.json"
 }
 
 cpu_ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$1/stat"; }

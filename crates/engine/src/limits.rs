@@ -261,10 +261,15 @@ pub fn default_limit(query: &mut grafton_ir::Query, rows: u64) {
             }
         }
     }
-    // A page with neither `first` nor `last` is the first `rows`.
+    // A page with neither `first` nor `last` is the `rows` nearest its cursor
+    // (the last ones before a `before`).
     fn connection(c: &mut grafton_ir::Connection, rows: u64) {
         if c.first.is_none() && c.last.is_none() {
-            c.first = Some(grafton_ir::Value::Literal(rows.into()));
+            let size = Some(grafton_ir::Value::Literal(rows.into()));
+            match c.split.as_ref().is_some_and(|s| s.before) {
+                true => c.last = size,
+                false => c.first = size,
+            }
         }
         c.nodes_mut().for_each(|f| fields(f, rows));
     }

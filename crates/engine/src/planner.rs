@@ -363,6 +363,8 @@ impl Planner {
                 operation,
                 &variables,
             )?;
+            grafton_ir::bind_derived(&mutation.derived, &mut variables)
+                .map_err(EngineError::validation)?;
             return Ok(Prepared {
                 operation_name: req.operation_name.clone(),
                 entry,
@@ -381,11 +383,7 @@ impl Planner {
         {
             return Err(missing_session(missing));
         }
-        for d in &plan.derived {
-            let from = variables.get(&d.var).unwrap_or(&Value::Null);
-            let value = d.value(from).map_err(EngineError::validation)?;
-            variables.insert(d.name.clone(), value);
-        }
+        grafton_ir::bind_derived(&plan.derived, &mut variables).map_err(EngineError::validation)?;
         let cost = plan.cost.eval(&variables);
         crate::limits::check(LimitKind::Cost, self.limits.cost, cost)?;
         for name in &plan.non_negative_vars {

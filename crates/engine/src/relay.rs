@@ -21,38 +21,64 @@ pub(crate) struct RelayRecipe {
 /// One planner of the set the Relay schemas twin: its role and view.
 pub(crate) type Twin = (Option<String>, bool, Arc<Planner>);
 
+/// The Relay planners built: admin's, each role view's, and the roles whose
+/// Relay schema could not be built (logged; their requests are refused).
+pub(crate) struct Built {
+    pub(crate) admin: Arc<Planner>,
+    pub(crate) roles: Vec<Twin>,
+    pub(crate) failed: Vec<String>,
+}
+
+/// What a request is told when its role's Relay schema could not be built
+/// (the details, which name schema objects, go to the log).
+pub(crate) const UNAVAILABLE: &str =
+    "the Relay API's schema could not be built for this role; the server's log says why";
+
 impl RelayRecipe {
-    /// The Relay planners of `twins`: admin's, and each role's views'.
-    pub(crate) fn build(&self, twins: Vec<Twin>) -> Result<(Arc<Planner>, Vec<Twin>), String> {
+    /// The Relay planners of `twins` (admin's among them). One role's failure
+    /// leaves the others served; admin's fails the whole API.
+    pub(crate) fn build(&self, twins: Vec<Twin>) -> Result<Built, String> {
         let mut admin = None;
-        let mut planners = Vec::with_capacity(twins.len());
+        let mut roles = Vec::with_capacity(twins.len());
+        let mut failed = Vec::new();
         for (role, backend_only, twin) in twins {
             let view = View {
                 role: role.as_deref(),
                 backend_only,
                 relay: true,
             };
-            let model = grafton_schema::build_view(
-                self.catalog.clone(),
-                &self.config,
-                self.naming,
-                self.backend,
-                view,
-            )
-            .map_err(|e| match &role {
-                Some(r) => format!("the Relay schema of role '{r}': {e}"),
-                None => format!("the Relay schema: {e}"),
-            })?;
+            let catalog = self.catalog.clone();
+            let model =
+                grafton_schema::build_view(catalog, &self.config, self.naming, self.backend, view);
+            let model = match (model, role.as_deref()) {
+                (Ok(model), _) => model,
+                (Err(e), Some(r)) => {
+                    tracing::error!(
+                        role = r,
+                        "the Relay schema of role '{r}' cannot be built: {e}"
+                    );
+                    failed.push(r.to_owned());
+                    continue;
+                }
+                (Err(e), None) => {
+                    tracing::error!("the Relay schema cannot be built: {e}");
+                    return Err(UNAVAILABLE.to_owned());
+                }
+            };
             let rules = twin.rules.as_deref().cloned();
             let mut planner = Planner::for_role(model, rules, self.dialect);
             planner.share_settings(&twin);
             match role {
                 None => admin = Some(Arc::new(planner)),
-                Some(_) => planners.push((role, backend_only, Arc::new(planner))),
+                Some(_) => roles.push((role, backend_only, Arc::new(planner))),
             }
         }
-        let admin = admin.ok_or("the Relay schema: no admin schema to twin")?;
-        Ok((admin, planners))
+        let admin = admin.ok_or(UNAVAILABLE)?;
+        Ok(Built {
+            admin,
+            roles,
+            failed,
+        })
     }
 }
 

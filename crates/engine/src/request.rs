@@ -156,6 +156,10 @@ impl Engine {
                 .map_err(crate::error::EngineError::Unavailable)?,
             false => &schemas,
         };
+        if schemas.unavailable(caller.role.as_deref()) {
+            let why = crate::relay::UNAVAILABLE.to_owned();
+            return Err(crate::error::EngineError::Unavailable(why));
+        }
         Ok(schemas
             .planner_for(caller.role.as_deref(), caller.backend_only)?
             .clone())

@@ -39,6 +39,9 @@ pub struct Schemas {
     /// What the Relay API's planners are built from, and those planners once built.
     relay_recipe: Option<Arc<crate::relay::RelayRecipe>>,
     relay: tokio::sync::OnceCell<Result<Arc<Schemas>, String>>,
+    /// Roles this set has no schema for, though it should (a Relay schema
+    /// that could not be built): their requests are refused.
+    unavailable: std::collections::HashSet<String>,
 }
 
 impl Schemas {
@@ -71,6 +74,7 @@ impl Schemas {
             cron_triggers: Arc::default(),
             relay_recipe: None,
             relay: tokio::sync::OnceCell::new(),
+            unavailable: Default::default(),
         }
     }
 
@@ -98,15 +102,22 @@ impl Schemas {
     /// then kept for this set's life. The error says why they cannot be built.
     pub(crate) async fn relay(&self) -> Result<&Schemas, String> {
         let recipe = (self.relay_recipe.clone()).ok_or("the Relay API is not served here")?;
-        let twins = self.twins();
         let built = self
             .relay
-            .get_or_init(|| async move {
+            .get_or_init(|| async {
+                let twins = self.twins();
                 let build = tokio::task::spawn_blocking(move || recipe.build(twins));
                 match build.await {
-                    Ok(Ok((admin, roles))) => Ok(Arc::new(Schemas::from_planners(admin, roles))),
+                    Ok(Ok(built)) => {
+                        let mut schemas = Schemas::from_planners(built.admin, built.roles);
+                        schemas.unavailable = built.failed.into_iter().collect();
+                        Ok(Arc::new(schemas))
+                    }
                     Ok(Err(e)) => Err(e),
-                    Err(e) => Err(format!("building the Relay schema failed: {e}")),
+                    Err(e) => {
+                        tracing::error!("building the Relay schema failed: {e}");
+                        Err(crate::relay::UNAVAILABLE.to_owned())
+                    }
                 }
             })
             .await;
@@ -114,6 +125,11 @@ impl Schemas {
             Ok(schemas) => Ok(schemas),
             Err(e) => Err(e.clone()),
         }
+    }
+
+    /// Whether `role`'s schema should exist here but could not be built.
+    pub(crate) fn unavailable(&self, role: Option<&str>) -> bool {
+        role.is_some_and(|r| self.unavailable.contains(r))
     }
 
     /// Every planner with its role and view.
@@ -268,6 +284,7 @@ impl Schemas {
         let Some(r) = role else {
             return Ok(&self.admin);
         };
+
         let backend = backend_only.then(|| self.backend_roles.get(r)).flatten();
         backend
             .or_else(|| self.roles.get(r))

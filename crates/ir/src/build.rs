@@ -86,6 +86,9 @@ pub fn build_query(
                     Root::Connection(Box::new(b.connection(*t, group)?))
                 }
                 Some(RootField::Node) => Root::Rows(b.node(group)?),
+                Some(RootField::FunctionConnection(f)) => {
+                    Root::Connection(Box::new(b.call_connection(*f, group)?))
+                }
                 Some(RootField::Stream(t)) => {
                     let (rows, cursor) = b.stream(*t, group)?;
                     stream = Some(cursor);

@@ -31,12 +31,38 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
     engine.decode(compact.as_bytes()).ok()
 }
 
-/// A cursor's JSON object, or `None` if it is not one.
+/// A cursor's JSON object, or `None` if it is not one. A number whose text a
+/// float would not give back (a long `numeric`) is kept as that text, which
+/// binds as exactly that value.
 pub fn decode_cursor(text: &str) -> Option<Json> {
     let bytes = base64_decode(text)?;
-    serde_json::from_slice::<Json>(&bytes)
-        .ok()
-        .filter(Json::is_object)
+    let raw: Box<serde_json::value::RawValue> = serde_json::from_slice(&bytes).ok()?;
+    exact(&raw).filter(Json::is_object)
+}
+
+/// A JSON value read from its text, numbers kept exact.
+fn exact(raw: &serde_json::value::RawValue) -> Option<Json> {
+    let text = raw.get().trim();
+    match text.as_bytes().first()? {
+        b'{' => {
+            type Fields = std::collections::BTreeMap<String, Box<serde_json::value::RawValue>>;
+            let fields: Fields = serde_json::from_str(text).ok()?;
+            let mut object = serde_json::Map::new();
+            for (key, value) in fields {
+                object.insert(key, exact(&value)?);
+            }
+            Some(Json::Object(object))
+        }
+        b'-' | b'0'..=b'9' => {
+            let number: Json = serde_json::from_str(text).ok()?;
+            let printed = number.to_string();
+            Some(match printed.as_str() == text {
+                true => number,
+                false => Json::String(text.to_owned()),
+            })
+        }
+        _ => serde_json::from_str(text).ok(),
+    }
 }
 
 /// A global id, read.
@@ -116,7 +142,7 @@ impl NodeId {
 /// plan's shape); its key values are parameters.
 pub fn node_shape(value: Option<&Json>) -> String {
     match value.and_then(Json::as_str).map(NodeId::decode) {
-        Some(Ok(id)) => format!("{}.{}", id.schema, id.table),
+        Some(Ok(id)) => Json::from(vec![id.schema, id.table]).to_string(),
         _ => String::new(),
     }
 }
@@ -139,6 +165,13 @@ mod tests {
         assert_eq!(id.values, vec![Json::from(6)]);
         let cursor = decode_cursor("eyJpZCIgOiA2fQ").unwrap();
         assert_eq!(cursor_value(&cursor, &["id".into()]), Some(Json::from(6)));
+        // A numeric no float holds keeps its digits; nested keys are found.
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let long = r#"{"a" : {"n" : 12345678901234567890.123456789}, "id" : 2.5}"#;
+        let cursor = decode_cursor(&b64(long)).unwrap();
+        let n = cursor_value(&cursor, &["a".into(), "n".into()]);
+        assert_eq!(n, Some(Json::from("12345678901234567890.123456789")));
+        assert_eq!(cursor_value(&cursor, &["id".into()]), Some(Json::from(2.5)));
         assert_eq!(cursor_value(&cursor, &["name".into()]), None);
     }
 

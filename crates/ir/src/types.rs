@@ -379,6 +379,9 @@ pub enum OrderTarget {
 pub struct Mutation {
     /// Root fields in response order, keyed by response key.
     pub root: Vec<(String, MutationRoot)>,
+    /// Parameters each request computes from its variables (a Relay
+    /// connection's cursor in a write's answer).
+    pub derived: Vec<Derived>,
 }
 
 /// A root mutation field.

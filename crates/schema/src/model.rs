@@ -121,6 +121,9 @@ pub enum RootField {
     Connection(TableId),
     /// `node(id:)`: the Relay API's one row by its global id.
     Node,
+    /// `f_connection(args:, first, …)`: the Relay API's pages of a `SETOF`
+    /// function's rows.
+    FunctionConnection(FunctionId),
 }
 
 /// What the schema's role may do with a table (everything, for admin).

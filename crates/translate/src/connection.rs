@@ -10,7 +10,6 @@
 
 use crate::ctx::{sql_type, Ctx};
 use crate::read_columns::{project_order_keys, select_read_columns};
-use grafton_catalog::ScalarKind;
 use grafton_ir::{Connection, ConnectionField, EdgeField, OrderTarget, PageInfoField, Value};
 use grafton_schema::{ComputedReturns, RelId, TableId};
 use grafton_sql::{
@@ -57,7 +56,14 @@ impl Ctx<'_> {
         inner.filter = and(unsplit.clone(), split.as_ref().map(|(_, e)| e.clone()));
         let backward = c.last.is_some();
         if backward {
-            inner.order_by = reversed(&order);
+            // With DISTINCT ON only the groups' order turns: each group keeps the
+            // row it keeps going forwards.
+            let groups = match c.args.distinct_on.len() {
+                0 => order.len(),
+                n => n.min(order.len()),
+            };
+            inner.order_by = reversed(&order[..groups]);
+            inner.order_by.extend_from_slice(&order[groups..]);
         }
         let one = || vec![SelectItem::Expr(Expr::Int(1), "one".into())];
         // A row past the page's far end (at its size as offset).
@@ -105,6 +111,13 @@ impl Ctx<'_> {
                 _ => Expr::And(vec![nonempty.clone(), Expr::Or(any.to_vec())]),
             };
             Expr::ToJson(Box::new(e), JsonKind::Boolean)
+        };
+        // The outer select is an aggregate whatever is selected (one object
+        // for the page, also when only `__typename` or a constant flag is asked).
+        let one_row = Expr::Compare {
+            left: Box::new(Expr::CountStar),
+            op: BinOp::Gte,
+            right: Box::new(Expr::Int(0)),
         };
         let mut pairs = Vec::with_capacity(c.fields.len());
         for (key, field) in &c.fields {
@@ -169,6 +182,10 @@ impl Ctx<'_> {
         let object = Expr::JsonObject(pairs);
         let row = self.row_value(&alias);
         select_read_columns(&mut inner, &alias, &outer_alias, &object, row);
+        let object = Expr::CaseWhen {
+            when: Box::new(one_row),
+            then: Box::new(object),
+        };
         Expr::JsonSubquery(Box::new(Select {
             items: vec![SelectItem::Expr(object, "root".into())],
             from: Some(From::Subquery {
@@ -201,7 +218,7 @@ impl Ctx<'_> {
         let dialect = self.model.dialect();
         (order.iter().zip(&c.args.order_by))
             .map(|(item, o)| {
-                let (kind, nullable) = self.key_kind(c.table, &o.target);
+                let (ty, nullable) = self.key_type(c.table, &o.target);
                 // Each dialect's default: PostgreSQL's NULLs are largest, SQLite's smallest.
                 let large = dialect == Dialect::Postgres;
                 let nulls = item.nulls.unwrap_or(match (item.direction, large) {
@@ -213,37 +230,55 @@ impl Ctx<'_> {
                     direction: item.direction,
                     nulls,
                     nullable,
-                    ty: sql_type(self, &kind),
+                    ty,
                 }
             })
             .collect()
     }
 
-    /// What a sort key's values are, and whether one can be NULL.
-    fn key_kind(&self, table: TableId, target: &OrderTarget) -> (ScalarKind, bool) {
+    /// The type a sort key's cursor value is bound as (what it sorts as), and
+    /// whether the key can be NULL.
+    fn key_type(&self, table: TableId, target: &OrderTarget) -> (SqlType, bool) {
         let model = self.model;
         match target {
             OrderTarget::Column(c) => {
-                let col = &model.table(table).columns[*c];
-                (col.scalar.clone(), col.nullable)
+                let nullable = model.table(table).columns[*c].nullable;
+                (self.column_type(table, *c), nullable)
             }
             OrderTarget::Computed(id) => match &model.computed[*id].returns {
-                ComputedReturns::Scalar(kind) => (kind.clone(), true),
-                ComputedReturns::Rows(_) => (ScalarKind::Text, true),
+                ComputedReturns::Scalar(kind) => (sql_type(self, kind), true),
+                ComputedReturns::Rows(_) => (SqlType::Builtin("text"), true),
             },
             OrderTarget::Object(rel, inner) => (
-                self.key_kind(model.relationships[*rel].target, inner).0,
+                self.key_type(model.relationships[*rel].target, inner).0,
                 true,
             ),
-            OrderTarget::ArrayCount(_) => (ScalarKind::BigInt, false),
+            OrderTarget::ArrayCount(_) => (SqlType::Builtin("int8"), false),
             OrderTarget::ArrayAggregate(rel, func, col) => match func {
-                AggFunc::Max | AggFunc::Min => {
-                    let target = model.relationships[*rel].target;
-                    (model.table(target).columns[*col].scalar.clone(), true)
-                }
-                AggFunc::BoolAnd | AggFunc::BoolOr => (ScalarKind::Boolean, true),
-                _ => (ScalarKind::Numeric, true),
+                AggFunc::Max | AggFunc::Min => (
+                    self.column_type(model.relationships[*rel].target, *col),
+                    true,
+                ),
+                AggFunc::BoolAnd | AggFunc::BoolOr => (SqlType::Builtin("bool"), true),
+                _ => (SqlType::Builtin("numeric"), true),
             },
+        }
+    }
+
+    /// A column's own type where its GraphQL scalar's would compare differently
+    /// (`citext` case-insensitively, `bpchar` with its padding, `float4` at its
+    /// precision, and the types Grafton does not map, by their own operators).
+    fn column_type(&self, table: TableId, column: usize) -> SqlType {
+        let col = &self.model.table(table).columns[column];
+        match col.db_type.as_str() {
+            "citext" => SqlType::Builtin("citext"),
+            "bpchar" => SqlType::Builtin("bpchar"),
+            "float4" => SqlType::Builtin("float4"),
+            _ if col.unmapped(self.model.backend) => SqlType::Named {
+                schema: "pg_catalog".to_owned(),
+                name: col.db_type.clone(),
+            },
+            _ => sql_type(self, &col.scalar),
         }
     }
 }

@@ -124,6 +124,7 @@ async fn related(
     }
     // Each object's values over the request's (session variables included).
     let mut vars: Map<String, Value> = prepared.variables.clone();
+    grafton_ir::bind_derived(&query.derived, &mut vars).map_err(EngineError::validation)?;
     let mut batch = Vec::with_capacity(group.len());
     for hole in group {
         for (i, (field, _)) in rel.mapping.iter().enumerate() {

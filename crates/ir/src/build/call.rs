@@ -39,6 +39,18 @@ impl<'a> Builder<'a> {
         Ok(agg)
     }
 
+    /// `f_connection(args: …, first: …)`: a page of the function's rows.
+    pub(super) fn call_connection(
+        &mut self,
+        function: FunctionId,
+        group: &[&'a Node<executable::Field>],
+    ) -> Result<Connection, IrError> {
+        let table = self.model.functions[function].table;
+        let mut connection = self.connection(table, group)?;
+        connection.args.call = Some(self.tracked_call(function, group[0])?);
+        Ok(connection)
+    }
+
     /// A tracked function's call.
     fn tracked_call(
         &mut self,

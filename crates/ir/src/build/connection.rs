@@ -21,11 +21,13 @@ impl<'a> Builder<'a> {
         let mut args = self.args(table, field)?;
         if args.order_by.is_empty() {
             // DISTINCT ON needs its columns to lead the order.
+            // NULLs last on both backends, as a list's default order puts them.
+            let table_columns = &self.model.table(table).columns;
             args.order_by = (args.distinct_on.iter())
                 .map(|&c| OrderBy {
                     target: OrderTarget::Column(c),
                     direction: grafton_sql::Direction::Asc,
-                    nulls: None,
+                    nulls: (table_columns[c].nullable).then_some(grafton_sql::Nulls::Last),
                 })
                 .collect();
         }

@@ -44,7 +44,10 @@ pub fn build_mutation(
         };
         root.push(((*key).to_owned(), value));
     }
-    Ok(Mutation { root })
+    Ok(Mutation {
+        root,
+        derived: b.derived,
+    })
 }
 
 /// A role's column presets, forced onto every row it inserts or updates.

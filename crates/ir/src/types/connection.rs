@@ -131,6 +131,19 @@ pub enum Part {
     },
 }
 
+/// Computes each derived parameter from its variable, into `variables`; the error
+/// is Hasura's message for a cursor or id that does not decode.
+pub fn bind_derived(
+    derived: &[Derived],
+    variables: &mut serde_json::Map<String, Json>,
+) -> Result<(), String> {
+    for d in derived {
+        let value = d.value(variables.get(&d.var).unwrap_or(&Json::Null))?;
+        variables.insert(d.name.clone(), value);
+    }
+    Ok(())
+}
+
 impl Derived {
     /// This parameter's value for the variable's value `value`.
     pub fn value(&self, value: &Json) -> Result<Json, String> {

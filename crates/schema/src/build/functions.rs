@@ -306,11 +306,34 @@ impl Builder<'_> {
                 mutation.push(def);
                 continue;
             }
-            self.root_fields
-                .insert(info.field.clone(), RootField::Function(id));
             // A poll would call it again and again: a function that may write is
             // never a subscription field.
             let live = !info.volatile;
+            if self.relay {
+                // Relay's: a connection over what a `SETOF` function returns.
+                let mut args: Vec<_> = args.into_iter().filter(|(a, _)| a == "args").collect();
+                if info.single || !self.is_node(info.table) || !self.readable[info.table] {
+                    continue;
+                }
+                let name = self.naming.field(&format!("{}_connection", info.field));
+                self.root_fields
+                    .insert(name.clone(), RootField::FunctionConnection(id));
+                args.extend(self.connection_args(info.table));
+                let table = &self.catalog.tables[self.tables[info.table].catalog_index];
+                let def = FieldDef::new(name, format!("{}!", self.connection_type(info.table)))
+                    .with_args(args)
+                    .describe(Some(&format!(
+                        "execute function \"{}\" which returns \"{}\"",
+                        f.name, table.name
+                    )));
+                if live {
+                    subscription.push(def.clone());
+                }
+                query.push(def);
+                continue;
+            }
+            self.root_fields
+                .insert(info.field.clone(), RootField::Function(id));
             if live {
                 subscription.push(def.clone());
             }

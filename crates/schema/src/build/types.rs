@@ -18,14 +18,10 @@ impl Builder<'_> {
             }
         }
         if self.relay {
-            // Relay serves table connections and writes (functions' and remote
-            // schemas' query fields are not served there; see the README).
+            // Relay serves connections (tables', `SETOF` functions') and writes;
+            // remote schemas are not served there (Hasura's neither).
             self.write_relay_types(&mut root, &mut subscription_root);
-            let (mut no_query, mut no_subscription) = (Vec::new(), Vec::new());
-            self.write_functions(&mut no_query, &mut mutation_root, &mut no_subscription);
-            for name in (no_query.iter().chain(&no_subscription)).map(|f| &f.name) {
-                self.root_fields.remove(name);
-            }
+            self.write_functions(&mut root, &mut mutation_root, &mut subscription_root);
         } else {
             self.write_functions(&mut root, &mut mutation_root, &mut subscription_root);
             self.write_remote_fields(&mut root, &mut mutation_root);

@@ -5,7 +5,7 @@
 //! arguments Hasura refuses refused with its messages.
 
 use crate::client;
-use crate::fresh_server::{post, serve};
+use crate::fresh_server::{post, serve_with_functions};
 use serde_json::{json, Value};
 
 const FIXTURE: &str = include_str!("../fixtures/sql/relay.postgres.sql");
@@ -33,6 +33,14 @@ const METADATA: &str = r#"
 - table: {schema: public, name: log}
 "#;
 
+/// Hasura's relay tests' function.
+const FUNCTIONS: &str = "- function: {schema: public, name: search_articles}\n";
+
+/// A fresh database with the fixture, served.
+async fn serve(prefix: &str, fixture: &str, metadata: &str) -> (String, grafton_server::Running) {
+    serve_with_functions(prefix, fixture, metadata, FUNCTIONS).await
+}
+
 fn relay_url(server: &grafton_server::Running) -> String {
     server.url().replace("/v1/graphql", "/v1beta1/relay")
 }
@@ -54,7 +62,8 @@ async fn ids_and_cursors_are_hasuras_and_name_their_rows() {
         &relay,
         &[],
         "{ article_connection(first: 1) { edges { cursor node { id title } } }
-           pair_connection(first: 1) { edges { node { id note } } } }",
+           pair_connection(first: 1) { edges { node { id note } } }
+           search_articles_connection(args: {search: \"6\"}) { edges { cursor node { id title } } } }",
         json!({}),
     )
     .await;
@@ -65,6 +74,14 @@ async fn ids_and_cursors_are_hasuras_and_name_their_rows() {
         edge["node"]["id"], "WzEsICJwdWJsaWMiLCAiYXJ0aWNsZSIsIDFd",
         "{v}"
     );
+    // A function's connection, as Hasura's test answers it.
+    let found = &v["data"]["search_articles_connection"]["edges"];
+    assert_eq!(found[0]["cursor"], "eyJpZCIgOiA2fQ==", "{v}");
+    assert_eq!(
+        found[0]["node"]["id"],
+        "WzEsICJwdWJsaWMiLCAiYXJ0aWNsZSIsIDZd"
+    );
+    assert_eq!(found[1]["node"]["title"], "Article 16");
     let pair = &v["data"]["pair_connection"]["edges"][0]["node"];
     assert_eq!(decoded(&pair["id"]), r#"[1, "public", "pair", 1, "x"]"#);
 
@@ -106,7 +123,8 @@ async fn ids_and_cursors_are_hasuras_and_name_their_rows() {
             "node",
             "article_connection",
             "author_connection",
-            "pair_connection"
+            "pair_connection",
+            "search_articles_connection"
         ],
         "{v}"
     );
@@ -211,6 +229,13 @@ async fn pages_forwards_and_backwards_are_the_sql_order() {
         (
             "{author: {name: asc}}",
             "(SELECT name FROM author WHERE author.id = article.author_id), id",
+        ),
+        // Keys compared as their own types: float4, char(n) and citext.
+        ("{score: asc}", "score ASC NULLS LAST, id"),
+        ("{code: desc}", "code DESC NULLS FIRST, id"),
+        (
+            "{tag: asc, score: desc}",
+            "tag ASC NULLS LAST, score DESC NULLS FIRST, id",
         ),
     ];
     for (i, (order, sql)) in orders.into_iter().enumerate() {
@@ -439,5 +464,83 @@ async fn a_relay_subscription_is_a_live_page() {
         "{moved}"
     );
     ws.close().await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_shape_of_a_page_answers_one_object() {
+    let (_url, server) = serve("relay_shapes", FIXTURE, METADATA).await;
+    let relay = relay_url(&server);
+    // Nothing aggregated selected: still one connection object.
+    let v = post(
+        &relay,
+        &[],
+        "{ a: article_connection(first: 5) { pageInfo { hasPreviousPage } }
+           b: article_connection { __typename }
+           c: article_connection(first: 3) { pageInfo { __typename } } }",
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        v["data"],
+        json!({
+            "a": {"pageInfo": {"hasPreviousPage": false}},
+            "b": {"__typename": "articleConnection"},
+            "c": {"pageInfo": {"__typename": "PageInfo"}}
+        }),
+        "{v}"
+    );
+
+    // DISTINCT ON keeps the same row of each group whichever way it pages.
+    let q = |size: &str| {
+        format!(
+            "{{ article_connection({size}: 10, distinct_on: [author_id],
+                 order_by: [{{author_id: asc}}, {{rating: desc_nulls_last}}, {{id: desc}}]) {{
+                 edges {{ node {{ title }} }} }} }}"
+        )
+    };
+    let forwards = post(&relay, &[], &q("first"), json!({})).await;
+    let backwards = post(&relay, &[], &q("last"), json!({})).await;
+    let edges = &forwards["data"]["article_connection"]["edges"];
+    assert_eq!(edges.as_array().map(Vec::len), Some(3), "{forwards}");
+    assert_eq!(
+        backwards["data"]["article_connection"]["edges"], *edges,
+        "{backwards}"
+    );
+
+    // A write's answer pages by cursor variable too.
+    let first = post(
+        &relay,
+        &[],
+        "{ author_connection(where: {name: {_eq: \"Ann\"}}) { edges { node {
+             articles_connection(first: 1) { edges { cursor node { title } } } } } } }",
+        json!({}),
+    )
+    .await;
+    let edge =
+        &first["data"]["author_connection"]["edges"][0]["node"]["articles_connection"]["edges"][0];
+    let v = post(
+        &relay,
+        &[],
+        "mutation($c: String) { update_author_by_pk(pk_columns: {id: 2}, _set: {name: \"Ann\"}) {
+           articles_connection(first: 1, after: $c) { edges { node { title } } } } }",
+        json!({"c": edge["cursor"]}),
+    )
+    .await;
+    let next = &v["data"]["update_author_by_pk"]["articles_connection"]["edges"];
+    assert_eq!(next.as_array().map(Vec::len), Some(1), "{v}");
+    assert_ne!(next[0]["node"]["title"], edge["node"]["title"], "{v}");
+    let v = post(
+        &relay,
+        &[],
+        "mutation($c: String) { update_author_by_pk(pk_columns: {id: 2}, _set: {name: \"Ann\"}) {
+           articles_connection(first: 1, after: $c) { edges { node { title } } } } }",
+        json!({"c": "bm9wZQ=="}),
+    )
+    .await;
+    assert_eq!(
+        v["errors"][0]["message"], "the \"after\" or \"before\" cursor is invalid",
+        "{v}"
+    );
     server.stop().await;
 }
