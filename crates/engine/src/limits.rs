@@ -244,7 +244,7 @@ pub fn default_limit(query: &mut grafton_ir::Query, rows: u64) {
         for (_, f) in fs {
             match f {
                 Field::Object(_, r) | Field::Array(_, r) | Field::ComputedRows(r) => visit(r, rows),
-                Field::Aggregate(_, agg) => {
+                Field::Aggregate(_, agg) | Field::ComputedAggregate(agg) => {
                     for (_, af) in &mut agg.fields {
                         if let grafton_ir::AggregateField::Nodes(nodes) = af {
                             fields(nodes, rows);

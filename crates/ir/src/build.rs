@@ -322,6 +322,9 @@ impl<'a> Builder<'a> {
                         Field::Connection(*r, Box::new(self.connection(target, group)?))
                     }
                     Some(TableField::Computed(id)) => self.computed_field(*id, group)?,
+                    Some(TableField::ComputedAggregate(id)) => {
+                        Field::ComputedAggregate(self.computed_aggregate(*id, group)?)
+                    }
                     Some(TableField::Remote(id)) => Field::Remote(crate::types::RemoteJoin {
                         rel: *id,
                         columns: model.remote_relationships[*id].lhs.clone(),

@@ -104,7 +104,9 @@ fn fields(list: &[(String, Field)], path: &mut Vec<String>, out: &mut Vec<JoinSi
             Field::Object(_, rows) | Field::Array(_, rows) | Field::ComputedRows(rows) => {
                 fields(&rows.fields, path, out)
             }
-            Field::Aggregate(_, agg) => aggregate(&agg.fields, path, out),
+            Field::Aggregate(_, agg) | Field::ComputedAggregate(agg) => {
+                aggregate(&agg.fields, path, out)
+            }
             Field::Connection(_, c) => connection(c, path, out),
             _ => {}
         }

@@ -6,12 +6,14 @@ use apollo_compiler::validation::Valid;
 use apollo_compiler::Schema;
 use grafton_catalog::{Backend, Catalog, ScalarKind};
 use grafton_sql::{AggFunc, Direction, Nulls};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
+mod access;
 mod actions;
 mod functions;
 mod remote_rels;
 mod roots;
+pub use access::{RootFieldSet, SelectAccess, TableAccess};
 pub use actions::ActionRel;
 pub use functions::{ComputedField, ComputedId, ComputedReturns, FunctionId, FunctionInfo};
 pub use remote_rels::{RemoteRel, RemoteRelId, RemoteStep, RemoteTypeRel};
@@ -62,6 +64,8 @@ pub enum TableField {
     ArrayConnection(RelId),
     /// A computed field.
     Computed(ComputedId),
+    /// The `<field>_aggregate` of a computed field returning rows.
+    ComputedAggregate(ComputedId),
     /// A remote relationship (not a filter or order key).
     Remote(RemoteRelId),
 }
@@ -124,62 +128,6 @@ pub enum RootField {
     /// `f_connection(args:, first, …)`: the Relay API's pages of a `SETOF`
     /// function's rows.
     FunctionConnection(FunctionId),
-}
-
-/// What the schema's role may do with a table (everything, for admin).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TableAccess {
-    /// Reading: without it the table does not exist for the role.
-    pub select: Option<SelectAccess>,
-    /// Inserting: the columns the role may set (presets excluded).
-    pub insert: Option<BTreeSet<usize>>,
-    /// Updating: the columns the role may change (presets excluded).
-    pub update: Option<BTreeSet<usize>>,
-    /// Deleting.
-    pub delete: bool,
-}
-
-/// What a role may read of a table.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SelectAccess {
-    /// Readable columns (also the ones it may filter and sort on).
-    pub columns: BTreeSet<usize>,
-    /// Whether `_aggregate` fields exist.
-    pub aggregations: bool,
-    /// The query root fields the table has: list, `_by_pk`, `_aggregate` (Hasura's
-    /// `query_root_fields`).
-    pub root_fields: RootFieldSet,
-    /// The subscription root fields it has (Hasura's `subscription_root_fields`).
-    pub subscription_fields: RootFieldSet,
-    /// Readable columns shown only on some rows (NULL elsewhere), so nullable
-    /// whatever the database says: an inherited role's.
-    pub redacted: BTreeSet<usize>,
-    /// The scalar computed fields it may read, by name.
-    pub computed: BTreeSet<String>,
-}
-
-/// Which of a table's query (or subscription) root fields exist for a role.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RootFieldSet {
-    /// `t`.
-    pub list: bool,
-    /// `t_by_pk`.
-    pub by_pk: bool,
-    /// `t_aggregate`.
-    pub aggregate: bool,
-    /// `t_stream` (subscriptions only).
-    pub stream: bool,
-}
-
-impl Default for RootFieldSet {
-    fn default() -> Self {
-        RootFieldSet {
-            list: true,
-            by_pk: true,
-            aggregate: true,
-            stream: true,
-        }
-    }
 }
 
 /// What a root mutation field does.

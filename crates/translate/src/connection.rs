@@ -8,27 +8,15 @@
 //! any row the cursor's condition excludes. So a page reads its rows and at most
 //! one more in each direction, through the sort key's index, however long the list.
 
-use crate::ctx::{sql_type, Ctx};
+use crate::ctx::Ctx;
+use crate::keyset::{beyond, reversed};
 use crate::read_columns::{project_order_keys, select_read_columns};
-use grafton_ir::{Connection, ConnectionField, EdgeField, OrderTarget, PageInfoField, Value};
-use grafton_schema::{ComputedReturns, RelId, TableId};
-use grafton_sql::{
-    AggFunc, BinOp, Dialect, Direction, Expr, From, JsonKind, Nulls, OrderItem, Param, Select,
-    SelectItem, SqlType,
-};
+use grafton_ir::{Connection, ConnectionField, EdgeField, PageInfoField};
+use grafton_schema::{RelId, TableId};
+use grafton_sql::{BinOp, Expr, From, JsonKind, OrderItem, Param, Select, SelectItem, SqlType};
 
 /// The column under which a page's inner query carries each row's cursor.
 const CURSOR: &str = "__grafton_cursor";
-
-/// One sort key as the keyset condition compares it.
-struct Key {
-    expr: Expr,
-    direction: Direction,
-    /// Where its NULLs sort, as the dialect sorts them.
-    nulls: Nulls,
-    nullable: bool,
-    ty: SqlType,
-}
 
 impl Ctx<'_> {
     /// A connection's JSON object (`edges`, `pageInfo`), as a scalar subquery.
@@ -212,172 +200,6 @@ impl Ctx<'_> {
             JsonKind::Plain,
         )
     }
-
-    /// The sort keys with what the keyset condition needs of each.
-    fn keys(&self, c: &Connection, order: &[OrderItem]) -> Vec<Key> {
-        let dialect = self.model.dialect();
-        (order.iter().zip(&c.args.order_by))
-            .map(|(item, o)| {
-                let (ty, nullable) = self.key_type(c.table, &o.target);
-                // Each dialect's default: PostgreSQL's NULLs are largest, SQLite's smallest.
-                let large = dialect == Dialect::Postgres;
-                let nulls = item.nulls.unwrap_or(match (item.direction, large) {
-                    (Direction::Asc, true) | (Direction::Desc, false) => Nulls::Last,
-                    _ => Nulls::First,
-                });
-                Key {
-                    expr: item.expr.clone(),
-                    direction: item.direction,
-                    nulls,
-                    nullable,
-                    ty,
-                }
-            })
-            .collect()
-    }
-
-    /// The type a sort key's cursor value is bound as (what it sorts as), and
-    /// whether the key can be NULL.
-    fn key_type(&self, table: TableId, target: &OrderTarget) -> (SqlType, bool) {
-        let model = self.model;
-        match target {
-            OrderTarget::Column(c) => {
-                let nullable = model.table(table).columns[*c].nullable;
-                (self.column_type(table, *c), nullable)
-            }
-            OrderTarget::Computed(id) => match &model.computed[*id].returns {
-                ComputedReturns::Scalar(kind) => (sql_type(self, kind), true),
-                ComputedReturns::Rows(_) => (SqlType::Builtin("text"), true),
-            },
-            OrderTarget::Object(rel, inner) => (
-                self.key_type(model.relationships[*rel].target, inner).0,
-                true,
-            ),
-            OrderTarget::ArrayCount(_) => (SqlType::Builtin("int8"), false),
-            OrderTarget::ArrayAggregate(rel, func, col) => match func {
-                AggFunc::Max | AggFunc::Min => (
-                    self.column_type(model.relationships[*rel].target, *col),
-                    true,
-                ),
-                AggFunc::BoolAnd | AggFunc::BoolOr => (SqlType::Builtin("bool"), true),
-                _ => (SqlType::Builtin("numeric"), true),
-            },
-        }
-    }
-
-    /// A column's own type where its GraphQL scalar's would compare differently
-    /// (`citext` case-insensitively, `bpchar` with its padding, `float4` at its
-    /// precision, and the types Grafton does not map, by their own operators).
-    fn column_type(&self, table: TableId, column: usize) -> SqlType {
-        let col = &self.model.table(table).columns[column];
-        match col.db_type.as_str() {
-            "citext" => SqlType::Builtin("citext"),
-            "bpchar" => SqlType::Builtin("bpchar"),
-            "float4" => SqlType::Builtin("float4"),
-            _ if col.unmapped(self.model.backend) => SqlType::Named {
-                schema: "pg_catalog".to_owned(),
-                name: col.db_type.clone(),
-            },
-            _ => sql_type(self, &col.scalar),
-        }
-    }
-}
-
-/// Rows strictly beyond the cursor in the keys' order (before it: in the reverse
-/// order): `k1 > v1 OR (k1 = v1 AND (k2 > v2 OR …))`, NULLs where they sort.
-fn beyond(keys: &[Key], values: &[Value], before: bool) -> Expr {
-    let mut condition: Option<Expr> = None;
-    for (k, v) in keys.iter().zip(values).rev() {
-        let value = Expr::Param(Param {
-            value: v.clone(),
-            ty: k.ty.clone(),
-            list: false,
-        });
-        let (direction, nulls) = match before {
-            false => (k.direction, k.nulls),
-            true => (flip(k.direction), flip_nulls(k.nulls)),
-        };
-        let past = past(k, &value, direction, nulls);
-        condition = Some(match condition {
-            None => past,
-            Some(rest) => Expr::Or(vec![past, Expr::And(vec![equal(k, &value), rest])]),
-        });
-    }
-    condition.unwrap_or(Expr::Bool(false))
-}
-
-/// The key sorts after `value`.
-fn past(k: &Key, value: &Expr, direction: Direction, nulls: Nulls) -> Expr {
-    let compare = Expr::Compare {
-        left: Box::new(k.expr.clone()),
-        op: match direction {
-            Direction::Asc => BinOp::Gt,
-            Direction::Desc => BinOp::Lt,
-        },
-        right: Box::new(value.clone()),
-    };
-    if !k.nullable {
-        return compare;
-    }
-    let is_null = |e: &Expr, negated: bool| Expr::IsNull {
-        expr: Box::new(e.clone()),
-        negated,
-    };
-    match nulls {
-        // After a value: larger ones and the NULLs; after a NULL: nothing.
-        Nulls::Last => Expr::And(vec![
-            is_null(value, true),
-            Expr::Or(vec![compare, is_null(&k.expr, false)]),
-        ]),
-        // After a NULL: every value; after a value: larger ones.
-        Nulls::First => Expr::Or(vec![
-            Expr::And(vec![is_null(value, false), is_null(&k.expr, true)]),
-            compare,
-        ]),
-    }
-}
-
-/// The key equals `value` (NULL equals NULL).
-fn equal(k: &Key, value: &Expr) -> Expr {
-    let eq = Expr::Compare {
-        left: Box::new(k.expr.clone()),
-        op: BinOp::Eq,
-        right: Box::new(value.clone()),
-    };
-    if !k.nullable {
-        return eq;
-    }
-    let is_null = |e: &Expr| Expr::IsNull {
-        expr: Box::new(e.clone()),
-        negated: false,
-    };
-    Expr::Or(vec![eq, Expr::And(vec![is_null(&k.expr), is_null(value)])])
-}
-
-fn flip(d: Direction) -> Direction {
-    match d {
-        Direction::Asc => Direction::Desc,
-        Direction::Desc => Direction::Asc,
-    }
-}
-
-fn flip_nulls(n: Nulls) -> Nulls {
-    match n {
-        Nulls::First => Nulls::Last,
-        Nulls::Last => Nulls::First,
-    }
-}
-
-/// The same keys in the opposite order (each dialect's default NULL placement
-/// reverses with the direction, so an unset one stays unset).
-fn reversed(order: &[OrderItem]) -> Vec<OrderItem> {
-    (order.iter())
-        .map(|o| OrderItem {
-            expr: o.expr.clone(),
-            direction: flip(o.direction),
-            nulls: o.nulls.map(flip_nulls),
-        })
-        .collect()
 }
 
 fn and(a: Option<Expr>, b: Option<Expr>) -> Option<Expr> {

@@ -188,25 +188,37 @@ impl Ctx<'_> {
         inner: &BoolExp,
         root: (TableId, &str),
     ) -> Expr {
-        let c = &self.model.computed[field];
-        let grafton_schema::ComputedReturns::Rows(target) = c.returns else {
+        let Some((target, from, child, rule)) = self.computed_rows(field, alias) else {
             return Expr::Bool(false);
         };
-        let call = self.computed_call(field);
-        let row = self.row_value(alias);
-        let was = self.parent_row.replace(row);
-        let (from, child, _) = self.source(target, None, Some(&call));
-        self.parent_row = was;
         let mut conditions = Vec::new();
-        if let Some(rule) = self.row_rule(target, &child) {
-            conditions.push(rule);
-        }
+        conditions.extend(rule);
         conditions.push(self.positive(|cx| cx.filter_in(target, &child, inner, root)));
         Expr::Exists(Box::new(Select {
             from: Some(from),
             filter: Some(Expr::And(conditions)),
             ..Select::default()
         }))
+    }
+
+    /// The rows a set-returning computed field gives for the row `alias`: their
+    /// table, `FROM f(row)`, its alias and the role's read rule on them.
+    pub(crate) fn computed_rows(
+        &mut self,
+        field: grafton_schema::ComputedId,
+        alias: &str,
+    ) -> Option<(TableId, grafton_sql::From, String, Option<Expr>)> {
+        let grafton_schema::ComputedReturns::Rows(target) = self.model.computed[field].returns
+        else {
+            return None;
+        };
+        let call = self.computed_call(field);
+        let row = self.row_value(alias);
+        let was = self.parent_row.replace(row);
+        let (from, child, _) = self.source(target, None, Some(&call));
+        self.parent_row = was;
+        let rule = self.row_rule(target, &child);
+        Some((target, from, child, rule))
     }
 
     /// `computed(row) op value`. Out of line: `filter_in` recurses once per nesting

@@ -9,6 +9,7 @@ mod ctx;
 mod extension_ops;
 mod filter;
 mod key_path;
+mod keyset;
 pub mod mutation;
 mod order;
 mod read_columns;

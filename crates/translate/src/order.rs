@@ -86,6 +86,26 @@ impl Ctx<'_> {
                 };
                 (Expr::Subquery(Box::new(sub)), false)
             }
+            OrderTarget::ComputedCount(id) | OrderTarget::ComputedAggregate(id, ..) => {
+                let Some((target_table, from, child, rule)) = self.computed_rows(*id, alias) else {
+                    return (Expr::Null, true);
+                };
+                let (value, nullable) = match target {
+                    OrderTarget::ComputedAggregate(_, func, col) => {
+                        let name = &self.model.table(target_table).columns[*col].name;
+                        let column = Box::new(Expr::column(&child, name));
+                        (Expr::Agg(*func, column), true)
+                    }
+                    _ => (Expr::CountStar, false),
+                };
+                let sub = Select {
+                    items: vec![SelectItem::Expr(value, "v".into())],
+                    from: Some(from),
+                    filter: rule,
+                    ..Select::default()
+                };
+                (Expr::Subquery(Box::new(sub)), nullable)
+            }
             OrderTarget::ArrayAggregate(rel, func, col) => {
                 let target_table = self.model.relationships[*rel].target;
                 let (from, child, join) = self.related(*rel, alias);

@@ -228,10 +228,18 @@ impl<'a> Ctx<'a> {
                         })
                         .collect(),
                 ),
+                // The function's rows take this row: its source's argument.
                 Field::ComputedRows(rows) => {
                     let row = self.row_value(alias);
                     let was = self.parent_row.replace(row);
                     let e = self.rows(rows, None);
+                    self.parent_row = was;
+                    e
+                }
+                Field::ComputedAggregate(agg) => {
+                    let row = self.row_value(alias);
+                    let was = self.parent_row.replace(row);
+                    let e = self.aggregate(agg, None);
                     self.parent_row = was;
                     e
                 }

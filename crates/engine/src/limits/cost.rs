@@ -262,7 +262,9 @@ impl Builder<'_> {
                 Field::Object(_, rows) | Field::Array(_, rows) | Field::ComputedRows(rows) => {
                     Some(self.rows(rows))
                 }
-                Field::Aggregate(_, agg) => Some(self.aggregate(agg)),
+                Field::Aggregate(_, agg) | Field::ComputedAggregate(agg) => {
+                    Some(self.aggregate(agg))
+                }
                 Field::Connection(_, c) => Some(self.connection(c)),
                 Field::NodeId
                 | Field::Column(_)

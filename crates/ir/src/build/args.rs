@@ -128,7 +128,18 @@ impl<'a> Builder<'a> {
                     }
                 }
             }
-            TableField::Remote(_) | TableField::ArrayConnection(_) => {
+            TableField::ComputedAggregate(id) if model.computed[id].args.is_empty() => {
+                let grafton_schema::ComputedReturns::Rows(target) = model.computed[id].returns
+                else {
+                    return Ok(out);
+                };
+                let count = OrderTarget::ComputedCount(id);
+                let each = |func, col| OrderTarget::ComputedAggregate(id, func, col);
+                out.extend(self.aggregate_order(target, value, count, each)?);
+            }
+            TableField::Remote(_)
+            | TableField::ArrayConnection(_)
+            | TableField::ComputedAggregate(_) => {
                 return Err(IrError::Validation(format!(
                     "'{key}' cannot be ordered on in '{}'",
                     info.type_name
@@ -136,25 +147,35 @@ impl<'a> Builder<'a> {
             }
             TableField::ArrayAggregate(r) | TableField::Array(r) => {
                 let target = model.relationships[r].target;
-                for (k, v) in self.vars.object(value) {
-                    if k == "count" {
-                        if let Some(o) = self.direction(v, OrderTarget::ArrayCount(r))? {
-                            out.push(o);
-                        }
-                        continue;
-                    }
-                    let func = *model.agg_funcs.get(k).ok_or_else(|| {
-                        IrError::Validation(format!("unknown aggregate '{k}' in order_by"))
-                    })?;
-                    for (col_name, dir) in self.vars.object(v) {
-                        let col = self.column(target, col_name)?;
-                        if let Some(o) =
-                            self.direction(dir, OrderTarget::ArrayAggregate(r, func, col))?
-                        {
-                            out.push(o);
-                        }
-                    }
-                }
+                let count = OrderTarget::ArrayCount(r);
+                let each = |func, col| OrderTarget::ArrayAggregate(r, func, col);
+                out.extend(self.aggregate_order(target, value, count, each)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// An aggregate's order keys (`{count: desc, max: {col: asc}}`) over the rows
+    /// of `target`: `count`'s, and `each` aggregate's of a column.
+    fn aggregate_order(
+        &mut self,
+        target: TableId,
+        value: Input<'a>,
+        count: OrderTarget,
+        each: impl Fn(grafton_sql::AggFunc, usize) -> OrderTarget,
+    ) -> Result<Vec<OrderBy>, IrError> {
+        let mut out = Vec::new();
+        for (k, v) in self.vars.object(value) {
+            if k == "count" {
+                out.extend(self.direction(v, count.clone())?);
+                continue;
+            }
+            let func = *self.model.agg_funcs.get(k).ok_or_else(|| {
+                IrError::Validation(format!("unknown aggregate '{k}' in order_by"))
+            })?;
+            for (col_name, dir) in self.vars.object(v) {
+                let col = self.column(target, col_name)?;
+                out.extend(self.direction(dir, each(func, col))?);
             }
         }
         Ok(out)

@@ -74,6 +74,40 @@ impl<'a> Builder<'a> {
         id: ComputedId,
         group: &[&'a Node<executable::Field>],
     ) -> Result<Field, IrError> {
+        let call = self.computed_call(id, group[0])?;
+        Ok(match self.model.computed[id].returns {
+            ComputedReturns::Scalar(_) => Field::Computed(id, call, self.json_path(group[0])?),
+            ComputedReturns::Rows(table) => {
+                let mut rows = self.rows(table, group, false)?;
+                rows.args.call = Some(call);
+                Field::ComputedRows(rows)
+            }
+        })
+    }
+
+    /// `<field>_aggregate` of a computed field returning rows.
+    pub(super) fn computed_aggregate(
+        &mut self,
+        id: ComputedId,
+        group: &[&'a Node<executable::Field>],
+    ) -> Result<Aggregate, IrError> {
+        let call = self.computed_call(id, group[0])?;
+        let ComputedReturns::Rows(table) = self.model.computed[id].returns else {
+            return Err(IrError::Validation(
+                "not a computed field returning rows".into(),
+            ));
+        };
+        let mut agg = self.aggregate(table, group)?;
+        agg.args.call = Some(call);
+        Ok(agg)
+    }
+
+    /// A computed field's call with the row.
+    fn computed_call(
+        &mut self,
+        id: ComputedId,
+        field: &'a executable::Field,
+    ) -> Result<Call, IrError> {
         let c = &self.model.computed[id];
         let spec = CallSpec {
             function: c.catalog_index,
@@ -82,15 +116,7 @@ impl<'a> Builder<'a> {
             row_arg: Some(c.row_arg),
             field: &c.name,
         };
-        let call = self.call(spec, group[0])?;
-        Ok(match c.returns {
-            ComputedReturns::Scalar(_) => Field::Computed(id, call, self.json_path(group[0])?),
-            ComputedReturns::Rows(table) => {
-                let mut rows = self.rows(table, group, false)?;
-                rows.args.call = Some(call);
-                Field::ComputedRows(rows)
-            }
-        })
+        self.call(spec, field)
     }
 
     /// The call a field's `args` make. Every argument without a default must be

@@ -148,6 +148,12 @@ impl<'a> Builder<'a> {
         let model = self.model;
         let column = |t: TableId, c: usize| model.table(t).columns[c].name.clone();
         let aggregate = |rel: usize| format!("{}_aggregate", model.relationships[rel].name);
+        let computed = |id: usize| format!("{}_aggregate", model.computed[id].name);
+        let func_name = |func: &grafton_sql::AggFunc| {
+            (model.agg_funcs.iter())
+                .find(|(_, f)| *f == func)
+                .map_or_else(String::new, |(n, _)| n.clone())
+        };
         match target {
             OrderTarget::Column(c) => vec![column(table, *c)],
             OrderTarget::Computed(id) => vec![model.computed[*id].name.clone()],
@@ -159,11 +165,16 @@ impl<'a> Builder<'a> {
             }
             OrderTarget::ArrayCount(rel) => vec![aggregate(*rel), "count".into()],
             OrderTarget::ArrayAggregate(rel, func, c) => {
-                let name = (model.agg_funcs.iter())
-                    .find(|(_, f)| *f == func)
-                    .map_or_else(String::new, |(n, _)| n.clone());
                 let target = model.relationships[*rel].target;
-                vec![aggregate(*rel), name, column(target, *c)]
+                vec![aggregate(*rel), func_name(func), column(target, *c)]
+            }
+            OrderTarget::ComputedCount(id) => vec![computed(*id), "count".into()],
+            OrderTarget::ComputedAggregate(id, func, c) => {
+                let grafton_schema::ComputedReturns::Rows(target) = model.computed[*id].returns
+                else {
+                    return vec![computed(*id)];
+                };
+                vec![computed(*id), func_name(func), column(target, *c)]
             }
         }
     }

@@ -149,6 +149,12 @@ pub(super) fn restrict(
             readable[relationships[r].target]
         }
         TableField::ArrayAggregate(r) => aggregable(r),
+        TableField::ComputedAggregate(c) => match computed[c].returns {
+            ComputedReturns::Rows(t) => {
+                readable[t] && access[t].select.as_ref().is_some_and(|s| s.aggregations)
+            }
+            ComputedReturns::Scalar(_) => false,
+        },
         TableField::Computed(c) => match computed[c].returns {
             ComputedReturns::Scalar(_) => select.computed.contains(&computed[c].name),
             ComputedReturns::Rows(t) => readable[t],

@@ -122,9 +122,13 @@ impl Builder<'_> {
     /// Whether `id`'s `_order_by` input has a field: a column, an object
     /// relationship or an array relationship's aggregate.
     pub(super) fn orderable(&self, id: TableId) -> bool {
-        self.tables[id]
-            .fields
-            .values()
-            .any(|f| !matches!(f, TableField::Array(_) | TableField::ArrayConnection(_)))
+        self.tables[id].fields.values().any(|f| {
+            !matches!(
+                f,
+                TableField::Array(_)
+                    | TableField::ArrayConnection(_)
+                    | TableField::ComputedAggregate(_)
+            )
+        })
     }
 }

@@ -56,6 +56,12 @@ pub(super) fn resolve(
                 refuse("a column or relationship has that name".to_owned());
                 continue;
             }
+            // One returning rows is aggregated too (where the role may).
+            let aggregate = format!("{name}_aggregate");
+            if matches!(field.returns, ComputedReturns::Rows(_)) && !fields.contains_key(&aggregate)
+            {
+                fields.insert(aggregate, TableField::ComputedAggregate(out.len()));
+            }
             fields.insert(name.clone(), TableField::Computed(out.len()));
             out.push(field);
         }
@@ -188,7 +194,7 @@ impl<'a> super::Builder<'a> {
     pub(super) fn computed_object_fields(&mut self, table: TableId) -> Vec<FieldDef> {
         let mut fields = Vec::new();
         let catalog: &'a Catalog = self.catalog;
-        for (_, c) in self.computed_of(table) {
+        for (id, c) in self.computed_of(table) {
             let f = &catalog.functions[c.catalog_index];
             let mut args = Vec::new();
             if let Some(args_type) = &c.args_type {
@@ -217,9 +223,41 @@ impl<'a> super::Builder<'a> {
                     FieldDef::new(&c.name, format!("[{}!]!", self.tables[*target].type_name))
                 }
             };
+            // A set-returning one's aggregate follows it, with the same arguments.
+            let aggregate = match &c.returns {
+                ComputedReturns::Rows(target) => self.computed_aggregate(table, id).map(|name| {
+                    let ty = format!("{}!", self.table_ty(*target, "_aggregate"));
+                    FieldDef::new(name, ty).with_args(args.clone())
+                }),
+                ComputedReturns::Scalar(_) => None,
+            };
             fields.push(def.with_args(args).describe(c.description.as_deref()));
+            fields.extend(aggregate.map(|a| a.describe(c.description.as_deref())));
         }
         fields
+    }
+
+    /// The `<field>_aggregate` of a computed field returning rows, where the role
+    /// may aggregate them.
+    fn computed_aggregate(&self, table: TableId, id: ComputedId) -> Option<&'a String> {
+        let fields: &'a std::collections::HashMap<String, TableField> = &self.tables[table].fields;
+        (fields.iter())
+            .find(|(_, f)| **f == TableField::ComputedAggregate(id))
+            .map(|(name, _)| name)
+    }
+
+    /// The `<field>_aggregate` order keys of `table`: its set-returning computed
+    /// fields without arguments whose rows the role may aggregate, `(name, rows'
+    /// table)`.
+    pub(super) fn computed_aggregate_order(&self, table: TableId) -> Vec<(String, TableId)> {
+        (self.computed_of(table).into_iter())
+            .filter_map(|(id, c)| match c.returns {
+                ComputedReturns::Rows(target) if c.args.is_empty() => self
+                    .computed_aggregate(table, id)
+                    .map(|name| (name.clone(), target)),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The set-returning computed fields without arguments, which `where` takes as

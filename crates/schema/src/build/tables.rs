@@ -169,6 +169,12 @@ impl Builder<'_> {
                 }
             }
         }
+        for (name, target) in self.computed_aggregate_order(id) {
+            fields.push(FieldDef::new(
+                name,
+                self.table_ty(target, "_aggregate_order_by"),
+            ));
+        }
         if !fields.is_empty() {
             self.sdl.object(
                 "input",

@@ -227,6 +227,59 @@ async fn computed_fields_are_fields_filters_and_sort_keys() {
         json!([{"id": 2, "team": null, "full_name": "Grace Hopper"}]),
         "{member}"
     );
+
+    // A set-returning computed field's `_aggregate`, against the same counts in SQL.
+    let aggregates = post(
+        &server,
+        None,
+        r#"{ authors(order_by: {id: asc}) {
+             own_posts_aggregate { aggregate { count } }
+             posts_like_aggregate(args: {search: "e"}, where: {published: {_eq: true}}) {
+               aggregate { count max { id } } nodes { id } } } }"#,
+    )
+    .await;
+    let counts: Vec<serde_json::Value> = (aggregates["data"]["authors"].as_array())
+        .unwrap_or_else(|| panic!("{aggregates}"))
+        .iter()
+        .map(|a| a["own_posts_aggregate"]["aggregate"]["count"].clone())
+        .collect();
+    let by_sql = grafton_testkit::query_one(
+        &url,
+        "SELECT json_agg((SELECT count(*) FROM author_posts(a)) ORDER BY a.id) FROM authors a",
+    );
+    let by_sql: serde_json::Value = serde_json::from_str(by_sql.trim()).expect("counts");
+    assert_eq!(serde_json::Value::from(counts), by_sql);
+    assert_eq!(
+        aggregates["data"]["authors"][0]["posts_like_aggregate"],
+        json!({"aggregate": {"count": 2, "max": {"id": 3}}, "nodes": [{"id": 1}, {"id": 3}]}),
+        "{aggregates}"
+    );
+    // Its count and aggregates are sort keys, as Hasura's.
+    for (order, expected) in [
+        (
+            "{own_posts_aggregate: {count: asc}}",
+            json!([{"id": 2}, {"id": 1}]),
+        ),
+        (
+            "{own_posts_aggregate: {max: {id: desc}}}",
+            json!([{"id": 2}, {"id": 1}]),
+        ),
+    ] {
+        let q = format!("{{ authors(order_by: {order}) {{ id }} }}");
+        let v = post(&server, None, &q).await;
+        assert_eq!(v["data"]["authors"], expected, "{order}: {v}");
+    }
+    // Where the role may not aggregate the rows (user's posts), there is none.
+    let user = post(
+        &server,
+        Some("user"),
+        "{ authors { own_posts_aggregate { aggregate { count } } } }",
+    )
+    .await;
+    assert_eq!(
+        user["errors"][0]["extensions"]["code"], "validation-failed",
+        "{user}"
+    );
     server.stop().await;
 }
 

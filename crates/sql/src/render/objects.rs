@@ -90,9 +90,19 @@ impl Renderer {
     pub(super) fn base64(&mut self, json: &Expr) {
         match self.dialect {
             Dialect::Postgres => {
-                self.push("replace(encode(convert_to((");
-                self.expr(json);
-                self.push(")::text, 'UTF8'), 'base64'), E'\\n', '')");
+                self.push("replace(encode(convert_to(");
+                // The JSON's text, written as `json_build_…(…)::text` writes it:
+                // concatenated, a third cheaper than building and printing it.
+                let mut text = JsonText::default();
+                match text.add(json) {
+                    true => text.render(self),
+                    false => {
+                        self.push("(");
+                        self.expr(json);
+                        self.push(")::text");
+                    }
+                }
+                self.push(", 'UTF8'), 'base64'), E'\\n', '')");
             }
             Dialect::Sqlite => {
                 self.push("grafton_base64(");
@@ -210,6 +220,81 @@ impl Renderer {
         if self.dialect == Dialect::Postgres && func.is_statistical() {
             // numeric results would print as 2.5000000000000000; GraphQL says Float.
             self.push("::float8");
+        }
+    }
+}
+
+/// A JSON object or array of values, as PostgreSQL's `json_build_object` and
+/// `json_build_array` print it (`{"k" : v, …}`, `[v, …]`): constant text where
+/// the engine wrote the value, `to_json(v)::text` (`null` for NULL) elsewhere.
+#[derive(Default)]
+struct JsonText<'e> {
+    parts: Vec<TextPart<'e>>,
+}
+
+enum TextPart<'e> {
+    Constant(String),
+    Value(&'e Expr),
+}
+
+impl<'e> JsonText<'e> {
+    fn constant(&mut self, s: &str) {
+        match self.parts.last_mut() {
+            Some(TextPart::Constant(c)) => c.push_str(s),
+            _ => self.parts.push(TextPart::Constant(s.to_owned())),
+        }
+    }
+
+    /// Adds `e`'s text; false where it is not a JSON object, array or value
+    /// this can print.
+    fn add(&mut self, e: &'e Expr) -> bool {
+        match e {
+            Expr::JsonObject(pairs) => {
+                self.constant("{");
+                for (i, (k, v)) in pairs.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { ", " };
+                    self.constant(&format!("{sep}{} : ", serde_json::Value::from(k.as_str())));
+                    if !self.add(v) {
+                        return false;
+                    }
+                }
+                self.constant("}");
+            }
+            Expr::JsonArray(items) => {
+                self.constant("[");
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.constant(", ");
+                    }
+                    if !self.add(v) {
+                        return false;
+                    }
+                }
+                self.constant("]");
+            }
+            Expr::Int(i) => self.constant(&i.to_string()),
+            Expr::Str(s) => self.constant(&serde_json::Value::from(s.as_str()).to_string()),
+            Expr::Column { .. } | Expr::Subquery(_) | Expr::Func { .. } | Expr::Cast(..) => {
+                self.parts.push(TextPart::Value(e))
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn render(&self, r: &mut Renderer) {
+        for (i, part) in self.parts.iter().enumerate() {
+            if i > 0 {
+                r.push(" || ");
+            }
+            match part {
+                TextPart::Constant(c) => r.string(c),
+                TextPart::Value(e) => {
+                    r.push("coalesce(to_json(");
+                    r.expr(e);
+                    r.push(")::text, 'null')");
+                }
+            }
         }
     }
 }
