@@ -26,7 +26,7 @@ pub(crate) type Twin = (Option<String>, bool, Arc<Planner>);
 pub(crate) struct Built {
     pub(crate) admin: Arc<Planner>,
     pub(crate) roles: Vec<Twin>,
-    pub(crate) failed: Vec<String>,
+    pub(crate) failed: Vec<(String, bool)>,
 }
 
 /// What a request is told when its role's Relay schema could not be built
@@ -57,7 +57,7 @@ impl RelayRecipe {
                         role = r,
                         "the Relay schema of role '{r}' cannot be built: {e}"
                     );
-                    failed.push(r.to_owned());
+                    failed.push((r.to_owned(), backend_only));
                     continue;
                 }
                 (Err(e), None) => {

@@ -156,7 +156,7 @@ impl Engine {
                 .map_err(crate::error::EngineError::Unavailable)?,
             false => &schemas,
         };
-        if schemas.unavailable(caller.role.as_deref()) {
+        if schemas.unavailable(caller.role.as_deref(), caller.backend_only) {
             let why = crate::relay::UNAVAILABLE.to_owned();
             return Err(crate::error::EngineError::Unavailable(why));
         }

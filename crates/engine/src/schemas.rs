@@ -41,7 +41,7 @@ pub struct Schemas {
     relay: tokio::sync::OnceCell<Result<Arc<Schemas>, String>>,
     /// Roles this set has no schema for, though it should (a Relay schema
     /// that could not be built): their requests are refused.
-    unavailable: std::collections::HashSet<String>,
+    unavailable: std::collections::HashSet<(String, bool)>,
 }
 
 impl Schemas {
@@ -127,9 +127,14 @@ impl Schemas {
         }
     }
 
-    /// Whether `role`'s schema should exist here but could not be built.
-    pub(crate) fn unavailable(&self, role: Option<&str>) -> bool {
-        role.is_some_and(|r| self.unavailable.contains(r))
+    /// Whether `role`'s schema (its `backend_only` view's) should exist here but
+    /// could not be built.
+    pub(crate) fn unavailable(&self, role: Option<&str>, backend_only: bool) -> bool {
+        let Some(r) = role else { return false };
+        let failed = |view: bool| self.unavailable.contains(&(r.to_owned(), view));
+        // A trusted backend's request without a view of its own is the role's.
+        let own_view = backend_only && self.backend_roles.contains_key(r);
+        failed(backend_only) || (backend_only && !own_view && failed(false))
     }
 
     /// Every planner with its role and view.

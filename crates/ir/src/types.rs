@@ -373,13 +373,22 @@ pub enum OrderTarget {
     Object(RelId, Box<OrderTarget>),
     /// The number of related rows of an array relationship.
     ArrayCount(RelId),
-    /// An aggregate of a column of related rows.
-    ArrayAggregate(RelId, AggFunc, usize),
+    /// An aggregate of a column (or scalar computed field) of related rows.
+    ArrayAggregate(RelId, AggFunc, Aggregated),
     /// A scalar computed field without arguments.
     Computed(grafton_schema::ComputedId),
     /// The number of rows a set-returning computed field (without arguments)
     /// gives.
     ComputedCount(grafton_schema::ComputedId),
-    /// An aggregate of a column of those rows.
-    ComputedAggregate(grafton_schema::ComputedId, AggFunc, usize),
+    /// An aggregate of a column (or scalar computed field) of those rows.
+    ComputedAggregate(grafton_schema::ComputedId, AggFunc, Aggregated),
+}
+
+/// What an aggregate order key aggregates over the rows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Aggregated {
+    /// A column, by index.
+    Column(usize),
+    /// A scalar computed field without arguments.
+    Computed(grafton_schema::ComputedId),
 }

@@ -137,7 +137,14 @@ pub fn build_view(
         default_schema,
         &mut warnings,
     )?;
-    let computed = computed::resolve(&catalog, config, &mut tables, backend, default_schema)?;
+    let computed = computed::resolve(
+        &catalog,
+        config,
+        &mut tables,
+        backend,
+        default_schema,
+        &mut warnings,
+    )?;
     let validators = compile_validators(&catalog, config, &tables, default_schema)?;
     let access = table_access(
         &catalog,

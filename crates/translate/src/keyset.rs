@@ -3,7 +3,7 @@
 //! sort, and the order turned around for `last`.
 
 use crate::ctx::{sql_type, Ctx};
-use grafton_ir::{Connection, OrderTarget, Value};
+use grafton_ir::{Aggregated, Connection, OrderTarget, Value};
 use grafton_schema::{ComputedReturns, TableId};
 use grafton_sql::{AggFunc, BinOp, Dialect, Direction, Expr, Nulls, OrderItem, Param, SqlType};
 
@@ -51,7 +51,14 @@ impl Ctx<'_> {
                 (self.column_type(table, *c), nullable)
             }
             OrderTarget::Computed(id) => match &model.computed[*id].returns {
-                ComputedReturns::Scalar(kind) => (sql_type(self, kind), true),
+                ComputedReturns::Scalar(kind) => {
+                    let f = &model.catalog.functions[model.computed[*id].catalog_index];
+                    let own = match &f.returns {
+                        grafton_catalog::Returns::Scalar(db_type, _) => self.db_type(db_type),
+                        _ => None,
+                    };
+                    (own.unwrap_or_else(|| sql_type(self, kind)), true)
+                }
                 ComputedReturns::Rows(_) => (SqlType::Builtin("text"), true),
             },
             OrderTarget::Object(rel, inner) => (
@@ -61,24 +68,39 @@ impl Ctx<'_> {
             OrderTarget::ArrayCount(_) | OrderTarget::ComputedCount(_) => {
                 (SqlType::Builtin("int8"), false)
             }
-            OrderTarget::ComputedAggregate(id, func, col) => {
+            OrderTarget::ComputedAggregate(id, func, of) => {
                 let ComputedReturns::Rows(target) = model.computed[*id].returns else {
                     return (SqlType::Builtin("text"), true);
                 };
-                (self.aggregate_type(target, *func, *col), true)
+                (self.aggregate_type(target, *func, of), true)
             }
-            OrderTarget::ArrayAggregate(rel, func, col) => {
+            OrderTarget::ArrayAggregate(rel, func, of) => {
                 let target = model.relationships[*rel].target;
-                (self.aggregate_type(target, *func, *col), true)
+                (self.aggregate_type(target, *func, of), true)
             }
         }
     }
 
-    /// The type an aggregate of a column of `table` sorts as.
-    fn aggregate_type(&self, table: TableId, func: AggFunc, column: usize) -> SqlType {
+    /// The type an aggregate of a column (or computed field) of `table` sorts as:
+    /// `max`/`min` the value's (an unmapped column's text, which is what is
+    /// aggregated), `sum` a float's own, the others a float's `float8`, else
+    /// `numeric`.
+    fn aggregate_type(&self, table: TableId, func: AggFunc, of: &Aggregated) -> SqlType {
+        let value = match of {
+            Aggregated::Column(c)
+                if self.model.table(table).columns[*c].unmapped(self.model.backend) =>
+            {
+                SqlType::Builtin("text")
+            }
+            Aggregated::Column(c) => self.column_type(table, *c),
+            Aggregated::Computed(id) => self.key_type(table, &OrderTarget::Computed(*id)).0,
+        };
+        let float = matches!(value, SqlType::Builtin("float4" | "float8"));
         match func {
-            AggFunc::Max | AggFunc::Min => self.column_type(table, column),
+            AggFunc::Max | AggFunc::Min => value,
             AggFunc::BoolAnd | AggFunc::BoolOr => SqlType::Builtin("bool"),
+            AggFunc::Sum if float => value,
+            _ if float => SqlType::Builtin("float8"),
             _ => SqlType::Builtin("numeric"),
         }
     }
@@ -88,15 +110,26 @@ impl Ctx<'_> {
     /// precision, and the types Grafton does not map, by their own operators).
     fn column_type(&self, table: TableId, column: usize) -> SqlType {
         let col = &self.model.table(table).columns[column];
-        match col.db_type.as_str() {
-            "citext" => SqlType::Builtin("citext"),
-            "bpchar" => SqlType::Builtin("bpchar"),
-            "float4" => SqlType::Builtin("float4"),
-            _ if col.unmapped(self.model.backend) => SqlType::Named {
-                schema: "pg_catalog".to_owned(),
-                name: col.db_type.clone(),
-            },
-            _ => sql_type(self, &col.scalar),
+        self.db_type(&col.db_type)
+            .unwrap_or_else(|| sql_type(self, &col.scalar))
+    }
+
+    /// The SQL type a value of the database type `db_type` is bound as where its
+    /// GraphQL scalar's differs: by the type's own name, in the schema the
+    /// catalog found it in (a type it did not see, or an array, as text).
+    fn db_type(&self, db_type: &str) -> Option<SqlType> {
+        let named = |schema: &String| SqlType::Named {
+            schema: schema.clone(),
+            name: db_type.to_owned(),
+        };
+        let known = self.model.catalog.type_schemas.get(db_type);
+        match db_type {
+            "bpchar" => Some(SqlType::Builtin("bpchar")),
+            "float4" => Some(SqlType::Builtin("float4")),
+            "citext" => Some(known.map_or(SqlType::Builtin("citext"), named)),
+            "text" | "varchar" | "name" => None,
+            _ if self.model.backend != grafton_catalog::Backend::Postgres => None,
+            _ => known.map(named),
         }
     }
 }

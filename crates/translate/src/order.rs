@@ -1,7 +1,7 @@
 //! `order_by` → SQL sort keys, including relationship columns and array aggregates.
 
 use crate::ctx::Ctx;
-use grafton_ir::{Args, OrderTarget};
+use grafton_ir::{Aggregated, Args, OrderTarget};
 use grafton_schema::TableId;
 use grafton_sql::{Direction, Expr, OrderItem, Select, SelectItem};
 
@@ -91,10 +91,9 @@ impl Ctx<'_> {
                     return (Expr::Null, true);
                 };
                 let (value, nullable) = match target {
-                    OrderTarget::ComputedAggregate(_, func, col) => {
-                        let name = &self.model.table(target_table).columns[*col].name;
-                        let column = Box::new(Expr::column(&child, name));
-                        (Expr::Agg(*func, column), true)
+                    OrderTarget::ComputedAggregate(_, func, of) => {
+                        let value = self.aggregated(target_table, &child, of);
+                        (Expr::Agg(*func, Box::new(value)), true)
                     }
                     _ => (Expr::CountStar, false),
                 };
@@ -106,13 +105,13 @@ impl Ctx<'_> {
                 };
                 (Expr::Subquery(Box::new(sub)), nullable)
             }
-            OrderTarget::ArrayAggregate(rel, func, col) => {
+            OrderTarget::ArrayAggregate(rel, func, of) => {
                 let target_table = self.model.relationships[*rel].target;
                 let (from, child, join) = self.related(*rel, alias);
-                let name = &self.model.table(target_table).columns[*col].name;
+                let value = self.aggregated(target_table, &child, of);
                 let sub = Select {
                     items: vec![SelectItem::Expr(
-                        Expr::Agg(*func, Box::new(Expr::column(&child, name))),
+                        Expr::Agg(*func, Box::new(value)),
                         "v".into(),
                     )],
                     from: Some(from),
@@ -121,6 +120,15 @@ impl Ctx<'_> {
                 };
                 (Expr::Subquery(Box::new(sub)), true)
             }
+        }
+    }
+
+    /// What an aggregate order key aggregates, on the row `alias` of `table`.
+    fn aggregated(&mut self, table: TableId, alias: &str, of: &Aggregated) -> Expr {
+        match of {
+            // As the aggregate field reads it: an unmapped column as its text.
+            Aggregated::Column(c) => self.column_value(table, alias, *c),
+            Aggregated::Computed(id) => self.computed_value(*id, alias),
         }
     }
 }

@@ -162,7 +162,7 @@ impl<'a> Builder<'a> {
         target: TableId,
         value: Input<'a>,
         count: OrderTarget,
-        each: impl Fn(grafton_sql::AggFunc, usize) -> OrderTarget,
+        each: impl Fn(grafton_sql::AggFunc, Aggregated) -> OrderTarget,
     ) -> Result<Vec<OrderBy>, IrError> {
         let mut out = Vec::new();
         for (k, v) in self.vars.object(value) {
@@ -173,9 +173,12 @@ impl<'a> Builder<'a> {
             let func = *self.model.agg_funcs.get(k).ok_or_else(|| {
                 IrError::Validation(format!("unknown aggregate '{k}' in order_by"))
             })?;
-            for (col_name, dir) in self.vars.object(v) {
-                let col = self.column(target, col_name)?;
-                out.extend(self.direction(dir, each(func, col))?);
+            for (name, dir) in self.vars.object(v) {
+                let of = match self.model.tables[target].fields.get(name) {
+                    Some(TableField::Computed(id)) => Aggregated::Computed(*id),
+                    _ => Aggregated::Column(self.column(target, name)?),
+                };
+                out.extend(self.direction(dir, each(func, of))?);
             }
         }
         Ok(out)

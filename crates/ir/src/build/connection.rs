@@ -149,6 +149,10 @@ impl<'a> Builder<'a> {
         let column = |t: TableId, c: usize| model.table(t).columns[c].name.clone();
         let aggregate = |rel: usize| format!("{}_aggregate", model.relationships[rel].name);
         let computed = |id: usize| format!("{}_aggregate", model.computed[id].name);
+        let aggregated = |t: TableId, of: &Aggregated| match of {
+            Aggregated::Column(c) => column(t, *c),
+            Aggregated::Computed(id) => model.computed[*id].name.clone(),
+        };
         let func_name = |func: &grafton_sql::AggFunc| {
             (model.agg_funcs.iter())
                 .find(|(_, f)| *f == func)
@@ -164,17 +168,17 @@ impl<'a> Builder<'a> {
                 path
             }
             OrderTarget::ArrayCount(rel) => vec![aggregate(*rel), "count".into()],
-            OrderTarget::ArrayAggregate(rel, func, c) => {
+            OrderTarget::ArrayAggregate(rel, func, of) => {
                 let target = model.relationships[*rel].target;
-                vec![aggregate(*rel), func_name(func), column(target, *c)]
+                vec![aggregate(*rel), func_name(func), aggregated(target, of)]
             }
             OrderTarget::ComputedCount(id) => vec![computed(*id), "count".into()],
-            OrderTarget::ComputedAggregate(id, func, c) => {
+            OrderTarget::ComputedAggregate(id, func, of) => {
                 let grafton_schema::ComputedReturns::Rows(target) = model.computed[*id].returns
                 else {
                     return vec![computed(*id)];
                 };
-                vec![computed(*id), func_name(func), column(target, *c)]
+                vec![computed(*id), func_name(func), aggregated(target, of)]
             }
         }
     }

@@ -53,8 +53,12 @@ impl Builder<'_> {
                 .copied()
                 .filter(|&(i, _)| applies(&kinds[i]))
                 .collect();
-            // Scalar computed fields aggregate too (Hasura's, on PostgreSQL), though
-            // relationship ordering does not sort on them.
+            // Scalar computed fields aggregate too (Hasura's, on PostgreSQL), and
+            // are aggregate order keys.
+            let computed_keys: Vec<&str> = (computed.iter())
+                .filter(|(_, kind)| applies(kind))
+                .map(|(name, _)| name.as_str())
+                .collect();
             let computed: Vec<FieldDef> = (computed.iter())
                 .filter(|(_, kind)| applies(kind))
                 .map(|(name, kind)| {
@@ -90,14 +94,11 @@ impl Builder<'_> {
                 &field_defs,
             );
             agg_fields.push(FieldDef::new(n.field(snake), ty));
-            if cols.is_empty() {
-                continue;
-            }
             self.input_types
                 .insert(order_ty.clone(), InputKind::AggregateFuncOrderBy(id, func));
-            let order_defs: Vec<FieldDef> = cols
-                .iter()
-                .map(|&(_, name)| FieldDef::new(name, order_by_enum.clone()))
+            let order_defs: Vec<FieldDef> = (cols.iter().map(|&(_, name)| name))
+                .chain(computed_keys)
+                .map(|name| FieldDef::new(name, order_by_enum.clone()))
                 .collect();
             self.sdl.object(
                 "input",

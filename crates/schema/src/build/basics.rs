@@ -119,16 +119,20 @@ impl Builder<'_> {
             .any(|f| matches!(f, TableField::Column(_)))
     }
 
-    /// Whether `id`'s `_order_by` input has a field: a column, an object
-    /// relationship or an array relationship's aggregate.
+    /// Whether `id`'s `_order_by` input has a field (what `write_table` writes
+    /// there): a column, an object relationship, an array relationship's or a
+    /// set-returning computed field's aggregate, a scalar computed field without
+    /// arguments.
     pub(super) fn orderable(&self, id: TableId) -> bool {
-        self.tables[id].fields.values().any(|f| {
-            !matches!(
-                f,
-                TableField::Array(_)
-                    | TableField::ArrayConnection(_)
-                    | TableField::ComputedAggregate(_)
-            )
+        let computed = self.computed;
+        self.tables[id].fields.values().any(|f| match f {
+            TableField::Column(_) | TableField::Object(_) | TableField::ArrayAggregate(_) => true,
+            TableField::Computed(c) => {
+                computed[*c].args.is_empty()
+                    && matches!(computed[*c].returns, ComputedReturns::Scalar(_))
+            }
+            TableField::ComputedAggregate(c) => computed[*c].args.is_empty(),
+            TableField::Array(_) | TableField::ArrayConnection(_) | TableField::Remote(_) => false,
         })
     }
 }

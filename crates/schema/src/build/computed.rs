@@ -17,6 +17,7 @@ pub(super) fn resolve(
     tables: &mut [TableInfo],
     backend: Backend,
     default_schema: &str,
+    warnings: &mut Vec<String>,
 ) -> Result<Vec<ComputedField>, SchemaError> {
     let mut out = Vec::new();
     let mut problems = Vec::new();
@@ -56,14 +57,25 @@ pub(super) fn resolve(
                 refuse("a column or relationship has that name".to_owned());
                 continue;
             }
-            // One returning rows is aggregated too (where the role may).
-            let aggregate = format!("{name}_aggregate");
-            if matches!(field.returns, ComputedReturns::Rows(_)) && !fields.contains_key(&aggregate)
-            {
-                fields.insert(aggregate, TableField::ComputedAggregate(out.len()));
-            }
             fields.insert(name.clone(), TableField::Computed(out.len()));
             out.push(field);
+        }
+        // One returning rows is aggregated too (where the role may), under a
+        // name no configured field or remote relationship has.
+        for (id, c) in out.iter().enumerate().filter(|(_, c)| c.table == table) {
+            if !matches!(c.returns, ComputedReturns::Rows(_)) {
+                continue;
+            }
+            let aggregate = format!("{}_aggregate", c.name);
+            let fields = &mut tables[table].fields;
+            if fields.contains_key(&aggregate) || tc.remote_relationships.contains_key(&aggregate) {
+                warnings.push(format!(
+                    "computed field '{}' of '{key}' has no '{aggregate}': the name is taken",
+                    c.name
+                ));
+                continue;
+            }
+            fields.insert(aggregate, TableField::ComputedAggregate(id));
         }
         for (role, p) in &tc.permissions {
             for name in p.select.iter().flat_map(|s| &s.computed_fields) {

@@ -54,6 +54,9 @@ const PERMISSIONS: &str = r#"select_permissions:
 "#;
 
 const POSTS: &str = r#"table: {name: posts, schema: public}
+computed_fields:
+  - name: title_length
+    definition: {function: post_title_length}
 select_permissions:
   - role: user
     permission: {columns: [id, title], filter: {published: {_eq: true}}}
@@ -93,7 +96,9 @@ async fn start(url: &str, name: &str, authors: &str) -> Result<grafton_server::R
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn computed_fields_are_fields_filters_and_sort_keys() {
     let url = postgres("computed_fields");
-    let authors = format!("table: {{name: authors, schema: public}}\n{COMPUTED}{PERMISSIONS}");
+    let posts = "array_relationships:\n  - name: posts\n    using: {foreign_key_constraint_on: {column: author_id, table: {schema: public, name: posts}}}\n";
+    let authors =
+        format!("table: {{name: authors, schema: public}}\n{COMPUTED}{posts}{PERMISSIONS}");
     let server = start(&url, "computed-fields", &authors)
         .await
         .expect("server starts");
@@ -269,6 +274,15 @@ async fn computed_fields_are_fields_filters_and_sort_keys() {
         let v = post(&server, None, &q).await;
         assert_eq!(v["data"]["authors"], expected, "{order}: {v}");
     }
+    // A relationship's aggregate of a computed field is a sort key (Ada's longest
+    // title is 7 letters, Grace's 9).
+    let v = post(
+        &server,
+        None,
+        "{ authors(order_by: {posts_aggregate: {max: {title_length: desc}}}) { id } }",
+    )
+    .await;
+    assert_eq!(v["data"]["authors"], json!([{"id": 2}, {"id": 1}]), "{v}");
     // Where the role may not aggregate the rows (user's posts), there is none.
     let user = post(
         &server,

@@ -237,6 +237,11 @@ async fn pages_forwards_and_backwards_are_the_sql_order() {
             "{tag: asc, score: desc}",
             "tag ASC NULLS LAST, score DESC NULLS FIRST, id",
         ),
+        // And types Grafton serves as String: a domain, inet.
+        (
+            "{ip: desc, shelf: asc}",
+            "ip DESC NULLS FIRST, shelf ASC NULLS LAST, id",
+        ),
     ];
     for (i, (order, sql)) in orders.into_iter().enumerate() {
         pages_match(&relay, order, sql, &url, i % 2 == 1).await;
