@@ -147,6 +147,16 @@ impl Engine {
 
     /// Step 1: the planner of the caller's role (a role with no permissions
     /// anywhere has none, and is refused).
+    /// The Relay API's planner of `role` (`None`: admin), built if it is not yet.
+    pub async fn relay_planner(&self, role: Option<&str>) -> Result<Arc<Planner>, EngineError> {
+        let caller = Caller {
+            role: role.map(str::to_owned),
+            relay: true,
+            ..Caller::default()
+        };
+        self.role(&caller).await
+    }
+
     pub(crate) async fn role(&self, caller: &Caller) -> Result<Arc<Planner>, EngineError> {
         let schemas = self.schemas();
         let schemas = match caller.relay {

@@ -117,6 +117,9 @@ struct SchemaArgs {
     /// Print the schema this role sees (default: admin's).
     #[arg(long)]
     role: Option<String>,
+    /// Print the Relay API's schema (`/v1beta1/relay`) instead.
+    #[arg(long)]
+    relay: bool,
     #[command(flatten)]
     schema: SchemaOptions,
 }
@@ -135,6 +138,9 @@ struct SqlArgs {
     /// Which operation of the document.
     #[arg(long)]
     operation_name: Option<String>,
+    /// Plan it as the Relay API (`/v1beta1/relay`) would.
+    #[arg(long)]
+    relay: bool,
     #[command(flatten)]
     schema: SchemaOptions,
 }
@@ -259,8 +265,14 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 variables,
                 persisted_hash: None,
             };
-            let prepared = engine
-                .planner()
+            let planner = match args.relay {
+                true => engine
+                    .relay_planner(None)
+                    .await
+                    .map_err(|e| e.to_string())?,
+                false => engine.planner(),
+            };
+            let prepared = planner
                 .prepare(&request, grafton_server::Transport::Post)
                 .map_err(|e| {
                     grafton_server::error::RequestError::from(e)
@@ -297,9 +309,13 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         Command::Schema(args) => {
             let o = options(args.database_url, &args.schema, None)?;
             let engine = grafton_server::engine_as_served(&o).await?;
-            let planner = engine
-                .planner_for(args.role.as_deref(), false)
-                .map_err(|e| e.to_string())?;
+            let planner =
+                match args.relay {
+                    true => (engine.relay_planner(args.role.as_deref()).await)
+                        .map_err(|e| e.to_string())?,
+                    false => (engine.planner_for(args.role.as_deref(), false))
+                        .map_err(|e| e.to_string())?,
+                };
             print!("{}", planner.model().sdl);
         }
     }

@@ -612,3 +612,34 @@ async fn sqlite_pages_by_cursor_too() {
         sqlite_pages_match(order, list_order).await;
     }
 }
+
+#[test]
+fn the_cli_prints_the_relay_schema_and_its_sql() {
+    let db = crate::common::sqlite_path();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_grafton"))
+            .args(args)
+            .args(["--database-url", &db.display().to_string()])
+            .output()
+            .expect("grafton runs");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    let sdl = run(&["schema", "--relay"]);
+    assert!(sdl.contains("interface Node") && sdl.contains("type venues implements Node"));
+    assert!(sdl.contains("venues_connection(") && !sdl.contains("\n  venues_by_pk("));
+    let plain = run(&["schema"]);
+    assert!(plain.contains("\n  venues_by_pk(") && !plain.contains("interface Node"));
+    let q = "{ venues_connection(first: 2) { edges { cursor node { id } } } }";
+    let sql: Value = serde_json::from_str(&run(&["sql", "--relay", "--query", q])).expect("json");
+    assert!(
+        sql["sql"]
+            .as_str()
+            .is_some_and(|s| s.contains("grafton_base64(")),
+        "{sql}"
+    );
+}
