@@ -131,36 +131,62 @@ pub enum Part {
     },
 }
 
-/// Computes each derived parameter from its variable, into `variables`; the error
-/// is Hasura's message for a cursor or id that does not decode.
+/// Computes each derived parameter from its variable, into `variables`, each
+/// variable decoded once; the error is Hasura's message for a cursor or id that
+/// does not decode.
 pub fn bind_derived(
     derived: &[Derived],
     variables: &mut serde_json::Map<String, Json>,
 ) -> Result<(), String> {
+    let mut decoded: Vec<(&str, Decoded)> = Vec::new();
     for d in derived {
-        let value = d.value(variables.get(&d.var).unwrap_or(&Json::Null))?;
+        let at = match decoded.iter().position(|(var, _)| *var == d.var) {
+            Some(at) => at,
+            None => {
+                let value = variables.get(&d.var).unwrap_or(&Json::Null);
+                decoded.push((&d.var, Decoded::of(&d.part, value)?));
+                decoded.len() - 1
+            }
+        };
+        let value = decoded[at].1.part(&d.part)?;
         variables.insert(d.name.clone(), value);
     }
     Ok(())
 }
 
-impl Derived {
-    /// This parameter's value for the variable's value `value`.
-    pub fn value(&self, value: &Json) -> Result<Json, String> {
-        let text = value.as_str().ok_or_else(|| match self.part {
+/// A variable's cursor or global id, read.
+enum Decoded {
+    Cursor(Json),
+    Node(NodeId),
+}
+
+impl Decoded {
+    /// `value` read as `part`'s kind says.
+    fn of(part: &Part, value: &Json) -> Result<Decoded, String> {
+        let text = value.as_str().ok_or_else(|| match part {
             Part::CursorKey(_) => INVALID_CURSOR.to_owned(),
             Part::NodeKey { .. } => "invalid node id: expected a string".to_owned(),
         })?;
-        match &self.part {
-            Part::CursorKey(path) => {
-                let cursor = decode_cursor(text).ok_or_else(|| INVALID_CURSOR.to_owned())?;
-                cursor_value(&cursor, path).ok_or_else(|| INVALID_CURSOR.to_owned())
+        match part {
+            Part::CursorKey(_) => decode_cursor(text)
+                .map(Decoded::Cursor)
+                .ok_or_else(|| INVALID_CURSOR.to_owned()),
+            Part::NodeKey { .. } => NodeId::decode(text).map(Decoded::Node),
+        }
+    }
+
+    /// The value `part` takes from it.
+    fn part(&self, part: &Part) -> Result<Json, String> {
+        match (self, part) {
+            (Decoded::Cursor(cursor), Part::CursorKey(path)) => {
+                cursor_value(cursor, path).ok_or_else(|| INVALID_CURSOR.to_owned())
             }
-            Part::NodeKey { index, count } => {
-                let id = NodeId::decode(text)?;
+            (Decoded::Node(id), Part::NodeKey { index, count }) => {
                 id.check_count(*count)?;
                 Ok(id.values[*index].clone())
             }
+            // One variable is one GraphQL type: a cursor (`String`) or an id (`ID`).
+            _ => Err(INVALID_CURSOR.to_owned()),
         }
     }
 }
