@@ -278,7 +278,10 @@ impl Catalog {
     pub fn extension_schema(&self, type_name: &str) -> String {
         (self.type_schemas.get(type_name))
             .or_else(|| match type_name {
-                "geometry" => self.type_schemas.get("geography"),
+                // PostGIS makes both in one schema, and raster beside them.
+                "geometry" => {
+                    (self.type_schemas.get("geography")).or_else(|| self.type_schemas.get("raster"))
+                }
                 _ => None,
             })
             .cloned()

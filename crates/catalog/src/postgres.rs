@@ -371,6 +371,7 @@ fn column_type(
             "geometry" => return Ok((name, ScalarKind::Geometry, None)),
             "geography" => return Ok((name, ScalarKind::Geography, None)),
             "ltree" => return Ok((name, ScalarKind::Ltree, None)),
+            "raster" => return Ok((name, ScalarKind::Raster, None)),
             _ => {}
         }
     }

@@ -46,6 +46,9 @@ pub enum ScalarKind {
     Geography,
     /// The `ltree` extension's label path → `ltree`.
     Ltree,
+    /// PostGIS `raster` → `raster`, read and written as hex WKB text (its own
+    /// text form), compared with `_eq` and `ST_Intersects` only.
+    Raster,
     /// A one-dimensional array of a built-in type (PostgreSQL's `text[]`) → `[String!]`,
     /// as Hasura (2.29 and later) serves it.
     Array(Box<ScalarKind>),
@@ -67,6 +70,7 @@ impl ScalarKind {
                 | Self::Array(_)
                 | Self::Geometry
                 | Self::Geography
+                | Self::Raster
         )
     }
 
@@ -77,6 +81,7 @@ impl ScalarKind {
             Self::Geometry => Some("geometry"),
             Self::Geography => Some("geography"),
             Self::Ltree => Some("ltree"),
+            Self::Raster => Some("raster"),
             _ => None,
         }
     }
@@ -120,9 +125,12 @@ impl ScalarKind {
             Self::Json => "json",
             Self::Jsonb => "jsonb",
             Self::Bytea => "bytea",
-            Self::Enum(_) | Self::Array(_) | Self::Geometry | Self::Geography | Self::Ltree => {
-                return None
-            }
+            Self::Enum(_)
+            | Self::Array(_)
+            | Self::Geometry
+            | Self::Geography
+            | Self::Ltree
+            | Self::Raster => return None,
         })
     }
 

@@ -5,6 +5,9 @@
 pub enum DbErrorKind {
     /// Invalid input value (bad uuid, out of range, invalid regex…): SQLSTATE class 22.
     DataException,
+    /// A pattern ending in its escape character (`_like: "a\\"`, SQLSTATE 22025):
+    /// Hasura answers it `bad-request` rather than as a data exception.
+    InvalidEscape,
     /// A constraint rejected the statement: SQLSTATE class 23.
     ConstraintViolation,
     /// The database could not be reached or the pool timed out.
@@ -147,6 +150,8 @@ impl From<tokio_postgres::Error> for ExecuteError {
                 } else if code == "57014" {
                     // query_canceled: statement_timeout, or Grafton's own cancel.
                     DbErrorKind::Timeout
+                } else if code == "22025" {
+                    DbErrorKind::InvalidEscape
                 } else if code.starts_with("22") {
                     DbErrorKind::DataException
                 } else if code.starts_with("23") {

@@ -6,8 +6,10 @@ use std::collections::BTreeSet;
 
 mod connection;
 mod mutation;
+mod spatial;
 pub use connection::*;
 pub use mutation::*;
+pub use spatial::*;
 
 /// A leaf value: a variable reference or a literal, bound as a parameter later.
 pub use grafton_sql::ParamValue as Value;
@@ -284,6 +286,9 @@ pub enum BoolExp {
     /// `_st_3d_d_within`): boxed, as its three operands would make every
     /// expression larger.
     DWithin(Box<DWithin>),
+    /// `ST_Intersects` of a raster column with a band's geometry
+    /// (`_st_intersects_nband_geom`, `_st_intersects_geom_nband`).
+    Nband(Box<Nband>),
     /// An aggregate of the related rows of an array relationship compared
     /// (`articles_aggregate: {count: {predicate: {_gt: 2}}}`).
     Aggregate(Box<AggregatePredicate>),
@@ -306,21 +311,6 @@ pub enum BoolExp {
         /// Operand.
         value: Value,
     },
-}
-
-/// The operands of `_st_d_within` and `_st_3d_d_within`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DWithin {
-    /// The geometry or geography column.
-    pub column: usize,
-    /// `_st_3d_d_within` (geometry only).
-    pub three_d: bool,
-    /// The shape distances are measured from (GeoJSON).
-    pub from: Value,
-    /// The distance: in the column's units for geometry, metres for geography.
-    pub distance: Value,
-    /// Geography's `use_spheroid` when given (PostGIS's default, true, otherwise).
-    pub use_spheroid: Option<Value>,
 }
 
 /// `<rel>_aggregate: {count | bool_and | bool_or: {arguments, distinct, filter,

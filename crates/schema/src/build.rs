@@ -204,7 +204,7 @@ pub fn build_view(
         relationships: &relationships,
         sdl: Sdl::default(),
         used_scalars: BTreeSet::new(),
-        array_scalars: BTreeSet::new(),
+        named_scalars: BTreeSet::new(),
         declared_inputs: BTreeSet::new(),
         streams: false,
         root_fields: HashMap::new(),
@@ -321,8 +321,8 @@ struct Builder<'a> {
     relationships: &'a [Relationship],
     sdl: Sdl,
     used_scalars: BTreeSet<ScalarKind>,
-    /// Hasura's scalars of array arguments (`_uuid` for `uuid[]`), by name.
-    array_scalars: BTreeSet<String>,
+    /// Hasura's scalars of array and row arguments (`_uuid`, `author_scalar`), by name.
+    named_scalars: BTreeSet<String>,
     /// Input types written once whoever needs them first (`st_d_within_input`).
     declared_inputs: BTreeSet<String>,
     /// Some table has a `_stream` field (so `cursor_ordering` is written).

@@ -73,6 +73,12 @@ pub enum CompareOp {
     StDWithin,
     /// `_st_3d_d_within` (`ST_3DDWithin(column, from, distance)`)
     St3dDWithin,
+    /// `_st_intersects_rast` (raster: `ST_Intersects(column, raster)`)
+    StIntersectsRast,
+    /// `_st_intersects_nband_geom` (raster: `ST_Intersects(column, nband, geommin)`)
+    StIntersectsNbandGeom,
+    /// `_st_intersects_geom_nband` (raster: `ST_Intersects(column, geommin, nband)`)
+    StIntersectsGeomNband,
     /// `_ancestor` (ltree: the column is an ancestor of the value, `@>`)
     Ancestor,
     /// `_ancestor_any` (ltree: of any of the values)
@@ -91,7 +97,7 @@ pub enum CompareOp {
 
 impl CompareOp {
     /// Every operator.
-    pub const ALL: [CompareOp; 41] = {
+    pub const ALL: [CompareOp; 44] = {
         use CompareOp::*;
         [
             Eq,
@@ -128,6 +134,9 @@ impl CompareOp {
             St3dIntersects,
             StDWithin,
             St3dDWithin,
+            StIntersectsRast,
+            StIntersectsNbandGeom,
+            StIntersectsGeomNband,
             Ancestor,
             AncestorAny,
             Descendant,
@@ -175,6 +184,9 @@ impl CompareOp {
             Self::St3dIntersects => "_st_3d_intersects",
             Self::StDWithin => "_st_d_within",
             Self::St3dDWithin => "_st_3d_d_within",
+            Self::StIntersectsRast => "_st_intersects_rast",
+            Self::StIntersectsNbandGeom => "_st_intersects_nband_geom",
+            Self::StIntersectsGeomNband => "_st_intersects_geom_nband",
             Self::Ancestor => "_ancestor",
             Self::AncestorAny => "_ancestor_any",
             Self::Descendant => "_descendant",

@@ -225,6 +225,7 @@ pub(crate) fn engine_code(e: &EngineError) -> &'static str {
         E::Unavailable(_) => "unexpected",
         E::Execute(e) => match e.kind() {
             DbErrorKind::DataException => "data-exception",
+            DbErrorKind::InvalidEscape => "bad-request",
             DbErrorKind::ConstraintViolation => "constraint-violation",
             DbErrorKind::Unavailable => "database-unavailable",
             DbErrorKind::TooComplex => "validation-failed",

@@ -92,12 +92,14 @@ pub(crate) fn sql_type(ctx: &Ctx, kind: &ScalarKind) -> SqlType {
             geography: *kind == ScalarKind::Geography,
         },
         (None, ScalarKind::Ltree) => extension_type(ctx, "ltree", "ltree"),
+        // Hex WKB text, which raster's input function reads.
+        (None, ScalarKind::Raster) => extension_type(ctx, "raster", "raster"),
         (None, _) => SqlType::Builtin("text"),
     }
 }
 
 /// The schema an extension's types and functions live in.
-fn extension_schema(ctx: &Ctx, type_name: &str) -> String {
+pub(crate) fn extension_schema(ctx: &Ctx, type_name: &str) -> String {
     ctx.model.catalog.extension_schema(type_name)
 }
 

@@ -2,9 +2,9 @@
 //! calls in PostGIS's schema, GeoJSON operands) and ltree's (`@>`, `<@`, `~`, `?`,
 //! `@` with operands of ltree's own query types).
 
-use crate::ctx::{extension_type, sql_type, Ctx};
+use crate::ctx::{extension_schema, extension_type, sql_type, Ctx};
 use grafton_catalog::ScalarKind;
-use grafton_ir::{DWithin, Value};
+use grafton_ir::{DWithin, Nband, Value};
 use grafton_schema::{CompareOp, TableId};
 use grafton_sql::{BinOp, Expr, Param, SqlType};
 
@@ -42,9 +42,9 @@ impl Ctx<'_> {
             right,
         };
         let query = |name: &str| extension_type(self, "ltree", name);
-        let spatial = kind.is_spatial();
+        let spatial = kind.is_spatial() || *kind == ScalarKind::Raster;
         Some(match op {
-            // PostGIS has `=` but no `<>`.
+            // PostGIS has `=` but no `<>` (on rasters too).
             CompareOp::Neq if spatial => Expr::Not(Box::new(Expr::Compare {
                 left: Box::new(subject.clone()),
                 op: BinOp::Eq,
@@ -67,6 +67,11 @@ impl Ctx<'_> {
             CompareOp::StTouches => st("st_touches"),
             CompareOp::StWithin => st("st_within"),
             CompareOp::St3dIntersects => st("st_3dintersects"),
+            CompareOp::StIntersectsRast => Expr::Func {
+                schema: extension_schema(self, "raster"),
+                name: "st_intersects".to_owned(),
+                args: vec![(None, subject.clone()), (None, *param(ty.clone(), false))],
+            },
             CompareOp::Ancestor => ltree(BinOp::Contains, param(ty.clone(), false)),
             CompareOp::AncestorAny => ltree(BinOp::Contains, param(ty.clone(), true)),
             CompareOp::Descendant => ltree(BinOp::ContainedIn, param(ty.clone(), false)),
@@ -112,6 +117,37 @@ impl Ctx<'_> {
                 "st_dwithin"
             }
             .to_owned(),
+            args,
+        }
+    }
+
+    /// `ST_Intersects(raster, nband, geommin)` (`_st_intersects_nband_geom`) or
+    /// `ST_Intersects(raster, geommin[, nband])` (`_st_intersects_geom_nband`).
+    pub(crate) fn nband(&self, table: TableId, alias: &str, n: &Nband) -> Expr {
+        let param = |value: &Value, ty: SqlType| {
+            Expr::Param(Param {
+                value: value.clone(),
+                ty,
+                list: false,
+            })
+        };
+        let geometry = SqlType::Spatial {
+            schema: extension_schema(self, "geometry"),
+            geography: false,
+        };
+        let geommin = (None, param(&n.geommin, geometry));
+        let band = (n.nband.as_ref()).map(|b| (None, param(b, SqlType::Builtin("int4"))));
+        let mut args = vec![(None, self.column_value(table, alias, n.column))];
+        if n.geom_first {
+            args.push(geommin);
+            args.extend(band);
+        } else {
+            args.extend(band);
+            args.push(geommin);
+        }
+        Expr::Func {
+            schema: extension_schema(self, "raster"),
+            name: "st_intersects".to_owned(),
             args,
         }
     }

@@ -105,6 +105,7 @@ impl Ctx<'_> {
                 self.exists_computed(*field, alias, inner, root)
             }
             BoolExp::DWithin(d) => self.d_within(table, alias, d),
+            BoolExp::Nband(n) => self.nband(table, alias, n),
             BoolExp::Cast { column, to, inner } => {
                 let was = (self.cast).replace((alias.to_owned(), *column, to.clone()));
                 let e = self.filter_in(table, alias, inner, root);

@@ -77,6 +77,7 @@ fn remap(exp: &BoolExp, mapping: &[(usize, usize)]) -> Option<BoolExp> {
         | BoolExp::CompareColumns { .. }
         | BoolExp::CompareText { .. }
         | BoolExp::DWithin(_)
+        | BoolExp::Nband(_)
         | BoolExp::Aggregate(_)
         | BoolExp::Cast { .. }
         | BoolExp::CompareComputed { .. }

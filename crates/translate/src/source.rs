@@ -180,12 +180,17 @@ impl Ctx<'_> {
                     }
                     Some(kind) => sql_type(self, kind),
                     // `uuid[]` is `pg_catalog._uuid`: the literal's text is cast to it.
-                    None => match &a.array_of {
-                        Some(element) => SqlType::Named {
+                    None => match (&a.array_of, &a.row_of) {
+                        (Some(element), _) => SqlType::Named {
                             schema: "pg_catalog".to_owned(),
                             name: format!("_{element}"),
                         },
-                        None => SqlType::Builtin("text"),
+                        // A row literal's text is cast to the row type.
+                        (None, Some((schema, name))) => SqlType::Named {
+                            schema: schema.clone(),
+                            name: name.clone(),
+                        },
+                        (None, None) => SqlType::Builtin("text"),
                     },
                 };
                 let value = match (&row, call.row_arg == Some(*position)) {

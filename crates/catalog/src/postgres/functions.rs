@@ -154,6 +154,7 @@ fn arg_scalar(db_type: &str, kind: &str, enum_index: &HashMap<u32, usize>) -> Op
             "geometry" => Some(ScalarKind::Geometry),
             "geography" => Some(ScalarKind::Geography),
             "ltree" => Some(ScalarKind::Ltree),
+            "raster" => Some(ScalarKind::Raster),
             _ => None,
         },
         _ => None,
@@ -175,7 +176,7 @@ pub(super) fn extension_schemas(
         .zip(kinds)
         .chain(returned.0.zip(returned.1))
     {
-        if matches!(ty.as_str(), "geometry" | "geography" | "ltree") {
+        if matches!(ty.as_str(), "geometry" | "geography" | "ltree" | "raster") {
             if let Some(schema) = kind.split(':').nth(1) {
                 schemas.entry(ty).or_insert_with(|| schema.to_owned());
             }

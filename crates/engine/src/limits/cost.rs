@@ -162,7 +162,7 @@ impl Filter {
                     self.add(f);
                 }
             }
-            BoolExp::CompareColumns { .. } | BoolExp::DWithin(_) => {
+            BoolExp::CompareColumns { .. } | BoolExp::DWithin(_) | BoolExp::Nband(_) => {
                 self.fixed = self.fixed.saturating_add(1)
             }
         }

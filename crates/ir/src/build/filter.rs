@@ -134,11 +134,41 @@ impl<'a> Builder<'a> {
                 }
                 continue;
             }
+            if matches!(
+                op,
+                CompareOp::StIntersectsNbandGeom | CompareOp::StIntersectsGeomNband
+            ) {
+                if let Some(n) = self.nband(column, op, operand) {
+                    all.push(BoolExp::Nband(Box::new(n)));
+                }
+                continue;
+            }
             if let Some(value) = self.vars.leaf(operand) {
                 all.push(BoolExp::Compare { column, op, value });
             }
         }
         Ok(())
+    }
+
+    /// `_st_intersects_nband_geom: {nband, geommin}` and its twin: each field a
+    /// value or a variable of its own (`None`: the operand is null).
+    fn nband(&mut self, column: usize, op: CompareOp, v: Input<'a>) -> Option<Nband> {
+        let (mut nband, mut geommin) = (None, None);
+        for (name, field) in self.vars.object(v) {
+            match name {
+                "nband" => nband = self.vars.leaf(field),
+                "geommin" => geommin = self.vars.leaf(field),
+                _ => {}
+            }
+        }
+        Some(Nband {
+            column,
+            geom_first: op == CompareOp::StIntersectsGeomNband,
+            nband,
+            // Validation has required it; a variable left out is null.
+            geommin: geommin.unwrap_or(Value::Literal(serde_json::Value::Null)),
+        })
+        .filter(|_| self.vars.deref(v).is_some())
     }
 
     /// `_st_d_within: {distance, from, use_spheroid}`: each field a value or a
@@ -179,7 +209,13 @@ impl<'a> Builder<'a> {
                 .ops
                 .get(op_name)
                 .ok_or_else(|| IrError::Validation(format!("unknown operator '{op_name}'")))?;
-            if matches!(op, CompareOp::StDWithin | CompareOp::St3dDWithin) {
+            if matches!(
+                op,
+                CompareOp::StDWithin
+                    | CompareOp::St3dDWithin
+                    | CompareOp::StIntersectsNbandGeom
+                    | CompareOp::StIntersectsGeomNband
+            ) {
                 return Err(IrError::Validation(format!(
                     "'{op_name}' is not offered on a computed field"
                 )));

@@ -177,6 +177,44 @@ impl RuleReader<'_> {
         })))
     }
 
+    /// Raster's `_st_intersects_nband_geom: {nband, geommin}` (and `_geom_nband`,
+    /// whose band is optional): each a literal or a session variable.
+    pub(super) fn nband(
+        &mut self,
+        column: usize,
+        op: CompareOp,
+        operand: &Json,
+        path: &str,
+    ) -> Result<BoolExp> {
+        let Json::Object(fields) = operand else {
+            return Err(format!("{path}: expected {{nband, geommin}}"));
+        };
+        if let Some(extra) = (fields.keys()).find(|k| !matches!(k.as_str(), "nband" | "geommin")) {
+            return Err(format!("{path}: unexpected key '{extra}'"));
+        }
+        let geom_first = op == CompareOp::StIntersectsGeomNband;
+        let nband = match fields.get("nband") {
+            Some(v) => Some(self.value_of(&ScalarKind::Int, "integer", v, Operand::Same, path)?),
+            None if geom_first => None,
+            None => return Err(format!("{path}: missing 'nband'")),
+        };
+        let geommin =
+            (fields.get("geommin")).ok_or_else(|| format!("{path}: missing 'geommin'"))?;
+        let geommin = self.value_of(
+            &ScalarKind::Geometry,
+            "a GeoJSON shape",
+            geommin,
+            Operand::Same,
+            path,
+        )?;
+        Ok(BoolExp::Nband(Box::new(crate::types::Nband {
+            column,
+            geom_first,
+            nband,
+            geommin,
+        })))
+    }
+
     /// An operand of a comparison on text: a session variable or string literals.
     fn text_value(&mut self, json: &Json, expects: Operand, path: &str) -> Result<ParamValue> {
         if let Some(v) = self.session_value(json, expects) {

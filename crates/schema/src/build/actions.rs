@@ -15,7 +15,7 @@ pub(super) const BUILT_IN: [&str; 5] = ["String", "Int", "Float", "Boolean", "ID
 
 /// The database scalars an action's types may name (as Hasura's may name its
 /// source's scalars).
-pub(super) const DB_SCALARS: [ScalarKind; 15] = [
+pub(super) const DB_SCALARS: [ScalarKind; 16] = [
     ScalarKind::BigInt,
     ScalarKind::Numeric,
     ScalarKind::Uuid,
@@ -31,6 +31,7 @@ pub(super) const DB_SCALARS: [ScalarKind; 15] = [
     ScalarKind::Geometry,
     ScalarKind::Geography,
     ScalarKind::Ltree,
+    ScalarKind::Raster,
 ];
 
 /// The actions a role may call, and the custom types they reach.
@@ -246,6 +247,7 @@ pub(super) fn db_scalar_name(naming: Naming, kind: &ScalarKind) -> String {
         ScalarKind::Geometry => "geometry",
         ScalarKind::Geography => "geography",
         ScalarKind::Ltree => "ltree",
+        ScalarKind::Raster => "raster",
         _ => "bytea",
     };
     naming.scalar(base)

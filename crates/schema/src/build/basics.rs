@@ -33,6 +33,7 @@ impl Builder<'_> {
             ScalarKind::Geometry => "geometry".into(),
             ScalarKind::Geography => "geography".into(),
             ScalarKind::Ltree => "ltree".into(),
+            ScalarKind::Raster => "raster".into(),
             // Its comparison type is `String_array_comparison_exp`.
             ScalarKind::Array(element) => format!("{}_array", self.scalar_base(element)),
             ScalarKind::Enum(i) => {

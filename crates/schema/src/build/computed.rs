@@ -156,7 +156,7 @@ fn computed(
         if i == row_arg || Some(i) == session_arg {
             continue;
         }
-        if a.scalar.is_none() || graphql_safe(&a.name) != a.name {
+        if !super::functions::passable(a) || graphql_safe(&a.name) != a.name {
             return Err(format!(
                 "{what}: argument '{}' (type {}) cannot be passed",
                 a.name, a.db_type
@@ -211,11 +211,7 @@ impl<'a> super::Builder<'a> {
             let mut args = Vec::new();
             if let Some(args_type) = &c.args_type {
                 let inputs: Vec<FieldDef> = (c.args.iter())
-                    .map(|(name, i)| {
-                        let kind = f.args[*i].scalar.clone().unwrap_or(ScalarKind::Text);
-                        self.used_scalars.insert(kind.clone());
-                        FieldDef::new(name, self.scalar(&kind))
-                    })
+                    .map(|(name, i)| FieldDef::new(name, self.arg_type(&f.args[*i])))
                     .collect();
                 self.sdl.object("input", args_type, None, &inputs);
                 let bang = if c.args_required { "!" } else { "" };

@@ -77,6 +77,37 @@ pub(super) fn volatile_queries(catalog: &Catalog, functions: &[FunctionInfo]) ->
         .collect()
 }
 
+/// Whether a caller can pass `a`: a scalar Grafton maps, an array of a built-in
+/// type, or a row type whose name is a GraphQL name (see [`Builder::arg_type`]).
+pub(super) fn passable(a: &grafton_catalog::FunctionArg) -> bool {
+    a.scalar.is_some()
+        || a.array_of.is_some()
+        || (a.row_of.as_ref()).is_some_and(|(_, t)| graphql_safe(t) == *t)
+}
+
+impl Builder<'_> {
+    /// The GraphQL type of a [`passable`] argument, as Hasura names it: its
+    /// scalar; `_<element>` holding a PostgreSQL array literal (`"{a,b}"`) for an
+    /// array; `<type>_scalar` holding a row literal (`"(1,Ada)"`) for a row type,
+    /// since the type's own name is its table's object type.
+    pub(super) fn arg_type(&mut self, a: &grafton_catalog::FunctionArg) -> String {
+        if let Some(element) = &a.array_of {
+            let scalar = format!("_{element}");
+            self.named_scalars.insert(scalar.clone());
+            return scalar;
+        }
+        if let (None, Some((_, row))) = (&a.scalar, &a.row_of) {
+            let scalar = self.naming.scalar(&format!("{row}_scalar"));
+            self.named_scalars.insert(scalar.clone());
+            return scalar;
+        }
+        let kind = a.scalar.clone().unwrap_or(ScalarKind::Text);
+        let kind = self.column_kind(&kind);
+        self.used_scalars.insert(kind.clone());
+        self.scalar(&kind)
+    }
+}
+
 /// The exposed table `schema.name`.
 pub(super) fn exposed(
     catalog: &Catalog,
@@ -162,10 +193,11 @@ fn function(cx: &Context<'_>, key: &str, fc: &FunctionConfig) -> Result<Function
         if Some(i) == session_arg {
             continue;
         }
-        if a.scalar.is_none() && a.array_of.is_none() {
+        if !passable(a) {
             return Err(format!(
                 "{what}: argument '{}' has type {}, which Grafton cannot pass \
-                 (a built-in base type or an array of one, an enum or json can be)",
+                 (a built-in base type or an array of one, an enum, json or a row \
+                 type whose name is a GraphQL name can be)",
                 a.name, a.db_type
             ));
         }
@@ -268,18 +300,7 @@ impl Builder<'_> {
             let mut args = Vec::new();
             if let Some(args_type) = &info.args_type {
                 let fields: Vec<FieldDef> = (info.args.iter())
-                    .map(|(name, i)| {
-                        if let Some(element) = &f.args[*i].array_of {
-                            // Hasura's: a PostgreSQL array literal in `_<element>`.
-                            let scalar = format!("_{element}");
-                            self.array_scalars.insert(scalar.clone());
-                            return FieldDef::new(name, scalar);
-                        }
-                        let kind = f.args[*i].scalar.clone().unwrap_or(ScalarKind::Text);
-                        let kind = self.column_kind(&kind);
-                        self.used_scalars.insert(kind.clone());
-                        FieldDef::new(name, self.scalar(&kind))
-                    })
+                    .map(|(name, i)| FieldDef::new(name, self.arg_type(&f.args[*i])))
                     .collect();
                 self.sdl.object("input", args_type, None, &fields);
                 let required = f.args.len().saturating_sub(f.defaults);

@@ -28,6 +28,7 @@ impl Builder<'_> {
                         | ScalarKind::Jsonb
                         | ScalarKind::Geometry
                         | ScalarKind::Geography
+                        | ScalarKind::Raster
                 )
             })
             .map(|&(i, name)| FieldDef::new(name, self.scalar(&kinds[i])))

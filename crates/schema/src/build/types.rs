@@ -76,6 +76,10 @@ impl Builder<'_> {
         if self.used_scalars.contains(&ScalarKind::Jsonb) {
             self.used_scalars.insert(ScalarKind::Text);
         }
+        // raster's `_st_intersects_*_nband` inputs take a geometry.
+        if self.used_scalars.contains(&ScalarKind::Raster) {
+            self.used_scalars.insert(ScalarKind::Geometry);
+        }
         // geometry's `_cast: {geography: …}` and back need each other's types.
         if self.used_scalars.contains(&ScalarKind::Geometry)
             || self.used_scalars.contains(&ScalarKind::Geography)
@@ -95,7 +99,7 @@ impl Builder<'_> {
         for kind in used {
             self.write_scalar(&kind);
         }
-        for name in std::mem::take(&mut self.array_scalars) {
+        for name in std::mem::take(&mut self.named_scalars) {
             self.sdl.scalar(&name);
         }
         if self.used_scalars.contains(&ScalarKind::Ltree) {
@@ -156,6 +160,9 @@ impl Builder<'_> {
                     CompareOp::Matches => self.naming.scalar("lquery"),
                     CompareOp::MatchesFulltext => self.naming.scalar("ltxtquery"),
                     CompareOp::StDWithin | CompareOp::St3dDWithin => self.d_within_input(kind),
+                    CompareOp::StIntersectsNbandGeom | CompareOp::StIntersectsGeomNband => {
+                        self.nband_input(op)
+                    }
                     CompareOp::Like
                     | CompareOp::Nlike
                     | CompareOp::Ilike
@@ -238,12 +245,54 @@ impl Builder<'_> {
     }
 }
 
+impl Builder<'_> {
+    /// `st_intersects_nband_geom_input` or `st_intersects_geom_nband_input`
+    /// (raster's), declared the first time a comparison uses it; in the second the
+    /// band is optional, as in PostGIS.
+    fn nband_input(&mut self, op: CompareOp) -> String {
+        let geom_first = op == CompareOp::StIntersectsGeomNband;
+        let name = self.ty(if geom_first {
+            "st_intersects_geom_nband_input"
+        } else {
+            "st_intersects_nband_geom_input"
+        });
+        if self.declared_inputs.insert(name.clone()) {
+            let int = self.scalar(&ScalarKind::Int);
+            let band = if geom_first { int } else { format!("{int}!") };
+            let geometry = format!("{}!", self.scalar(&ScalarKind::Geometry));
+            let mut fields = vec![
+                FieldDef::new(self.naming.field("nband"), band),
+                FieldDef::new(self.naming.field("geommin"), geometry),
+            ];
+            if geom_first {
+                fields.reverse();
+            }
+            self.sdl.object("input", &name, None, &fields);
+        }
+        name
+    }
+}
+
 /// The operators a column of `kind` supports on `backend`.
 pub fn ops_for(kind: &ScalarKind, backend: Backend) -> Vec<CompareOp> {
     use CompareOp::*;
     if *kind == ScalarKind::Json {
         // Postgres has no equality on json; only nullness is testable.
         return vec![IsNull];
+    }
+    if *kind == ScalarKind::Raster {
+        // Hasura's: equality (PostGIS has `=` on rasters, no ordering) and the
+        // intersections.
+        return vec![
+            Eq,
+            Neq,
+            In,
+            Nin,
+            IsNull,
+            StIntersectsRast,
+            StIntersectsNbandGeom,
+            StIntersectsGeomNband,
+        ];
     }
     if let ScalarKind::Array(_) = kind {
         // Hasura's, but `_in`/`_nin` (lists of arrays).
@@ -300,5 +349,6 @@ pub(super) fn has_min_max(kind: &ScalarKind) -> bool {
             | ScalarKind::Geometry
             | ScalarKind::Geography
             | ScalarKind::Ltree
+            | ScalarKind::Raster
     )
 }

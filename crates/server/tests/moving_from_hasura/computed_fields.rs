@@ -26,6 +26,8 @@ const COMPUTED: &str = r#"computed_fields:
     definition: {function: author_posts}
   - name: profile
     definition: {function: author_profile}
+  - name: posts_titled
+    definition: {function: author_posts_titled}
 "#;
 
 /// `user` reads names and two computed fields (not `post_count`), and published
@@ -110,6 +112,7 @@ async fn computed_fields_are_fields_filters_and_sort_keys() {
           authors(order_by: {full_name: desc}) {
             id full_name post_count greeting hi: greeting(args: {greeting: "Hi"})
             posts_like(args: {search: "e"}, order_by: {id: asc}) { id }
+            posts_titled(args: {titles: "{Engines,Compilers,Letters}"}, order_by: {id: asc}) { id }
           }
           busy: authors(where: {post_count: {_gt: 1}}) { id }
           authors_aggregate { aggregate { sum { post_count } max { full_name post_count } avg { post_count } } }
@@ -122,9 +125,10 @@ async fn computed_fields_are_fields_filters_and_sort_keys() {
         admin["data"]["authors"],
         json!([
             {"id": 2, "full_name": "Grace Hopper", "post_count": 1, "greeting": "Hello, Grace",
-             "hi": "Hi, Grace", "posts_like": [{"id": 4}]},
+             "hi": "Hi, Grace", "posts_like": [{"id": 4}], "posts_titled": [{"id": 4}]},
             {"id": 1, "full_name": "Ada Lovelace", "post_count": 3, "greeting": "Hello, Ada",
-             "hi": "Hi, Ada", "posts_like": [{"id": 1}, {"id": 2}, {"id": 3}]}
+             "hi": "Hi, Ada", "posts_like": [{"id": 1}, {"id": 2}, {"id": 3}],
+             "posts_titled": [{"id": 1}, {"id": 3}]}
         ]),
         "{admin}"
     );

@@ -40,7 +40,12 @@ CREATE FUNCTION tagged(tags text[]) RETURNS SETOF posts STABLE LANGUAGE sql
 CREATE FUNCTION posts_by_uuid(ids uuid[]) RETURNS SETOF posts STABLE LANGUAGE sql
   AS $$ SELECT * FROM posts WHERE ('00000000-0000-0000-0000-00000000000' || id)::uuid = ANY (ids) $$;
 CREATE TYPE pair AS (a integer, b integer);
-CREATE FUNCTION by_pair(p pair) RETURNS SETOF posts STABLE LANGUAGE sql AS $$ SELECT * FROM posts $$;
+CREATE FUNCTION by_pair(p pair) RETURNS SETOF posts STABLE LANGUAGE sql
+  AS $$ SELECT * FROM posts WHERE id BETWEEN p.a AND p.b $$;
+CREATE FUNCTION posts_of(author_row authors, min_score numeric DEFAULT 0)
+  RETURNS SETOF posts STABLE LANGUAGE sql
+  AS $$ SELECT * FROM posts WHERE author_id = author_row.id AND score >= min_score $$;
+CREATE FUNCTION by_words(words tsvector) RETURNS SETOF posts STABLE LANGUAGE sql AS $$ SELECT * FROM posts $$;
 CREATE FUNCTION twice(a integer) RETURNS SETOF posts STABLE LANGUAGE sql AS $$ SELECT * FROM posts $$;
 CREATE FUNCTION twice(a text) RETURNS SETOF posts STABLE LANGUAGE sql AS $$ SELECT * FROM posts $$;
 ";
@@ -294,9 +299,9 @@ async fn functions_that_cannot_be_served_stop_start_up_named() {
     let url = postgres("functions_refused");
     let cases: &[(&str, &str, &str)] = &[
         (
-            "composite-argument",
-            "function: by_pair\n",
-            "function public.by_pair: argument 'p' has type pair",
+            "unmapped-argument",
+            "function: by_words\n",
+            "function public.by_words: argument 'words' has type tsvector",
         ),
         (
             "overloaded",
@@ -409,6 +414,79 @@ async fn array_arguments_take_a_postgres_array_literal() {
         &server,
         None,
         r#"{ posts_by_uuid(args: {ids: "not an array"}) { id } }"#,
+    )
+    .await;
+    assert_eq!(
+        body["errors"][0]["extensions"]["code"], "data-exception",
+        "{body}"
+    );
+    server.stop().await;
+}
+
+/// A row-type argument (`author_row authors`, Hasura's issue 3757) is Hasura's
+/// scalar `<type>_scalar` and takes a PostgreSQL row literal, as a literal or a
+/// variable, for a table's row type and a composite type alike; the returned
+/// table's rules still apply; what PostgreSQL cannot read as a row is a data error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn row_type_arguments_take_a_postgres_row_literal() {
+    let url = postgres("functions_rows");
+    let dir = with_functions(
+        "functions-rows",
+        &[
+            ("public_posts_of.yaml", "function: posts_of\n"),
+            ("public_by_pair.yaml", "function: by_pair\n"),
+        ],
+    );
+    let server = start(&url, &dir, None).await.expect("server starts");
+    let types = post(
+        &server,
+        None,
+        r#"{ of: __type(name: "posts_of_args") { inputFields { name type { name kind } } }
+             pair: __type(name: "by_pair_args") { inputFields { name type { name kind } } } }"#,
+    )
+    .await;
+    assert_eq!(
+        types["data"],
+        json!({"of": {"inputFields": [
+                  {"name": "author_row", "type": {"name": "authors_scalar", "kind": "SCALAR"}},
+                  {"name": "min_score", "type": {"name": "numeric", "kind": "SCALAR"}}]},
+               "pair": {"inputFields": [
+                  {"name": "p", "type": {"name": "pair_scalar", "kind": "SCALAR"}}]}}),
+        "{types}"
+    );
+    let body = post(
+        &server,
+        None,
+        r#"{ posts_of(args: {author_row: "(2,Grace)"}, order_by: {id: asc}) { id }
+             high: posts_of(args: {author_row: "(1,\"Ada\")", min_score: 6}) { id }
+             by_pair(args: {p: "(2,3)"}, order_by: {id: asc}) { id } }"#,
+    )
+    .await;
+    assert_eq!(
+        body["data"],
+        json!({"posts_of": [{"id": 3}, {"id": 4}], "high": [{"id": 2}],
+               "by_pair": [{"id": 2}, {"id": 3}]}),
+        "{body}"
+    );
+    let body = crate::post_body(
+        &server,
+        &json!({
+            "query": "query($a: authors_scalar!) { posts_of(args: {author_row: $a}) { id title } }",
+            "variables": {"a": "(1,Ada)"}
+        }),
+        &[("x-hasura-role", "user")],
+    )
+    .await;
+    // `user` reads published posts only: the function's rows pass the rule.
+    assert_eq!(
+        body["data"],
+        json!({"posts_of": [{"id": 1, "title": "Engines"}]}),
+        "{body}"
+    );
+    let body = post(
+        &server,
+        None,
+        r#"{ posts_of(args: {author_row: "not a row"}) { id } }"#,
     )
     .await;
     assert_eq!(

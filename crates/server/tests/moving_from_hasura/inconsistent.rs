@@ -20,8 +20,7 @@ INSERT INTO posts VALUES (1, 1, 'Engines');
 ";
 
 const PG_EXTRA: &str = "
-CREATE TYPE pair AS (a integer, b integer);
-CREATE FUNCTION by_pair(p pair) RETURNS SETOF posts STABLE LANGUAGE sql AS $$ SELECT * FROM posts $$;
+CREATE FUNCTION by_words(w tsvector) RETURNS SETOF posts STABLE LANGUAGE sql AS $$ SELECT * FROM posts $$;
 CREATE FUNCTION all_posts() RETURNS SETOF posts STABLE LANGUAGE sql AS $$ SELECT * FROM posts $$;
 ";
 
@@ -94,11 +93,11 @@ fn project(name: &str, postgres: bool) -> std::path::PathBuf {
     if postgres {
         write(
             "databases/default/functions/functions.yaml",
-            "- \"!include public_by_pair.yaml\"\n- \"!include public_all_posts.yaml\"\n",
+            "- \"!include public_by_words.yaml\"\n- \"!include public_all_posts.yaml\"\n",
         );
         write(
-            "databases/default/functions/public_by_pair.yaml",
-            "function: {name: by_pair, schema: public}\n",
+            "databases/default/functions/public_by_words.yaml",
+            "function: {name: by_words, schema: public}\n",
         );
         write(
             "databases/default/functions/public_all_posts.yaml",
@@ -201,7 +200,7 @@ async fn what_cannot_be_served_is_left_out_whole_and_listed() {
         .map(|(t, n)| (t.to_string(), n.to_string()))
         .collect();
         if postgres {
-            expected.insert(("function".into(), "function 'by_pair'".into()));
+            expected.insert(("function".into(), "function 'by_words'".into()));
         } else {
             // Cron triggers are served on PostgreSQL only (event triggers on both).
             let cron = "cron trigger 'nightly'".into();
@@ -236,7 +235,7 @@ async fn what_cannot_be_served_is_left_out_whole_and_listed() {
         );
         if postgres {
             assert!(
-                reason("function 'by_pair'").contains("argument 'p' has type pair"),
+                reason("function 'by_words'").contains("argument 'w' has type tsvector"),
                 "{listed}"
             );
         }

@@ -114,6 +114,28 @@ async fn named_and_inline_fragments() {
         d,
         json!({"venues_by_pk": {"name": all[0].name, "id": 1, "city": all[0].city}})
     );
+    // Hasura's `select_query_nested_fragment`: a fragment on a related (nested)
+    // type inside another, beside an inline fragment; the same answer as written out.
+    let nested = data(
+        r#"query {
+          venues(limit: 2, order_by: {id: asc}, where: {meetups: {}}) { ...V ... on venues { name } }
+        }
+        fragment V on venues { id meetups(limit: 2, order_by: {id: asc}) { ...M } }
+        fragment M on meetups { title id venue { ... on venues { id } } }"#,
+        Value::Null,
+    )
+    .await;
+    let plain = data(
+        "{ venues(limit: 2, order_by: {id: asc}, where: {meetups: {}}) { id \
+         meetups(limit: 2, order_by: {id: asc}) { title id venue { id } } name } }",
+        Value::Null,
+    )
+    .await;
+    assert_eq!(nested, plain);
+    assert!(
+        plain["venues"][0]["meetups"][0]["title"].is_string(),
+        "{plain}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

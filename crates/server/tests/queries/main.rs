@@ -28,6 +28,7 @@ mod ordering;
 mod pagination;
 mod postgis;
 mod postgres_types;
+mod raster;
 mod relationships;
 mod relay;
 mod row_keys;
