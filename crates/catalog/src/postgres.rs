@@ -225,12 +225,12 @@ pub async fn introspect_postgres(
         };
         let table = &mut catalog.tables[index];
         let (db_type, scalar, warning) = column_type(row, &enum_index)?;
-        // The schema of a type named by its own name in SQL: an extension's, and
-        // one Grafton does not map (a domain, `inet`, `citext`…), which a Relay
-        // cursor's value is bound as. Arrays are read as text.
-        let unmapped = scalar == ScalarKind::Text
-            && !matches!(db_type.as_str(), "text" | "varchar" | "bpchar" | "name")
-            && !db_type.ends_with("[]");
+        // The schema of a type named by its own name in SQL: an extension's, one
+        // Grafton does not map (a domain, `inet`, `citext`…), and an array's
+        // (`inet[]`: its `_inet`'s), which a Relay cursor's value is bound as.
+        let unmapped = (scalar == ScalarKind::Text
+            && !matches!(db_type.as_str(), "text" | "varchar" | "bpchar" | "name"))
+            || db_type.ends_with("[]");
         if let Some(ty) = scalar
             .extension_type()
             .or(unmapped.then_some(db_type.as_str()))

@@ -91,6 +91,11 @@ impl ScalarKind {
         matches!(self, Self::Geometry | Self::Geography)
     }
 
+    /// A PostGIS type, which has `=` but no `<>`: `_neq` is `NOT =`.
+    pub fn lacks_neq(&self) -> bool {
+        matches!(self, Self::Geometry | Self::Geography | Self::Raster)
+    }
+
     /// The PostGIS type a `_cast` turns this one into (geometry ↔ geography).
     pub fn spatial_counterpart(&self) -> Option<ScalarKind> {
         match self {

@@ -32,9 +32,9 @@ pub(crate) fn postgres_text(param: &Param, value: &Value) -> Option<String> {
     scalar_text(value)
 }
 
-/// A parameter of a PostgreSQL array type (`pg_catalog._text`).
+/// A parameter of a PostgreSQL array type (`pg_catalog._text`, `public._citext`).
 fn is_array(param: &Param) -> bool {
-    matches!(&param.ty, SqlType::Named { schema, name } if schema == "pg_catalog" && name.starts_with('_'))
+    matches!(&param.ty, SqlType::Named { name, .. } if name.starts_with('_'))
 }
 
 /// A JSON-typed parameter carries JSON text, so a JSON string stays quoted.

@@ -53,6 +53,12 @@ fn exact(raw: &serde_json::value::RawValue) -> Option<Json> {
             }
             Some(Json::Object(object))
         }
+        b'[' => {
+            let items: Vec<Box<serde_json::value::RawValue>> = serde_json::from_str(text).ok()?;
+            (items.iter().map(|item| exact(item)))
+                .collect::<Option<Vec<Json>>>()
+                .map(Json::Array)
+        }
         b'-' | b'0'..=b'9' => {
             let number: Json = serde_json::from_str(text).ok()?;
             let printed = number.to_string();
@@ -173,6 +179,13 @@ mod tests {
         assert_eq!(n, Some(Json::from("12345678901234567890.123456789")));
         assert_eq!(cursor_value(&cursor, &["id".into()]), Some(Json::from(2.5)));
         assert_eq!(cursor_value(&cursor, &["name".into()]), None);
+        // Inside an array (a numeric[] key) too.
+        let listed = r#"{"ns" : [1, 12345678901234567890.5, null]}"#;
+        let cursor = decode_cursor(&b64(listed)).unwrap();
+        assert_eq!(
+            cursor_value(&cursor, &["ns".into()]),
+            Some(serde_json::json!([1, "12345678901234567890.5", null]))
+        );
     }
 
     #[test]

@@ -268,6 +268,13 @@ impl<'a> RuleReader<'a> {
                 Ok(BoolExp::Compare { column, op, value })
             }
             Some(Op::Column(op)) => {
+                // `_cgt` on a type without ordering would fail every request.
+                if !grafton_schema::ops_for(kind, model.backend).contains(&op) {
+                    return Err(format!(
+                        "{path}: '{name}' does not apply to column '{}' of type {}",
+                        col.name, col.db_type
+                    ));
+                }
                 let (other_table, other_name, from_root) = match operand {
                     Json::String(c) => (table, c.as_str(), false),
                     Json::Array(items) => match items.as_slice() {

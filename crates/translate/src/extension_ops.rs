@@ -42,7 +42,7 @@ impl Ctx<'_> {
             right,
         };
         let query = |name: &str| extension_type(self, "ltree", name);
-        let spatial = kind.is_spatial() || *kind == ScalarKind::Raster;
+        let spatial = kind.lacks_neq();
         Some(match op {
             // PostGIS has `=` but no `<>` (on rasters too).
             CompareOp::Neq if spatial => Expr::Not(Box::new(Expr::Compare {

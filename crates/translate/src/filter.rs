@@ -127,7 +127,7 @@ impl Ctx<'_> {
                 root: from_root,
             } => {
                 let (other_table, other_alias) = if *from_root { root } else { (table, alias) };
-                let spatial = self.compared_kind(table, alias, *column).is_spatial();
+                let spatial = self.compared_kind(table, alias, *column).lacks_neq();
                 let compare = |op| Expr::Compare {
                     left: Box::new(self.column_value(table, alias, *column)),
                     op,
@@ -258,11 +258,15 @@ impl Ctx<'_> {
             return e;
         }
         // citext compares case-insensitively only against citext: a text parameter
-        // would turn `=` into text equality.
-        let ty = if col.db_type == "citext" {
-            SqlType::Builtin("citext")
-        } else {
-            sql_type(self, &kind)
+        // would turn `=` into text equality, and a citext[] has no operators with
+        // text[] at all.
+        let ty = match col.db_type.as_str() {
+            "citext" => SqlType::Builtin("citext"),
+            "citext[]" => SqlType::Named {
+                schema: self.model.catalog.extension_schema("citext[]"),
+                name: "_citext".to_owned(),
+            },
+            _ => sql_type(self, &kind),
         };
         compare_with(subject, ty, op, value)
     }
@@ -294,8 +298,7 @@ pub(crate) fn compare_with(subject: Expr, ty: SqlType, op: CompareOp, value: &Va
             operand: param(SqlType::Builtin(ty), list),
         };
         // An array column's `@>` and `<@` take an array of its own type.
-        let array = matches!(&ty, SqlType::Named { schema, name }
-            if schema == "pg_catalog" && name.starts_with('_'));
+        let array = matches!(&ty, SqlType::Named { name, .. } if name.starts_with('_'));
         let of_array = |op: JsonOp| Expr::JsonTest {
             expr: subject.clone(),
             op,

@@ -123,6 +123,13 @@ impl Ctx<'_> {
             name: db_type.to_owned(),
         };
         let known = self.model.catalog.type_schemas.get(db_type);
+        if let Some(element) = db_type.strip_suffix("[]") {
+            // PostgreSQL names an array type after its element: `_inet`.
+            return known.map(|schema| SqlType::Named {
+                schema: schema.clone(),
+                name: format!("_{element}"),
+            });
+        }
         match db_type {
             "bpchar" => Some(SqlType::Builtin("bpchar")),
             "float4" => Some(SqlType::Builtin("float4")),

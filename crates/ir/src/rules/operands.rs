@@ -194,8 +194,9 @@ impl RuleReader<'_> {
         }
         let geom_first = op == CompareOp::StIntersectsGeomNband;
         let nband = match fields.get("nband") {
+            // Optional in `_geom_nband`: null is PostGIS's default, every band.
+            Some(Json::Null) | None if geom_first => None,
             Some(v) => Some(self.value_of(&ScalarKind::Int, "integer", v, Operand::Same, path)?),
-            None if geom_first => None,
             None => return Err(format!("{path}: missing 'nband'")),
         };
         let geommin =

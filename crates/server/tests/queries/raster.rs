@@ -17,6 +17,14 @@ const METADATA: &str = r#"
       permission:
         columns: [id, name]
         filter: {rast: {_st_intersects_geom_nband: {geommin: X-Hasura-Area, nband: 1}}}
+    - role: any_band
+      permission:
+        columns: [id]
+        filter: {rast: {_st_intersects_geom_nband: {geommin: X-Hasura-Area, nband: null}}}
+    - role: twin
+      permission:
+        columns: [id]
+        filter: {rast: {_cneq: rast}}
 "#;
 
 /// A square from (0.5, 0.5) to (11, 11): it meets tiles 1, 2 and 3's footprints.
@@ -155,6 +163,25 @@ async fn raster_columns_filters_rules_and_writes() {
         "{v}"
     );
     assert_eq!(ids(&v["data"]["tile"]), json!([1, 2]), "{v}");
+    // `nband: null` is PostGIS's default: every band, so the footprint.
+    let v = post(
+        &endpoint,
+        &[("x-hasura-role", "any_band"), ("x-hasura-area", WIDE)],
+        "{ tile(order_by: {id: asc}) { id } }",
+        Value::Null,
+    )
+    .await;
+    assert_eq!(ids(&v["data"]["tile"]), json!([1, 2, 3]), "{v}");
+    // `_cneq` between rasters is `NOT =` (PostGIS has no `<>`): no row differs
+    // from itself.
+    let v = post(
+        &endpoint,
+        &[("x-hasura-role", "twin")],
+        "{ tile { id } }",
+        Value::Null,
+    )
+    .await;
+    assert_eq!(v["data"]["tile"], json!([]), "{v}");
 
     // Written as its text, read back the same.
     let v = post(
@@ -259,4 +286,31 @@ async fn raster_columns_filters_rules_and_writes() {
         "{v}"
     );
     server.stop().await;
+}
+
+/// A column comparison rasters have no operator for (`_cgt`) stops start-up,
+/// named, rather than failing every request of the role.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_raster_ordering_in_a_rule_stops_start_up() {
+    let url = grafton_testkit::fresh_database("raster_refused");
+    grafton_testkit::psql(&url, FIXTURE.as_bytes());
+    let config: grafton_schema::Config = serde_norway::from_str(
+        "tables:\n  tile:\n    permissions:\n      r: {select: {columns: [id], filter: {rast: {_cgt: rast}}}}\n",
+    )
+    .expect("config");
+    let started = grafton_server::start(&grafton_server::ServeOptions {
+        database_url: url,
+        port: 0,
+        config,
+        strict_metadata: true,
+        ..Default::default()
+    })
+    .await;
+    match started {
+        Err(e) => assert!(e.to_string().contains("'_cgt' does not apply"), "{e}"),
+        Ok(server) => {
+            server.stop().await;
+            panic!("started with _cgt on a raster");
+        }
+    }
 }

@@ -5,7 +5,7 @@
 //! arguments Hasura refuses refused with its messages.
 
 use crate::client;
-use crate::fresh_server::{post, serve_with_functions};
+use crate::fresh_server::{ids, ids_by_sql, post, serve_with_functions};
 use serde_json::{json, Value};
 
 const FIXTURE: &str = include_str!("../fixtures/sql/relay.postgres.sql");
@@ -242,9 +242,33 @@ async fn pages_forwards_and_backwards_are_the_sql_order() {
             "{ip: desc, shelf: asc}",
             "ip DESC NULLS FIRST, shelf ASC NULLS LAST, id",
         ),
+        // Arrays, compared as their own array types: inet[] (served as String)
+        // and citext[] (element by element, case-insensitively).
+        ("{ips: asc}", "ips ASC NULLS LAST, id"),
+        ("{tags: desc}", "tags DESC NULLS FIRST, id"),
     ];
     for (i, (order, sql)) in orders.into_iter().enumerate() {
         pages_match(&relay, order, sql, &url, i % 2 == 1).await;
+    }
+    // A citext[] column is compared as citext[] in `where` too (text[] has no
+    // operators with it).
+    for (filter, sql) in [
+        (
+            r#"{tags: {_eq: ["RED", "X1"]}}"#,
+            "tags = '{RED,X1}'::citext[]",
+        ),
+        (r#"{tags: {_contains: ["X2"]}}"#, "tags @> '{X2}'::citext[]"),
+    ] {
+        let v = post(
+            &server.url(),
+            &[],
+            &format!("{{ article(where: {filter}, order_by: {{id: asc}}) {{ id }} }}"),
+            Value::Null,
+        )
+        .await;
+        let expected = ids_by_sql(&url, "article", sql);
+        assert_eq!(ids(&v["data"]["article"]), expected, "{filter}: {v}");
+        assert!(expected.as_array().is_some_and(|a| !a.is_empty()), "{sql}");
     }
     server.stop().await;
 }
