@@ -41,6 +41,8 @@ pub struct Engine {
     pub(crate) async_done: tokio::sync::watch::Sender<u64>,
     /// Remote schemas' introspections kept between builds.
     pub(crate) remote_cache: Arc<crate::remotes::RemoteCache>,
+    /// `@cached`'s answers.
+    pub(crate) cache: crate::response_cache::Shared,
 }
 
 impl Engine {
@@ -60,12 +62,20 @@ impl Engine {
         let metrics = Arc::new(crate::Metrics::new());
         let live = crate::live::LiveOptions::default();
         let enum_tables = schemas.enum_tables();
+        let cache = Arc::new(arc_swap::ArcSwap::from_pointee(
+            crate::response_cache::ResponseCache::new(
+                crate::response_cache::DEFAULT_MAX_BYTES,
+                crate::response_cache::DEFAULT_MAX_TTL,
+                metrics.response_cache.clone(),
+            ),
+        ));
         let engine = Self {
             schemas: arc_swap::ArcSwap::from_pointee(schemas.count_in(&metrics.cache)),
             heavy: crate::admission::heavy_lane(db.max_connections(), crate::admission::QUEUE_WAIT),
             documents: crate::trusted::LocalDocuments::default(),
             shared: None,
-            live: crate::live::Live::new(live, metrics.poll_seconds.clone()),
+            live: crate::live::Live::new(live, metrics.poll_seconds.clone(), cache.clone()),
+            cache,
             recent: crate::reads::RecentWrites::new(std::time::Duration::ZERO),
             metrics,
             changes: tokio::sync::watch::Sender::new(0),
@@ -110,7 +120,11 @@ impl Engine {
     /// How live queries poll (`--live-query-interval` and friends).
     pub fn with_live(mut self, mut options: crate::live::LiveOptions) -> Self {
         options.primary_after_change |= self.recent.on();
-        self.live = crate::live::Live::new(options, self.metrics.poll_seconds.clone());
+        self.live = crate::live::Live::new(
+            options,
+            self.metrics.poll_seconds.clone(),
+            self.cache.clone(),
+        );
         self.live.set_enum_tables(self.schemas.load().enum_tables());
         self
     }
@@ -147,6 +161,20 @@ impl Engine {
         self
     }
 
+    /// `@cached` keeps at most `max_bytes` of answers, none past `max_ttl`
+    /// (`--cache-max-bytes`, `--cache-max-ttl`).
+    pub fn with_response_cache(self, max_bytes: u64, max_ttl: std::time::Duration) -> Self {
+        let metrics = self.metrics.response_cache.clone();
+        let cache = crate::response_cache::ResponseCache::new(max_bytes, max_ttl, metrics);
+        self.cache.store(Arc::new(cache));
+        self
+    }
+
+    /// `@cached`'s answers (the cache API clears them).
+    pub fn response_cache(&self) -> Arc<crate::response_cache::ResponseCache> {
+        self.cache.load_full()
+    }
+
     /// The engine's metrics.
     pub fn metrics(&self) -> &Arc<crate::Metrics> {
         &self.metrics
@@ -180,6 +208,8 @@ impl Engine {
         }
         self.live.set_enum_tables(enum_tables);
         self.schemas.store(Arc::new(schemas));
+        // New rules may answer a kept key differently.
+        self.cache.load().changed_everything();
         // After the store: whoever sees the change finds the new planners.
         self.changes.send_modify(|n| *n += 1);
     }

@@ -23,6 +23,7 @@ mod reads;
 mod relay;
 pub mod remotes;
 pub mod request;
+pub mod response_cache;
 pub mod schedules;
 pub mod schemas;
 pub mod shared;

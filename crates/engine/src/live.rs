@@ -132,6 +132,8 @@ pub(crate) struct Live {
     /// Enum tables (by name), whose writes change the schema: told to `enum_written`.
     enum_tables: Arc<std::sync::RwLock<HashSet<String>>>,
     enum_written: Arc<tokio::sync::Notify>,
+    /// `@cached`'s answers, which the same writes make stale.
+    cache: crate::response_cache::Shared,
 }
 
 /// A live subscription; dropping it unsubscribes.
@@ -206,8 +208,13 @@ pub(crate) struct Joining<'a> {
 }
 
 impl Live {
-    pub(crate) fn new(options: LiveOptions, poll_seconds: prometheus::Histogram) -> Self {
+    pub(crate) fn new(
+        options: LiveOptions,
+        poll_seconds: prometheus::Histogram,
+        cache: crate::response_cache::Shared,
+    ) -> Self {
         Self {
+            cache,
             polls: Arc::new(tokio::sync::Semaphore::new(options.concurrency.max(1))),
             memory: memory::Memory::new(options.max_bytes),
             enum_tables: Arc::default(),
@@ -235,12 +242,18 @@ impl Live {
             .get_or_init(|| {
                 let cohorts = self.cohorts.clone();
                 let (enums, written) = (self.enum_tables.clone(), self.enum_written.clone());
+                let cache = self.cache.clone();
                 db.change_feed(Arc::new(move |changed| match changed {
                     Some(tables) => {
+                        cache.load().written(&tables);
                         wake(&cohorts, tables.iter().map(String::as_str));
                         enum_writes(&enums, &written, &tables);
                     }
-                    None => lock(&cohorts).values().for_each(|c| c.wake_for_change()),
+                    None => {
+                        // Writes may have been missed: nothing kept can be trusted.
+                        cache.load().changed_everything();
+                        lock(&cohorts).values().for_each(|c| c.wake_for_change())
+                    }
                 }))
             })
             .as_ref()
@@ -323,6 +336,7 @@ impl Live {
     /// A write through this instance changed these tables (by name): cohorts that
     /// read one of them poll now, and other instances are told.
     pub(crate) fn changed(&self, db: &grafton_execute::Database, tables: Vec<String>) {
+        self.cache.load().written(&tables);
         wake(&self.cohorts, tables.iter().map(String::as_str));
         enum_writes(&self.enum_tables, &self.enum_written, &tables);
         if let Some(feed) = self.feed(db) {

@@ -15,6 +15,7 @@ pub mod events;
 pub mod remotes;
 mod replicas;
 mod request_info;
+pub mod response_cache;
 pub use connections::ConnectionMetrics;
 /// The counter and gauge types of [`ConnectionMetrics`], for the accept loop.
 pub use prometheus::{IntCounter as Counter, IntGauge as Gauge};
@@ -77,6 +78,8 @@ pub struct Metrics {
     pub actions: actions::ActionMetrics,
     /// Remote schemas' calls.
     pub remotes: remotes::RemoteMetrics,
+    /// `@cached`'s answers.
+    pub response_cache: response_cache::ResponseCacheMetrics,
     replicas: replicas::ReplicaMetrics,
     /// Client connections under the cap.
     pub connections: ConnectionMetrics,
@@ -214,6 +217,7 @@ impl Metrics {
             events: events::EventMetrics::new(&r),
             actions: actions::ActionMetrics::new(&r),
             remotes: remotes::RemoteMetrics::new(&r),
+            response_cache: response_cache::ResponseCacheMetrics::new(&r),
             metadata_version: register(
                 &r,
                 IntGauge::new(

@@ -35,6 +35,7 @@ mod action_related;
 mod actions;
 mod admit;
 pub(crate) mod async_actions;
+mod cached;
 mod persisted;
 mod read;
 mod remote;
@@ -133,6 +134,11 @@ impl Engine {
         let checked = check(planner, req, transport, info)?;
         spend(planner, caller, &checked).await?;
         let prepared = prepare(planner, checked, req, caller)?;
+        let pending = match cached::lookup(self, &prepared, req, caller, info) {
+            cached::Cached::Hit(body) => return Ok(body),
+            cached::Cached::Miss(pending) => Some(pending),
+            cached::Cached::No => None,
+        };
         let _role = queue(planner).await?;
         match &prepared.action {
             Action::Mutation(mutation) => {
@@ -140,7 +146,12 @@ impl Engine {
             }
             Action::Plan(plan) => {
                 let query = req.query.as_str();
-                read::run(self, planner, plan, &prepared, caller, info, started, query).await
+                let body =
+                    read::run(self, planner, plan, &prepared, caller, info, started, query).await?;
+                if let Some(pending) = pending {
+                    pending.keep(&body);
+                }
+                Ok(body)
             }
         }
     }

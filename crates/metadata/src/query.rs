@@ -116,6 +116,8 @@ impl Metadata {
                 tx.rollback().await;
             } else {
                 tx.commit().await.map_err(failed)?;
+                // What the SQL wrote is not known: no kept answer can be trusted.
+                self.engine.response_cache().changed_everything();
             }
             rows
         };

@@ -156,7 +156,13 @@ pub fn build_view(
     )?;
     let readable = restrict(&mut tables, &relationships, &computed, &access);
     if relay {
-        relay::add_connections(&mut tables, &relationships, &readable, &mut warnings);
+        relay::add_connections(
+            &catalog,
+            &mut tables,
+            &relationships,
+            &readable,
+            &mut warnings,
+        );
     }
     let access = mutations::without_empty_inserts(access, &tables, &relationships, &catalog, role);
     let catalog = redacted_nullable(catalog, &tables, &access);

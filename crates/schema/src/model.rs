@@ -366,10 +366,10 @@ impl SchemaModel {
             .position(|n| n == field)
     }
 
-    /// Whether a table is a Relay `Node` (it has a primary key): its object type
-    /// has the global `id` and it has a connection.
+    /// Whether a table is a Relay `Node` (it has a primary key, of values a global
+    /// id can carry): its object type has the global `id` and it has a connection.
     pub fn is_node(&self, id: TableId) -> bool {
-        self.relay && !self.tables[id].primary_key.is_empty()
+        self.relay && identifies(self.table(id), &self.tables[id].primary_key)
     }
 
     /// Looks up a column by GraphQL field name.
@@ -379,4 +379,15 @@ impl SchemaModel {
             _ => None,
         }
     }
+}
+
+/// Whether `key` (column indices of `table`) can name a row in a Relay global id:
+/// there is one, and no PostGIS value in it (it would be written into the id as
+/// its binary text, which GeoJSON input cannot read back).
+pub fn identifies(table: &grafton_catalog::Table, key: &[usize]) -> bool {
+    let readable = |&c: &usize| {
+        let kind = &table.columns[c].scalar;
+        !kind.is_spatial() && *kind != grafton_catalog::ScalarKind::Raster
+    };
+    !key.is_empty() && key.iter().all(readable)
 }

@@ -124,6 +124,13 @@ pub(crate) struct ListenOptions {
     /// balancer share rate-limit counts and automatic persisted queries.
     #[arg(long, env = "GRAFTON_REDIS_URL", hide_env_values = true)]
     pub(crate) redis_url: Option<String>,
+    /// `@cached` answers kept in memory at most, in bytes (least recently used
+    /// are dropped first).
+    #[arg(long, env = "GRAFTON_CACHE_MAX_BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub(crate) cache_max_bytes: u64,
+    /// The longest `@cached(ttl:)` honoured, in seconds.
+    #[arg(long, env = "GRAFTON_CACHE_MAX_TTL", default_value_t = 3600)]
+    pub(crate) cache_max_ttl: u64,
     /// Largest accepted request body in bytes.
     #[arg(long, env = "GRAFTON_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
     pub(crate) max_body_bytes: usize,
@@ -333,6 +340,8 @@ pub(crate) fn options(
             .primary_after_write_ms
             .map(std::time::Duration::from_millis);
         o.http.max_body_bytes = l.max_body_bytes;
+        o.cache_max_bytes = l.cache_max_bytes;
+        o.cache_max_ttl = std::time::Duration::from_secs(l.cache_max_ttl);
         o.http.body_timeout = std::time::Duration::from_secs(l.body_timeout.max(1));
         o.http.connections = grafton_server::ConnectionLimits {
             max_connections: max_connections(l),

@@ -1,6 +1,7 @@
 //! Grafton's server: loads the schema from a database and serves GraphQL over HTTP.
 //! The `grafton` binary is a thin CLI over [`start`].
 
+mod cache_api;
 mod caller;
 mod console;
 pub mod cors;
@@ -129,7 +130,8 @@ pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> 
     let engine_options = options::engine_options(options, options.config.clone());
     Ok(grafton_engine::build(&engine_options)
         .await?
-        .with_live(options.live))
+        .with_live(options.live)
+        .with_response_cache(options.cache_max_bytes, options.cache_max_ttl))
 }
 
 /// A running server.

@@ -117,6 +117,18 @@ impl Observed {
             }
         }
         headers.insert(REQUEST_ID, self.id);
+        if let Some(c) = &self.info.cache {
+            let pairs = [
+                ("x-hasura-query-cache-key", c.key.clone()),
+                ("x-hasura-query-family-cache-key", c.family.clone()),
+                ("cache-control", format!("max-age={}", c.max_age)),
+            ];
+            for (name, value) in pairs {
+                if let Ok(v) = HeaderValue::from_str(&value) {
+                    headers.insert(name, v);
+                }
+            }
+        }
         // An action handler's cookies, passed on as Hasura passes them.
         for cookie in &self.info.set_cookies {
             if let Ok(v) = HeaderValue::from_str(cookie) {

@@ -18,7 +18,7 @@ pub(crate) fn routes(router: Router<AppState>, metrics: bool, apis: Apis) -> Rou
         true => router.route("/metrics", get(admin_metrics)),
         false => router,
     };
-    let router = router
+    let router = crate::cache_api::routes(router)
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/v1/version", get(version));

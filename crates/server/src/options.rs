@@ -79,6 +79,10 @@ pub struct ServeOptions {
     pub limits: grafton_engine::ServerLimits,
     /// How live queries poll.
     pub live: grafton_engine::LiveOptions,
+    /// `@cached`: bytes of answers kept at most (`--cache-max-bytes`).
+    pub cache_max_bytes: u64,
+    /// `@cached`: the longest `ttl` (`--cache-max-ttl`).
+    pub cache_max_ttl: std::time::Duration,
 }
 
 impl Default for ServeOptions {
@@ -114,6 +118,8 @@ impl Default for ServeOptions {
             strict_metadata: false,
             limits: grafton_engine::ServerLimits::default(),
             live: grafton_engine::LiveOptions::default(),
+            cache_max_bytes: grafton_engine::response_cache::DEFAULT_MAX_BYTES,
+            cache_max_ttl: grafton_engine::response_cache::DEFAULT_MAX_TTL,
         }
     }
 }

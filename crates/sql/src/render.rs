@@ -14,7 +14,7 @@ mod select;
 mod size_guard;
 mod write;
 
-pub use multiplex::{render_multiplexed, Multiplexed};
+pub use multiplex::{render_multiplexed, render_reading, Multiplexed};
 pub use size_guard::{size_guard_multiplexed, size_guard_postgres};
 
 /// Which SQL dialect to render.

@@ -28,6 +28,9 @@ pub(crate) struct Ctx<'a> {
     /// A column read as another type while a `_cast` is translated: its alias,
     /// its index and the type.
     pub(crate) cast: Option<(String, usize, ScalarKind)>,
+    /// Set once a SQL function (a tracked function, a computed field) is called:
+    /// what it reads is not known, so a cached answer of it depends on every write.
+    pub(crate) calls: std::cell::Cell<bool>,
 }
 
 /// The column under which a subquery carries its table's whole row.
@@ -60,6 +63,7 @@ impl<'a> Ctx<'a> {
             wrapped: std::collections::HashSet::new(),
             parent_row: None,
             cast: None,
+            calls: std::cell::Cell::new(false),
         }
     }
 }

@@ -17,4 +17,4 @@ mod record;
 mod select;
 mod source;
 
-pub use select::translate_query;
+pub use select::{translate_query, translate_query_calling};

@@ -17,7 +17,22 @@ pub fn translate_query(
     rules: Option<&RoleRules>,
     query: &Query,
 ) -> Option<Select> {
+    translate_query_calling(model, rules, query).0
+}
+
+/// [`translate_query`], and whether the statement calls SQL functions (tracked
+/// functions, computed fields), which may read tables it does not name.
+pub fn translate_query_calling(
+    model: &SchemaModel,
+    rules: Option<&RoleRules>,
+    query: &Query,
+) -> (Option<Select>, bool) {
     let mut ctx = Ctx::new(model, rules);
+    let select = query_select(&mut ctx, query);
+    (select, ctx.calls.get())
+}
+
+fn query_select(ctx: &mut Ctx<'_>, query: &Query) -> Option<Select> {
     let mut pairs = Vec::new();
     for (key, root) in &query.root {
         let expr = match root {

@@ -164,6 +164,7 @@ impl Ctx<'_> {
     /// A call's arguments: by position up to the first one omitted, by name after
     /// it (the IR checked they have names); the row argument is `row`.
     fn call_args(&self, call: &Call, row: Option<Expr>) -> Vec<(Option<String>, Expr)> {
+        self.calls.set(true);
         let f = &self.model.catalog.functions[call.function];
         let mut positional = true;
         (call.args.iter().enumerate())

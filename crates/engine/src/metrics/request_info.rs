@@ -17,4 +17,6 @@ pub struct RequestInfo {
     pub plan: Option<std::sync::Arc<crate::Plan>>,
     /// `Set-Cookie` values action handlers answered, for the HTTP response.
     pub set_cookies: Vec<String>,
+    /// An `@cached` query's cache headers.
+    pub cache: Option<crate::response_cache::CacheHeaders>,
 }

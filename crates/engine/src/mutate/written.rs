@@ -41,3 +41,31 @@ fn nested(model: &SchemaModel, row: &InsertRow, out: &mut BTreeSet<TableId>) {
         n.rows.iter().for_each(|r| nested(model, r, out));
     }
 }
+
+/// The names of the `written` tables and of every table whose foreign keys reach
+/// one of them, transitively (a cascade or `SET NULL` writes those too): what
+/// live queries and cached answers that read them must hear of.
+pub(crate) fn changed_names(model: &SchemaModel, written: &BTreeSet<TableId>) -> Vec<String> {
+    let catalog = &model.catalog;
+    let mut names: BTreeSet<(&str, &str)> = (written.iter())
+        .map(|&t| model.table(t))
+        .map(|t| (t.schema.as_str(), t.name.as_str()))
+        .collect();
+    loop {
+        let before = names.len();
+        for t in &catalog.tables {
+            let refers = (t.foreign_keys.iter())
+                .any(|fk| names.contains(&(fk.ref_schema.as_str(), fk.ref_table.as_str())));
+            if refers {
+                names.insert((t.schema.as_str(), t.name.as_str()));
+            }
+        }
+        if names.len() == before {
+            break;
+        }
+    }
+    let mut out: Vec<String> = names.into_iter().map(|(_, n)| n.to_owned()).collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}

@@ -70,7 +70,9 @@ pub struct Plan {
     /// A mutation's actions, called one after the other (a query's at once).
     pub(crate) sequential: bool,
     /// Session variables the statement binds (each request must carry them).
-    pub(super) session_vars: Vec<String>,
+    pub(crate) session_vars: Vec<String>,
+    /// What a query's answer depends on (a cached answer goes stale with it).
+    pub(crate) reads: crate::response_cache::Reads,
     /// The cost estimate, evaluated with each request's variables.
     pub(super) cost: Cost,
 }
@@ -112,7 +114,8 @@ impl Planner {
             .shapes
             .get(&operation.name)
             .map_or(0, |s| s.introspection_nodes);
-        let select = grafton_translate::translate_query(&self.model, self.rules.as_deref(), &query);
+        let (select, calls) =
+            grafton_translate::translate_query_calling(&self.model, self.rules.as_deref(), &query);
         let live = operation.operation_type == OperationType::Subscription;
         let multiplexed = select
             .as_ref()
@@ -128,9 +131,15 @@ impl Planner {
                 }
                 m
             });
+        let mut read = Vec::new();
         let statement = select
             .filter(|_| !live)
-            .map(|select| grafton_sql::render(&select, self.dialect))
+            .map(|select| {
+                let (statement, tables) =
+                    grafton_sql::render::render_reading(&select, self.dialect);
+                read = tables;
+                statement
+            })
             .map(|st| match self.dialect {
                 // PostgreSQL sends a response in one piece: never receive one
                 // past the limit (SQLite's is checked before it is copied).
@@ -176,6 +185,7 @@ impl Planner {
             shape.extend(query.shape_vars.iter().cloned());
             plan_key(op_name, &shape, variables)
         };
+        let reads = self.reads(calls, read);
         let kind = match multiplexed {
             Some(multiplexed) => PlanKind::Subscription {
                 multiplexed,
@@ -202,11 +212,37 @@ impl Planner {
             joins,
             sequential: operation.operation_type == OperationType::Mutation,
             session_vars,
+            reads,
         });
         if use_cache {
             entry.plans.insert(key, plan.clone());
         }
         Ok(plan)
+    }
+}
+
+impl Planner {
+    /// What an answer depends on: the tables the statement names, or every table
+    /// when it calls SQL functions or reads a view (whose base tables are not named).
+    fn reads(
+        &self,
+        calls: bool,
+        read: Vec<(Option<String>, String)>,
+    ) -> crate::response_cache::Reads {
+        use crate::response_cache::Reads;
+        let catalog = &self.model.catalog;
+        let view = |(schema, name): &(Option<String>, String)| {
+            (catalog.tables.iter())
+                .find(|t| &t.name == name && schema.as_ref().is_none_or(|s| *s == t.schema))
+                .is_none_or(|t| t.kind == grafton_catalog::TableKind::View)
+        };
+        if calls || read.iter().any(view) {
+            return Reads::Any;
+        }
+        let mut names: Vec<String> = read.into_iter().map(|(_, name)| name).collect();
+        names.sort_unstable();
+        names.dedup();
+        Reads::Tables(names)
     }
 }
 

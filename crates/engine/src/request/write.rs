@@ -49,8 +49,9 @@ pub(super) async fn run(
     info.database = Some(db_started.elapsed());
     let data = data?;
     engine.recent.wrote(caller);
-    let names = written.iter().map(|&t| model.table(t).name.clone());
-    engine.live.changed(&engine.db, names.collect());
+    engine
+        .live
+        .changed(&engine.db, crate::mutate::changed_names(model, &written));
     // Remote relationships in the answer: joined after the commit (the remote
     // sees the rows as written).
     let sites = grafton_ir::mutation_joins(mutation);

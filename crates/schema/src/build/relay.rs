@@ -11,6 +11,7 @@ pub const NODE_ID: &str = "id";
 /// Adds each array relationship's `<rel>_connection` field (Hasura appends the
 /// suffix to the field's name as it is) where its target is a readable `Node`.
 pub(super) fn add_connections(
+    catalog: &grafton_catalog::Catalog,
     tables: &mut [TableInfo],
     relationships: &[Relationship],
     readable: &[bool],
@@ -19,7 +20,9 @@ pub(super) fn add_connections(
     for (id, r) in relationships.iter().enumerate() {
         let target = &tables[r.target];
         let present = tables[r.source].fields.get(&r.name) == Some(&TableField::Array(id));
-        if !present || !readable[r.target] || target.primary_key.is_empty() {
+        let node =
+            crate::model::identifies(&catalog.tables[target.catalog_index], &target.primary_key);
+        if !present || !readable[r.target] || !node {
             continue;
         }
         let name = format!("{}_connection", r.name);
@@ -38,7 +41,8 @@ pub(super) fn add_connections(
 impl Builder<'_> {
     /// Whether `id` is a `Node` in this schema.
     pub(super) fn is_node(&self, id: TableId) -> bool {
-        self.relay && !self.tables[id].primary_key.is_empty()
+        let table = &self.catalog.tables[self.tables[id].catalog_index];
+        self.relay && crate::model::identifies(table, &self.tables[id].primary_key)
     }
 
     /// `<T>Connection`.

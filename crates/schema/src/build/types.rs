@@ -124,7 +124,9 @@ impl Builder<'_> {
         };
         self.sdl.text.insert_str(
             0,
-            &format!("schema {{\n  query: query_root\n{mutation}{subscription}}}\n\n"),
+            &format!(
+                "schema {{\n  query: query_root\n{mutation}{subscription}}}\n\n{CACHED_DIRECTIVE}\n"
+            ),
         );
     }
 
@@ -244,6 +246,17 @@ impl Builder<'_> {
         name
     }
 }
+
+/// Hasura's `@cached`, declared in every schema so documents carrying it validate
+/// (the engine keeps their answers).
+const CACHED_DIRECTIVE: &str = "\"\"\"whether this query should be cached\"\"\"
+directive @cached(
+  \"\"\"measured in seconds\"\"\"
+  ttl: Int! = 60
+  \"\"\"refresh the cache entry\"\"\"
+  refresh: Boolean! = false
+) on QUERY
+";
 
 impl Builder<'_> {
     /// `st_intersects_nband_geom_input` or `st_intersects_geom_nband_input`

@@ -31,6 +31,7 @@ mod postgres_types;
 mod raster;
 mod relationships;
 mod relay;
+mod response_cache;
 mod row_keys;
 mod startup;
 mod tables;

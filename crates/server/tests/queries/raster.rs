@@ -25,6 +25,7 @@ const METADATA: &str = r#"
       permission:
         columns: [id]
         filter: {rast: {_cneq: rast}}
+- table: {schema: public, name: spot}
 "#;
 
 /// A square from (0.5, 0.5) to (11, 11): it meets tiles 1, 2 and 3's footprints.
@@ -283,6 +284,30 @@ async fn raster_columns_filters_rules_and_writes() {
     let roots = v["data"]["q"]["fields"].to_string();
     assert!(
         roots.contains("\"tile\"") && !roots.contains("raster_columns"),
+        "{v}"
+    );
+
+    // Relay: a table keyed by a geometry is no Node (its id could not be read
+    // back); one keyed by an integer is.
+    let relay = endpoint.replace("/v1/graphql", "/v1beta1/relay");
+    let v = post(
+        &relay,
+        &[],
+        r#"{ spot: __type(name: "spot") { interfaces { name } }
+             tile: __type(name: "tile") { interfaces { name } }
+             q: __type(name: "query_root") { fields { name } } }"#,
+        Value::Null,
+    )
+    .await;
+    assert_eq!(v["data"]["spot"]["interfaces"], json!([]), "{v}");
+    assert_eq!(
+        v["data"]["tile"]["interfaces"],
+        json!([{"name": "Node"}]),
+        "{v}"
+    );
+    let roots = v["data"]["q"]["fields"].to_string();
+    assert!(
+        roots.contains("tile_connection") && !roots.contains("spot_connection"),
         "{v}"
     );
     server.stop().await;

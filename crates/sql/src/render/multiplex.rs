@@ -20,15 +20,7 @@ use std::fmt::Write as _;
 /// per subscriber with its values (native ones) on one connection, in one call to
 /// the database's thread.
 pub fn render_multiplexed(select: &Select, dialect: Dialect) -> Multiplexed {
-    let mut r = Renderer {
-        dialect,
-        sql: String::with_capacity(512),
-        params: Vec::new(),
-        bare_params: false,
-        read: Some(Default::default()),
-        multiplexed: dialect == Dialect::Postgres,
-        renamed: None,
-    };
+    let mut r = reading(dialect, dialect == Dialect::Postgres);
     if dialect == Dialect::Postgres {
         r.push("SELECT \"_subs\".\"i\" - 1 AS \"i\", (");
     }
@@ -44,6 +36,25 @@ pub fn render_multiplexed(select: &Select, dialect: Dialect) -> Multiplexed {
             params: r.params,
         },
     }
+}
+
+/// Renders a top-level `SELECT` as [`render`](super::render) does, and the
+/// tables (and views) it reads, as `(schema, name)`: what a cached answer of it
+/// depends on.
+pub fn render_reading(
+    select: &Select,
+    dialect: Dialect,
+) -> (Statement, Vec<(Option<String>, String)>) {
+    let mut r = reading(dialect, false);
+    r.select(select);
+    let tables = r.read.take().unwrap_or_default().into_iter().collect();
+    (
+        Statement {
+            sql: r.sql,
+            params: r.params,
+        },
+        tables,
+    )
 }
 
 /// A statement for many subscribers, and what it reads.
@@ -65,5 +76,18 @@ impl Renderer {
         if p.list {
             self.push("[]");
         }
+    }
+}
+
+/// A renderer that notes the tables it reads.
+fn reading(dialect: Dialect, multiplexed: bool) -> Renderer {
+    Renderer {
+        dialect,
+        sql: String::with_capacity(512),
+        params: Vec::new(),
+        bare_params: false,
+        read: Some(Default::default()),
+        multiplexed,
+        renamed: None,
     }
 }
