@@ -67,6 +67,7 @@ impl Engine {
                 crate::response_cache::DEFAULT_MAX_BYTES,
                 crate::response_cache::DEFAULT_MAX_TTL,
                 metrics.response_cache.clone(),
+                None,
             ),
         ));
         let engine = Self {
@@ -162,12 +163,21 @@ impl Engine {
     }
 
     /// `@cached` keeps at most `max_bytes` of answers, none past `max_ttl`
-    /// (`--cache-max-bytes`, `--cache-max-ttl`).
+    /// (`--cache-max-bytes`, `--cache-max-ttl`), and shares them through Redis when
+    /// the engine has it (so call this after [`Engine::with_shared`]).
     pub fn with_response_cache(self, max_bytes: u64, max_ttl: std::time::Duration) -> Self {
         let metrics = self.metrics.response_cache.clone();
-        let cache = crate::response_cache::ResponseCache::new(max_bytes, max_ttl, metrics);
+        let shared = self.shared.clone();
+        let cache = crate::response_cache::ResponseCache::new(max_bytes, max_ttl, metrics, shared);
         self.cache.store(Arc::new(cache));
         self
+    }
+
+    /// Data changed in ways no table names (SQL run through the metadata API):
+    /// every kept answer goes stale, here and on the other instances.
+    pub fn everything_changed(&self) {
+        self.cache.load().changed_everything();
+        self.live.changed(&self.db, Vec::new());
     }
 
     /// `@cached`'s answers (the cache API clears them).

@@ -245,7 +245,7 @@ impl Live {
                 let cache = self.cache.clone();
                 db.change_feed(Arc::new(move |changed| match changed {
                     Some(tables) => {
-                        cache.load().written(&tables);
+                        cache.load().heard(&tables);
                         wake(&cohorts, tables.iter().map(String::as_str));
                         enum_writes(&enums, &written, &tables);
                     }

@@ -18,7 +18,7 @@ mod one_statement;
 mod statements;
 mod written;
 
-pub(crate) use written::{changed_names, tables_written};
+pub(crate) use written::{changed_names, tables_written, writes_unnamed};
 
 use one_statement::{one_statement, run_one};
 pub(crate) use statements::explain;

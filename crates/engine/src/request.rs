@@ -134,7 +134,7 @@ impl Engine {
         let checked = check(planner, req, transport, info)?;
         spend(planner, caller, &checked).await?;
         let prepared = prepare(planner, checked, req, caller)?;
-        let pending = match cached::lookup(self, &prepared, req, caller, info) {
+        let pending = match cached::lookup(self, &prepared, req, caller, info).await {
             cached::Cached::Hit(body) => return Ok(body),
             cached::Cached::Miss(pending) => Some(pending),
             cached::Cached::No => None,
@@ -146,10 +146,15 @@ impl Engine {
             }
             Action::Plan(plan) => {
                 let query = req.query.as_str();
-                let body =
-                    read::run(self, planner, plan, &prepared, caller, info, started, query).await?;
+                // An answer to keep is read on the primary: a lagging replica's
+                // would be kept as fresh under the generations of now.
+                let primary = pending.is_some();
+                let body = read::run(
+                    self, planner, plan, &prepared, caller, info, started, query, primary,
+                )
+                .await?;
                 if let Some(pending) = pending {
-                    pending.keep(&body);
+                    info.cache = pending.keep(self, caller, planner, &body).await;
                 }
                 Ok(body)
             }

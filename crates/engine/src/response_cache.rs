@@ -83,7 +83,10 @@ struct Bytes;
 
 impl quick_cache::Weighter<CacheKey, Entry> for Bytes {
     fn weight(&self, key: &CacheKey, entry: &Entry) -> u64 {
-        (entry.body.len() + std::mem::size_of_val(key) + 128) as u64
+        let tables = (entry.snapshot.tables.iter().flatten())
+            .map(|(name, _)| name.len() + 32)
+            .sum::<usize>();
+        (entry.body.len() + tables + std::mem::size_of_val(key) + 128) as u64
     }
 }
 
@@ -116,11 +119,18 @@ pub struct ResponseCache {
     writes: AtomicU64,
     epoch: AtomicU64,
     metrics: ResponseCacheMetrics,
+    /// Redis, where instances share answers (`--redis-url`).
+    shared: Option<Arc<crate::shared::Shared>>,
 }
 
 impl ResponseCache {
     /// A cache of at most `max_bytes` of answers, none kept past `max_ttl`.
-    pub(crate) fn new(max_bytes: u64, max_ttl: Duration, metrics: ResponseCacheMetrics) -> Self {
+    pub(crate) fn new(
+        max_bytes: u64,
+        max_ttl: Duration,
+        metrics: ResponseCacheMetrics,
+        shared: Option<Arc<crate::shared::Shared>>,
+    ) -> Self {
         let options = quick_cache::OptionsBuilder::new()
             .estimated_items_capacity(usize::try_from(max_bytes / 4096).unwrap_or(1).max(16))
             .weight_capacity(max_bytes.max(1))
@@ -146,6 +156,23 @@ impl ResponseCache {
             writes: AtomicU64::new(0),
             epoch: AtomicU64::new(0),
             metrics,
+            shared,
+        }
+    }
+
+    /// Redis, when instances share answers.
+    pub(crate) fn shared(&self) -> Option<&Arc<crate::shared::Shared>> {
+        self.shared.as_ref()
+    }
+
+    /// Runs `call` on Redis in the background (a sync caller's invalidation).
+    fn in_redis<F, Fut>(&self, call: F)
+    where
+        F: FnOnce(Arc<crate::shared::Shared>) -> Fut,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        if let (Some(shared), Ok(rt)) = (&self.shared, tokio::runtime::Handle::try_current()) {
+            rt.spawn(call(shared.clone()));
         }
     }
 
@@ -191,16 +218,12 @@ impl ResponseCache {
 
     /// The kept answer under `key`, if one is and nothing it read has changed.
     pub(crate) fn get(&self, key: &CacheKey) -> Option<Hit> {
-        let Some(entry) = self.entries.get(key) else {
-            self.metrics.misses.inc();
-            return None;
-        };
+        let entry = self.entries.get(key)?;
         let now = Instant::now();
         if now >= entry.expires || !self.fresh(&entry.snapshot, &entry.family) {
             if self.entries.remove(key).is_some() && now < entry.expires {
                 self.metrics.invalidations.inc();
             }
-            self.metrics.misses.inc();
             self.bytes();
             return None;
         }
@@ -209,6 +232,16 @@ impl ResponseCache {
             body: entry.body,
             max_age: entry.expires - now,
         })
+    }
+
+    /// Counts a request served from Redis.
+    pub(crate) fn shared_hit(&self) {
+        self.metrics.hits.inc();
+    }
+
+    /// Counts a request the cache had no fresh answer for.
+    pub(crate) fn missed(&self) {
+        self.metrics.misses.inc();
     }
 
     /// Keeps `body` for `ttl`, unless something it read moved while it was
@@ -235,7 +268,16 @@ impl ResponseCache {
         true
     }
 
-    /// A write changed these tables (by name): answers that read them go stale.
+    /// Another instance or a trigger says these tables changed: answers that read
+    /// them go stale here, and in Redis (the writer may be no instance).
+    pub(crate) fn heard(&self, tables: &[String]) {
+        self.written(tables);
+        let tables = tables.to_vec();
+        self.in_redis(|s| async move { s.cache_written(&tables).await });
+    }
+
+    /// A write through this instance changed these tables (by name): answers that
+    /// read them go stale here (the writer moves Redis's generations itself).
     pub(crate) fn written(&self, tables: &[String]) {
         {
             let mut generations = write(&self.generations);
@@ -250,10 +292,13 @@ impl ResponseCache {
     /// may have missed writes, the schema was reloaded): every answer goes stale.
     pub fn changed_everything(&self) {
         self.epoch.fetch_add(1, Ordering::AcqRel);
+        self.in_redis(|s| async move { s.cache_everything_changed().await });
     }
 
     /// Drops one answer (the cache API's `key`); whether one was kept.
     pub fn clear_key(&self, key: &CacheKey) -> bool {
+        let k = *key;
+        self.in_redis(|s| async move { s.cache_clear_key(&k).await });
         let removed = self.entries.remove(key).is_some();
         self.bytes();
         removed
@@ -262,11 +307,14 @@ impl ResponseCache {
     /// Drops a family's answers (every variable set of one document and role).
     pub fn clear_family(&self, family: &CacheKey) {
         *write(&self.families).entry(*family).or_insert(0) += 1;
+        let f = *family;
+        self.in_redis(|s| async move { s.cache_clear_family(&f).await });
     }
 
     /// Drops every answer.
     pub fn clear(&self) {
         self.entries.clear();
+        write(&self.families).clear();
         self.changed_everything();
         self.bytes();
     }

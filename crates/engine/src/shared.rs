@@ -8,6 +8,9 @@
 //! (no request pays the timeout) while one background task probes it every
 //! [`PROBE_EVERY`], and closes the breaker once it answers.
 
+mod response_cache;
+pub(crate) use response_cache::Deps;
+
 use sha2::{Digest, Sha256};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -54,6 +57,9 @@ pub struct SharedError {
 pub struct Shared {
     conn: redis::aio::ConnectionManager,
     gcra: redis::Script,
+    /// `@cached`'s scripts: serve an entry, keep one.
+    cache_get: redis::Script,
+    cache_put: redis::Script,
     /// Calls that failed or timed out (the instance answered alone).
     failures: AtomicU64,
     /// Whether Redis is skipped for now.
@@ -84,9 +90,12 @@ impl Shared {
         let conn = redis::aio::ConnectionManager::new_with_config(client, config)
             .await
             .map_err(error)?;
+        let (cache_get, cache_put) = response_cache::scripts();
         Ok(Arc::new(Self {
             conn,
             gcra: redis::Script::new(GCRA),
+            cache_get,
+            cache_put,
             failures: AtomicU64::new(0),
             breaker: Arc::default(),
         }))

@@ -31,7 +31,8 @@ const MAX_PAYLOAD: usize = 7000;
 
 impl ChangeFeed {
     /// Announces that `tables` changed (never waits: a full queue drops it, and
-    /// the other instances see the change at their next interval).
+    /// the other instances see the change at their next interval). An empty list
+    /// says anything may have (SQL run through the metadata API).
     pub fn publish(&self, tables: Vec<String>) {
         let _ = self.outgoing.try_send(tables);
     }
@@ -66,10 +67,15 @@ async fn run(
     on_change: Arc<dyn Fn(Changed) + Send + Sync>,
 ) {
     let mut pause = Duration::from_secs(1);
+    // Announcements taken from the queue but not sent: owed as "anything" once
+    // a connection is back.
+    let mut owed = false;
     loop {
-        match listen(&config, &origin, &mut outgoing, &on_change).await {
+        match listen(&config, &origin, &mut outgoing, &on_change, &mut owed).await {
             Ok(()) => return,
             Err(e) => {
+                // Writes go unheard from now until the next connection listens.
+                on_change(None);
                 tracing::warn!("change feed: {e}; reconnecting in {}s", pause.as_secs());
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_secs(30));
@@ -85,10 +91,23 @@ async fn listen(
     origin: &str,
     outgoing: &mut mpsc::Receiver<Vec<String>>,
     on_change: &Arc<dyn Fn(Changed) + Send + Sync>,
+    owed: &mut bool,
 ) -> Result<(), String> {
-    let (client, mut incoming, _driver) = listening(config, CHANNEL).await?;
+    let (client, mut incoming, overflowed, _driver) = listening(config, CHANNEL).await?;
     // Changes made while no connection listened went unheard.
     on_change(None);
+    let notify = |payload: String| {
+        let client = &client;
+        async move {
+            (client.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &payload]))
+                .await
+                .map_err(|e| e.to_string())
+        }
+    };
+    if *owed {
+        notify(json!({"origin": origin}).to_string()).await?;
+        *owed = false;
+    }
     loop {
         tokio::select! {
             payload = incoming.recv() => match payload {
@@ -96,22 +115,33 @@ async fn listen(
                     if let Some(changed) = read(&payload, origin) {
                         on_change(changed);
                     }
+                    // Notifications dropped by a full queue: anything may have changed.
+                    if overflowed.swap(false, std::sync::atomic::Ordering::AcqRel) {
+                        on_change(None);
+                    }
                 }
                 None => return Err("the connection closed".into()),
             },
             tables = outgoing.recv() => {
                 let Some(mut tables) = tables else { return Ok(()) };
+                let mut everything = tables.is_empty();
                 while let Ok(more) = outgoing.try_recv() {
+                    everything |= more.is_empty();
                     tables.extend(more);
                 }
                 tables.sort();
                 tables.dedup();
-                for payload in payloads(origin, &tables) {
-                    client
-                        .execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &payload])
-                        .await
-                        .map_err(|e| e.to_string())?;
+                // Taken from the queue: owed until sent.
+                *owed = true;
+                let sent = match everything {
+                    // No `tables`: readers take it as "anything may have changed".
+                    true => vec![json!({"origin": origin}).to_string()],
+                    false => payloads(origin, &tables),
+                };
+                for payload in sent {
+                    notify(payload).await?;
                 }
+                *owed = false;
             }
         }
     }
@@ -122,18 +152,30 @@ async fn listen(
 pub(crate) async fn listening(
     config: &tokio_postgres::Config,
     channel: &str,
-) -> Result<(tokio_postgres::Client, mpsc::Receiver<String>, AbortOnDrop), String> {
+) -> Result<
+    (
+        tokio_postgres::Client,
+        mpsc::Receiver<String>,
+        Arc<std::sync::atomic::AtomicBool>,
+        AbortOnDrop,
+    ),
+    String,
+> {
     let (client, mut connection) = config
         .connect(tokio_postgres::NoTls)
         .await
         .map_err(|e| e.to_string())?;
     let (incoming_tx, incoming) = mpsc::channel::<String>(OUTGOING);
+    let overflowed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = overflowed.clone();
     let driver = tokio::spawn(async move {
         while let Some(message) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
             match message {
                 Ok(AsyncMessage::Notification(n)) => {
-                    // A full queue: the interval will catch what was dropped.
-                    let _ = incoming_tx.try_send(n.payload().to_owned());
+                    // A full queue: what was dropped is told as "anything changed".
+                    if incoming_tx.try_send(n.payload().to_owned()).is_err() {
+                        flag.store(true, std::sync::atomic::Ordering::Release);
+                    }
                 }
                 Ok(_) => {}
                 Err(_) => break,
@@ -145,7 +187,7 @@ pub(crate) async fn listening(
         .batch_execute(&format!("LISTEN {channel}"))
         .await
         .map_err(|e| e.to_string())?;
-    Ok((client, incoming, driver))
+    Ok((client, incoming, overflowed, driver))
 }
 
 /// Ends a connection's driver task when dropped.

@@ -87,7 +87,7 @@ async fn run(
     let mut first = !notify_first;
     loop {
         match listening(&config, channel).await {
-            Ok((_client, mut incoming, _driver)) => {
+            Ok((_client, mut incoming, _overflowed, _driver)) => {
                 if !first {
                     changed.notify_one();
                 }

@@ -117,7 +117,7 @@ impl Metadata {
             } else {
                 tx.commit().await.map_err(failed)?;
                 // What the SQL wrote is not known: no kept answer can be trusted.
-                self.engine.response_cache().changed_everything();
+                self.engine.everything_changed();
             }
             rows
         };

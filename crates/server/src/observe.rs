@@ -121,7 +121,8 @@ impl Observed {
             let pairs = [
                 ("x-hasura-query-cache-key", c.key.clone()),
                 ("x-hasura-query-family-cache-key", c.family.clone()),
-                ("cache-control", format!("max-age={}", c.max_age)),
+                // Keyed by role and session: no shared cache may serve it to another.
+                ("cache-control", format!("max-age={}, private", c.max_age)),
             ];
             for (name, value) in pairs {
                 if let Ok(v) = HeaderValue::from_str(&value) {

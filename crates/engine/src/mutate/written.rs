@@ -69,3 +69,15 @@ pub(crate) fn changed_names(model: &SchemaModel, written: &BTreeSet<TableId>) ->
     out.dedup();
     out
 }
+
+/// Whether `mutation` may write tables it does not name: it calls a function, or
+/// writes through a view (whose base tables are not known here).
+pub(crate) fn writes_unnamed(
+    model: &SchemaModel,
+    mutation: &Mutation,
+    written: &BTreeSet<TableId>,
+) -> bool {
+    let calls = (mutation.root.iter()).any(|(_, r)| matches!(r, MutationRoot::Call(_)));
+    let views = (written.iter()).any(|&t| model.table(t).kind == grafton_catalog::TableKind::View);
+    calls || views
+}

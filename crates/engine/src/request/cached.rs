@@ -5,8 +5,10 @@
 //! their sources change.
 
 use crate::engine::{Caller, Engine};
-use crate::planner::{Action, Plan, PlanKind, Prepared};
+use crate::planner::{Action, Plan, PlanKind, Planner, Prepared};
+use crate::response_cache::CacheHeaders;
 use crate::response_cache::{key, CacheKey, ResponseCache, Snapshot};
+use crate::shared::Deps;
 use crate::RequestInfo;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,25 +25,46 @@ pub(super) enum Cached {
     No,
 }
 
-/// A miss's key and where invalidations stood before it ran.
+/// A miss's key and where invalidations stood before it ran (here, and in Redis
+/// when instances share answers).
 pub(super) struct Pending {
     cache: Arc<ResponseCache>,
+    headers: CacheHeaders,
     key: CacheKey,
     family: CacheKey,
     snapshot: Snapshot,
+    deps: Option<Deps>,
     ttl: Duration,
 }
 
 impl Pending {
-    /// Keeps `body`, unless something it read changed while it ran.
-    pub(super) fn keep(self, body: &str) {
-        (self.cache).put(self.key, self.family, body, self.snapshot, self.ttl);
+    /// Keeps `body`, unless something it read changed while it ran or the
+    /// schemas were reloaded since its planner was taken (new rules may answer
+    /// otherwise); the cache headers when it was kept.
+    pub(super) async fn keep(
+        self,
+        engine: &Engine,
+        caller: &Caller,
+        planner: &Planner,
+        body: &str,
+    ) -> Option<CacheHeaders> {
+        let current = engine.role(caller).await.ok();
+        if !current.is_some_and(|p| std::ptr::eq(&*p, planner)) {
+            return None;
+        }
+        if !(self.cache).put(self.key, self.family, body, self.snapshot, self.ttl) {
+            return None;
+        }
+        if let (Some(shared), Some(deps)) = (self.cache.shared(), &self.deps) {
+            shared.keep_cached(&self.key, deps, body, self.ttl).await;
+        }
+        Some(self.headers)
     }
 }
 
 /// Looks the request up when its operation says `@cached`; the response's cache
 /// headers go into `info`.
-pub(super) fn lookup(
+pub(super) async fn lookup(
     engine: &Engine,
     prepared: &Prepared,
     req: &GraphqlRequest,
@@ -72,9 +95,10 @@ pub(super) fn lookup(
         operation_name,
         &req.variables,
         &plan.session_vars,
+        &prepared.variables,
     );
     let family = key::family(caller, &req.query, operation_name);
-    let headers = |max_age: Duration| crate::response_cache::CacheHeaders {
+    let headers = |max_age: Duration| CacheHeaders {
         key: key::to_hex(&key),
         family: key::to_hex(&family),
         max_age: max_age.as_secs(),
@@ -84,14 +108,27 @@ pub(super) fn lookup(
             info.cache = Some(headers(hit.max_age));
             return Cached::Hit(hit.body.to_string());
         }
+        if let Some(shared) = cache.shared() {
+            if let Some((body, left)) = shared.cached(&key).await {
+                cache.shared_hit();
+                info.cache = Some(headers(left));
+                return Cached::Hit(body);
+            }
+        }
     }
-    info.cache = Some(headers(ttl));
+    cache.missed();
     let snapshot = cache.snapshot(&plan.reads, &family);
+    let deps = match cache.shared() {
+        Some(shared) => shared.cache_deps(&plan.reads, &family).await,
+        None => None,
+    };
     Cached::Miss(Pending {
+        headers: headers(ttl),
         cache,
         key,
         family,
         snapshot,
+        deps,
         ttl,
     })
 }

@@ -20,6 +20,7 @@ pub(super) async fn run(
     info: &mut crate::RequestInfo,
     started: std::time::Instant,
     request_query: &str,
+    primary: bool,
 ) -> Result<String, EngineError> {
     let statement = match &plan.kind {
         PlanKind::Query(statement) => statement.as_ref(),
@@ -44,7 +45,10 @@ pub(super) async fn run(
                         statement,
                         &prepared.variables,
                         planner.budget(),
-                        engine.recent.route(caller),
+                        match primary {
+                            true => grafton_execute::Route::Primary,
+                            false => engine.recent.route(caller),
+                        },
                     )
                     .instrument(grafton_execute::trace::span(
                         engine.db.dialect(),

@@ -30,6 +30,14 @@ pub(super) async fn run(
     info.planning = Some(db_started - started);
     let model = planner.model();
     let written = crate::mutate::tables_written(model, mutation);
+    let changed = crate::mutate::changed_names(model, &written);
+    // Whatever happens from here (an error, a lost COMMIT reply, the client
+    // leaving mid-write), kept answers of these tables go stale when it ends.
+    let _stale = Stale {
+        engine,
+        tables: &changed,
+        everything: crate::mutate::writes_unnamed(model, mutation, &written),
+    };
     let session = triggered_session(engine, model, &written, caller);
     let data = crate::mutate::run(
         model,
@@ -49,9 +57,11 @@ pub(super) async fn run(
     info.database = Some(db_started.elapsed());
     let data = data?;
     engine.recent.wrote(caller);
-    engine
-        .live
-        .changed(&engine.db, crate::mutate::changed_names(model, &written));
+    // Shared answers go stale before the mutation answers, as this instance's do.
+    if let Some(shared) = engine.cache.load().shared() {
+        shared.cache_written(&changed).await;
+    }
+    engine.live.changed(&engine.db, changed.clone());
     // Remote relationships in the answer: joined after the commit (the remote
     // sees the rows as written).
     let sites = grafton_ir::mutation_joins(mutation);
@@ -92,4 +102,22 @@ fn triggered_session(
     session.insert("x-hasura-role".into(), Value::String(role));
     let trace = crate::events::trace_context(caller.traceparent.as_deref());
     Some((Value::Object(session).to_string(), trace.to_string()))
+}
+
+/// Makes the written tables' kept answers stale when dropped (every answer when
+/// the write may reach tables it does not name: a function, a view).
+struct Stale<'a> {
+    engine: &'a Engine,
+    tables: &'a [String],
+    everything: bool,
+}
+
+impl Drop for Stale<'_> {
+    fn drop(&mut self) {
+        let cache = self.engine.cache.load();
+        cache.heard(self.tables);
+        if self.everything {
+            cache.changed_everything();
+        }
+    }
 }

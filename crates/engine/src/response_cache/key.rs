@@ -49,13 +49,15 @@ pub(crate) fn directive(
     })
 }
 
-/// The answer's key.
+/// The answer's key. `bound` holds the values the statement binds (a session
+/// variable read as a list, `x-hasura-allowed-ids[]`, is there as its list).
 pub(crate) fn key(
     caller: &Caller,
     document: &str,
     operation: Option<&str>,
     variables: &Map<String, Value>,
     session: &[String],
+    bound: &Map<String, Value>,
 ) -> CacheKey {
     let mut h = Sha256::new();
     h.update(b"grafton-cached-1\0");
@@ -70,10 +72,8 @@ pub(crate) fn key(
     names.dedup();
     for name in names {
         part(&mut h, name.as_bytes());
-        json(
-            &mut h,
-            caller.vars.get(name.as_str()).unwrap_or(&Value::Null),
-        );
+        let value = (bound.get(name.as_str())).or_else(|| caller.vars.get(name.as_str()));
+        json(&mut h, value.unwrap_or(&Value::Null));
     }
     finish(h)
 }

@@ -2,7 +2,7 @@ use super::*;
 
 fn cache(max_bytes: u64) -> ResponseCache {
     let metrics = ResponseCacheMetrics::new(&prometheus::Registry::new());
-    ResponseCache::new(max_bytes, DEFAULT_MAX_TTL, metrics)
+    ResponseCache::new(max_bytes, DEFAULT_MAX_TTL, metrics, None)
 }
 
 fn reads(tables: &[&str]) -> Reads {
@@ -129,7 +129,7 @@ fn keys_read_variables_in_any_order_and_only_the_session_the_plan_binds() {
     let doc = "query @cached { t { id } }";
     let user_only = ["x-hasura-user-id".to_string()];
     let k = |c: &Caller, v: &serde_json::Map<String, serde_json::Value>, s: &[String]| {
-        key::key(c, doc, None, v, s)
+        key::key(c, doc, None, v, s, &c.vars)
     };
     let (ab, ba) = (
         vars(json!({"a": 1, "b": {"x": 1, "y": 2}})),
@@ -166,4 +166,13 @@ fn keys_read_variables_in_any_order_and_only_the_session_the_plan_binds() {
     let hex = key::to_hex(&k(&ann, &ab, &[]));
     assert_eq!(key::from_hex(&hex), Some(k(&ann, &ab, &[])));
     assert_eq!(key::from_hex("nope"), None);
+    // A session variable bound as a list (`x-hasura-allowed-ids[]`) keys on the
+    // list the statement binds.
+    let listed = ["x-hasura-allowed-ids[]".to_string()];
+    let bound = |ids: serde_json::Value| -> serde_json::Map<String, serde_json::Value> {
+        vars(json!({"x-hasura-allowed-ids[]": ids}))
+    };
+    let one = key::key(&ann, doc, None, &ab, &listed, &bound(json!([1, 2])));
+    let other = key::key(&ann, doc, None, &ab, &listed, &bound(json!([3])));
+    assert_ne!(one, other);
 }

@@ -71,8 +71,11 @@ async fn ask(server: &Running, headers: &[(&str, &str)], query: &str, variables:
         header("x-hasura-query-cache-key"),
         header("x-hasura-query-family-cache-key"),
     );
-    let max_age = header("cache-control")
-        .and_then(|v| v.strip_prefix("max-age=").and_then(|s| s.parse().ok()));
+    // `max-age=60, private`
+    let max_age = header("cache-control").and_then(|v| {
+        let digits = v.strip_prefix("max-age=")?.split(',').next()?;
+        digits.trim().parse().ok()
+    });
     Answer {
         body: response.json().await.expect("json"),
         key,
@@ -432,4 +435,62 @@ async fn the_cache_api_clears_by_key_family_or_all_for_admin_only() {
     assert!(text.contains("grafton_response_cache_hits_total"), "{text}");
     assert!(text.contains("grafton_response_cache_bytes"), "{text}");
     server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_share_answers_through_redis_and_cache_alone_without_it() {
+    let redis = grafton_testkit::Redis::start();
+    let (url, plain) = serve("cached_redis", FIXTURE, METADATA).await;
+    plain.stop().await;
+    let dir = std::env::temp_dir().join(format!("grafton-cached_redis-{}", std::process::id()));
+    let options = grafton_server::ServeOptions {
+        database_url: url.clone(),
+        port: 0,
+        config: grafton_schema::hasura::load(&dir).expect("metadata"),
+        auth: grafton_auth::AuthConfig {
+            admin_secret: Some(crate::ADMIN_SECRET.into()),
+            ..Default::default()
+        },
+        redis_url: Some(redis.url()),
+        ..Default::default()
+    };
+    let instance = || grafton_server::start(&options);
+    let a = instance().await.expect("instance A");
+    let b = instance().await.expect("instance B");
+    warm(&a).await;
+    warm(&b).await;
+    let query = "query @cached { article(order_by: {id: asc}) { id title } }";
+    // A computes it; B's first read finds it in Redis.
+    let first = ask(&a, &[], query, Value::Null).await;
+    let before = hits(&b).await;
+    let shared = ask(&b, &[], query, Value::Null).await;
+    assert_eq!(hits(&b).await, before + 1, "B's first read came from Redis");
+    assert_eq!(shared.body, first.body);
+    assert_eq!(shared.key, first.key, "the same key on every instance");
+    // A write through A is stale for B at its next read.
+    ask(
+        &a,
+        &[],
+        "mutation { update_article_by_pk(pk_columns: {id: 3}, _set: {title: \"B1 new\"}) { id } }",
+        Value::Null,
+    )
+    .await;
+    let after = ask(&b, &[], query, Value::Null).await;
+    assert_eq!(
+        after.body["data"]["article"][2]["title"], "B1 new",
+        "{}",
+        after.body
+    );
+    // Redis gone: each instance caches on its own.
+    drop(redis);
+    let alone = "query @cached { author(order_by: {id: asc}) { id } }";
+    for server in [&a, &b] {
+        ask(server, &[], alone, Value::Null).await;
+        let before = hits(server).await;
+        let answer = ask(server, &[], alone, Value::Null).await;
+        assert_eq!(hits(server).await, before + 1);
+        assert_eq!(answer.body["data"]["author"][0]["id"], 1);
+    }
+    b.stop().await;
+    a.stop().await;
 }
