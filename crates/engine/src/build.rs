@@ -20,7 +20,7 @@ pub async fn build(options: &EngineOptions) -> Result<Engine, BuildError> {
         .with_read_replicas(&options.read_replicas, pool)
         .await?;
     let shared = match &options.redis_url {
-        Some(url) => Some(crate::shared::Shared::connect(url).await?),
+        Some(url) => Some(crate::shared::Shared::connect(url, &options.database_url).await?),
         None => None,
     };
     let cache = std::sync::Arc::new(crate::remotes::RemoteCache::default());

@@ -176,8 +176,15 @@ impl Engine {
     /// Data changed in ways no table names (SQL run through the metadata API):
     /// every kept answer goes stale, here and on the other instances.
     pub fn everything_changed(&self) {
-        self.cache.load().changed_everything();
-        self.live.changed(&self.db, Vec::new());
+        self.live.changed_everything(&self.db);
+    }
+
+    /// Tells the other instances that anything may have changed (their kept
+    /// answers go stale), leaving this one's alone (the cache API's clears).
+    pub fn announce_everything_changed(&self) {
+        if let Some(feed) = self.live.feed(&self.db) {
+            feed.publish(Vec::new());
+        }
     }
 
     /// `@cached`'s answers (the cache API clears them).

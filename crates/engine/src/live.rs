@@ -7,51 +7,19 @@
 mod action_watch;
 mod cohort;
 mod memory;
+mod options;
 pub(crate) mod sessions;
 mod stream;
 
 pub(crate) use action_watch::Watch;
 pub use memory::Held;
+pub use options::LiveOptions;
 
 use crate::error::EngineError;
 use crate::planner::Plan;
 use cohort::Cohort;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
-
-/// How live queries run.
-#[derive(Debug, Clone, Copy)]
-pub struct LiveOptions {
-    /// How often every cohort polls (`--live-query-interval`).
-    pub interval: Duration,
-    /// Subscribers answered by one statement (`--live-query-batch-size`).
-    pub batch_size: usize,
-    /// Poll statements running at once, over all cohorts: the rest of the pool is
-    /// left to queries and mutations.
-    pub concurrency: usize,
-    /// After a write, the shortest time between two polls of one cohort.
-    pub debounce: Duration,
-    /// A poll woken by a write reads on the primary, not a replica that may not
-    /// have replayed the write yet (set with `Engine::with_primary_after_write`).
-    pub primary_after_change: bool,
-    /// Bytes of answers queued for subscribers at once, over every connection
-    /// (`--live-query-max-bytes`): an answer that would pass it ends its subscription.
-    pub max_bytes: usize,
-}
-
-impl Default for LiveOptions {
-    fn default() -> Self {
-        Self {
-            interval: Duration::from_secs(1),
-            batch_size: 100,
-            concurrency: 2,
-            debounce: Duration::from_millis(20),
-            primary_after_change: false,
-            max_bytes: 256 * 1024 * 1024,
-        }
-    }
-}
 
 /// What a subscriber receives: its key (chosen by the transport) and a response
 /// body's JSON text, or the error a poll met.
@@ -234,7 +202,7 @@ impl Live {
 
     /// The change feed, started on first use (PostgreSQL only): what it hears
     /// wakes the cohorts reading the tables named.
-    fn feed(
+    pub(crate) fn feed(
         &self,
         db: &grafton_execute::Database,
     ) -> Option<&grafton_execute::changes::ChangeFeed> {
@@ -250,8 +218,8 @@ impl Live {
                         enum_writes(&enums, &written, &tables);
                     }
                     None => {
-                        // Writes may have been missed: nothing kept can be trusted.
-                        cache.load().changed_everything();
+                        // Writes may have been missed: nothing kept here can be trusted.
+                        cache.load().changed_here();
                         lock(&cohorts).values().for_each(|c| c.wake_for_change())
                     }
                 }))
@@ -336,11 +304,24 @@ impl Live {
     /// A write through this instance changed these tables (by name): cohorts that
     /// read one of them poll now, and other instances are told.
     pub(crate) fn changed(&self, db: &grafton_execute::Database, tables: Vec<String>) {
+        if tables.is_empty() {
+            // An empty list on the feed says "anything changed": never by accident.
+            return;
+        }
         self.cache.load().written(&tables);
         wake(&self.cohorts, tables.iter().map(String::as_str));
         enum_writes(&self.enum_tables, &self.enum_written, &tables);
         if let Some(feed) = self.feed(db) {
             feed.publish(tables);
+        }
+    }
+
+    /// Anything may have changed (SQL run through the metadata API, a write through
+    /// a function): kept answers go stale here and on every instance.
+    pub(crate) fn changed_everything(&self, db: &grafton_execute::Database) {
+        self.cache.load().changed_everything();
+        if let Some(feed) = self.feed(db) {
+            feed.publish(Vec::new());
         }
     }
 

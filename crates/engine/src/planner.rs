@@ -119,6 +119,8 @@ pub struct Planner {
     pub(crate) id: u64,
     /// Hits and misses of its caches (the engine's counters once it serves it).
     pub(crate) cache_stats: crate::metrics::CacheStats,
+    /// Its schema and rules, hashed (`@cached` keys: instances agree on it).
+    pub(crate) fingerprint: std::sync::OnceLock<crate::response_cache::CacheKey>,
 }
 
 /// The next [`Planner::id`].
@@ -152,6 +154,7 @@ impl Planner {
             live: Arc::default(),
             id: NEXT_PLANNER.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             cache_stats: Default::default(),
+            fingerprint: std::sync::OnceLock::new(),
         }
     }
 

@@ -134,7 +134,7 @@ impl Engine {
         let checked = check(planner, req, transport, info)?;
         spend(planner, caller, &checked).await?;
         let prepared = prepare(planner, checked, req, caller)?;
-        let pending = match cached::lookup(self, &prepared, req, caller, info).await {
+        let pending = match cached::lookup(self, planner, &prepared, req, caller, info).await {
             cached::Cached::Hit(body) => return Ok(body),
             cached::Cached::Miss(pending) => Some(pending),
             cached::Cached::No => None,

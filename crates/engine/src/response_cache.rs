@@ -291,8 +291,14 @@ impl ResponseCache {
     /// Something changed that no table names (the change feed reconnected and
     /// may have missed writes, the schema was reloaded): every answer goes stale.
     pub fn changed_everything(&self) {
-        self.epoch.fetch_add(1, Ordering::AcqRel);
+        self.changed_here();
         self.in_redis(|s| async move { s.cache_everything_changed().await });
+    }
+
+    /// This instance may have missed writes (its change feed was down): its own
+    /// answers go stale; Redis's generations were moved by the writers.
+    pub(crate) fn changed_here(&self) {
+        self.epoch.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Drops one answer (the cache API's `key`); whether one was kept.

@@ -60,10 +60,17 @@ pub struct Shared {
     /// `@cached`'s scripts: serve an entry, keep one.
     cache_get: redis::Script,
     cache_put: redis::Script,
+    cache_deps: redis::Script,
     /// Calls that failed or timed out (the instance answered alone).
     failures: AtomicU64,
     /// Whether Redis is skipped for now.
     breaker: Arc<Breaker>,
+    /// What `@cached`'s keys in Redis start with: this database's (instances of
+    /// another deployment sharing the Redis never meet them).
+    namespace: String,
+    /// A write's generations could not be moved in Redis: its answers might be
+    /// served as fresh, so the next call moves the epoch first.
+    cache_lost: AtomicBool,
 }
 
 /// The circuit breaker's state.
@@ -76,8 +83,9 @@ struct Breaker {
 }
 
 impl Shared {
-    /// Connects to `url` (`redis://host:port/db`).
-    pub async fn connect(url: &str) -> Result<Arc<Self>, SharedError> {
+    /// Connects to `url` (`redis://host:port/db`); `database` (its URL) names the
+    /// namespace of its cached answers.
+    pub async fn connect(url: &str, database: &str) -> Result<Arc<Self>, SharedError> {
         let error = |e: redis::RedisError| SharedError {
             url: redact(url),
             message: e.to_string(),
@@ -90,14 +98,17 @@ impl Shared {
         let conn = redis::aio::ConnectionManager::new_with_config(client, config)
             .await
             .map_err(error)?;
-        let (cache_get, cache_put) = response_cache::scripts();
+        let (cache_get, cache_put, cache_deps) = response_cache::scripts();
         Ok(Arc::new(Self {
             conn,
             gcra: redis::Script::new(GCRA),
             cache_get,
             cache_put,
+            cache_deps,
             failures: AtomicU64::new(0),
             breaker: Arc::default(),
+            namespace: digest(database),
+            cache_lost: AtomicBool::new(false),
         }))
     }
 
@@ -178,7 +189,8 @@ impl Shared {
                 "Redis failed {in_a_row} times in a row ({error}): not asked again until it \
                  answers a probe; this instance answers on its own meanwhile"
             );
-            tokio::spawn(probe(self.conn.clone(), self.breaker.clone()));
+            let epoch = response_cache::epoch(&self.namespace);
+            tokio::spawn(probe(self.conn.clone(), self.breaker.clone(), epoch));
         }
         // Logged once per hundred failures: an outage must not flood the log.
         if self
@@ -192,12 +204,14 @@ impl Shared {
     }
 }
 
-/// Pings Redis every [`PROBE_EVERY`] until it answers, then closes the breaker.
-async fn probe(mut conn: redis::aio::ConnectionManager, breaker: Arc<Breaker>) {
+/// Pings Redis every [`PROBE_EVERY`] until it answers, then closes the breaker;
+/// first it moves `@cached`'s `epoch`: writes made meanwhile moved no generation.
+async fn probe(mut conn: redis::aio::ConnectionManager, breaker: Arc<Breaker>, epoch: String) {
     loop {
         tokio::time::sleep(PROBE_EVERY).await;
-        let command = redis::cmd("PING");
-        let ping = command.query_async::<String>(&mut conn);
+        let mut command = redis::cmd("INCR");
+        command.arg(&epoch);
+        let ping = command.query_async::<i64>(&mut conn);
         if let Ok(Ok(_)) = tokio::time::timeout(CALL_TIMEOUT, ping).await {
             breaker.in_a_row.store(0, Ordering::Release);
             breaker.open.store(false, Ordering::Release);

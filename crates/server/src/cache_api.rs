@@ -46,6 +46,7 @@ async fn clear(
         let body = json!({"code": "bad-request", "error": format!("'{what}' is not a cache key"), "path": "$"});
         (StatusCode::BAD_REQUEST, Json(body)).into_response()
     };
+    // Other instances' memory hears of any clear as "anything changed".
     let cleared = match (params.get("key"), params.get("family")) {
         (Some(k), _) => match from_hex(k) {
             Some(key) => json!({"cleared": u8::from(cache.clear_key(&key))}),
@@ -63,6 +64,7 @@ async fn clear(
             json!({"cleared": "all"})
         }
     };
+    state.engine.announce_everything_changed();
     Json(json!({"message": "success", "result": cleared})).into_response()
 }
 

@@ -66,6 +66,7 @@ impl Pending {
 /// headers go into `info`.
 pub(super) async fn lookup(
     engine: &Engine,
+    planner: &Planner,
     prepared: &Prepared,
     req: &GraphqlRequest,
     caller: &Caller,
@@ -96,6 +97,7 @@ pub(super) async fn lookup(
         &req.variables,
         &plan.session_vars,
         &prepared.variables,
+        &key::fingerprint(planner),
     );
     let family = key::family(caller, &req.query, operation_name);
     let headers = |max_age: Duration| CacheHeaders {

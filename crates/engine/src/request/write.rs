@@ -33,10 +33,11 @@ pub(super) async fn run(
     let changed = crate::mutate::changed_names(model, &written);
     // Whatever happens from here (an error, a lost COMMIT reply, the client
     // leaving mid-write), kept answers of these tables go stale when it ends.
-    let _stale = Stale {
+    let mut stale = Stale {
         engine,
         tables: &changed,
         everything: crate::mutate::writes_unnamed(model, mutation, &written),
+        armed: true,
     };
     let session = triggered_session(engine, model, &written, caller);
     let data = crate::mutate::run(
@@ -58,10 +59,18 @@ pub(super) async fn run(
     let data = data?;
     engine.recent.wrote(caller);
     // Shared answers go stale before the mutation answers, as this instance's do.
+    let everything = stale.everything;
+    stale.armed = false;
     if let Some(shared) = engine.cache.load().shared() {
-        shared.cache_written(&changed).await;
+        match everything {
+            true => shared.cache_everything_changed().await,
+            false => shared.cache_written(&changed).await,
+        }
     }
     engine.live.changed(&engine.db, changed.clone());
+    if everything {
+        engine.live.changed_everything(&engine.db);
+    }
     // Remote relationships in the answer: joined after the commit (the remote
     // sees the rows as written).
     let sites = grafton_ir::mutation_joins(mutation);
@@ -104,20 +113,27 @@ fn triggered_session(
     Some((Value::Object(session).to_string(), trace.to_string()))
 }
 
-/// Makes the written tables' kept answers stale when dropped (every answer when
-/// the write may reach tables it does not name: a function, a view).
+/// Unless disarmed (the write succeeded and said so itself), makes the written
+/// tables' kept answers stale when dropped, here, in Redis and on every instance
+/// (every answer when the write may reach tables it does not name: a function,
+/// a view): a failed write, a lost COMMIT reply, a client gone mid-write.
 struct Stale<'a> {
     engine: &'a Engine,
     tables: &'a [String],
     everything: bool,
+    armed: bool,
 }
 
 impl Drop for Stale<'_> {
     fn drop(&mut self) {
-        let cache = self.engine.cache.load();
-        cache.heard(self.tables);
+        if !self.armed {
+            return;
+        }
+        let (live, db) = (&self.engine.live, &self.engine.db);
+        self.engine.cache.load().heard(self.tables);
+        live.changed(db, self.tables.to_vec());
         if self.everything {
-            cache.changed_everything();
+            live.changed_everything(db);
         }
     }
 }

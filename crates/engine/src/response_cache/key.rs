@@ -49,6 +49,19 @@ pub(crate) fn directive(
     })
 }
 
+/// The planner's schema and rules, hashed once: what another instance (a rolling
+/// deploy's other metadata) keys its answers by too.
+pub(crate) fn fingerprint(planner: &crate::planner::Planner) -> CacheKey {
+    *planner.fingerprint.get_or_init(|| {
+        let mut h = Sha256::new();
+        h.update(b"grafton-planner-1\0");
+        part(&mut h, planner.model().sdl.as_bytes());
+        part(&mut h, format!("{:?}", planner.rules).as_bytes());
+        part(&mut h, format!("{:?}", planner.limits()).as_bytes());
+        finish(h)
+    })
+}
+
 /// The answer's key. `bound` holds the values the statement binds (a session
 /// variable read as a list, `x-hasura-allowed-ids[]`, is there as its list).
 pub(crate) fn key(
@@ -58,9 +71,11 @@ pub(crate) fn key(
     variables: &Map<String, Value>,
     session: &[String],
     bound: &Map<String, Value>,
+    planner: &CacheKey,
 ) -> CacheKey {
     let mut h = Sha256::new();
     h.update(b"grafton-cached-1\0");
+    h.update(planner);
     who(&mut h, caller, document, operation);
     json(&mut h, &Value::Object(variables.clone()));
     let whole = session.iter().any(|s| s == grafton_ir::SESSION_JSON_VAR);

@@ -129,7 +129,7 @@ fn keys_read_variables_in_any_order_and_only_the_session_the_plan_binds() {
     let doc = "query @cached { t { id } }";
     let user_only = ["x-hasura-user-id".to_string()];
     let k = |c: &Caller, v: &serde_json::Map<String, serde_json::Value>, s: &[String]| {
-        key::key(c, doc, None, v, s, &c.vars)
+        key::key(c, doc, None, v, s, &c.vars, &[0; 16])
     };
     let (ab, ba) = (
         vars(json!({"a": 1, "b": {"x": 1, "y": 2}})),
@@ -172,7 +172,26 @@ fn keys_read_variables_in_any_order_and_only_the_session_the_plan_binds() {
     let bound = |ids: serde_json::Value| -> serde_json::Map<String, serde_json::Value> {
         vars(json!({"x-hasura-allowed-ids[]": ids}))
     };
-    let one = key::key(&ann, doc, None, &ab, &listed, &bound(json!([1, 2])));
-    let other = key::key(&ann, doc, None, &ab, &listed, &bound(json!([3])));
+    let one = key::key(
+        &ann,
+        doc,
+        None,
+        &ab,
+        &listed,
+        &bound(json!([1, 2])),
+        &[0; 16],
+    );
+    let other = key::key(&ann, doc, None, &ab, &listed, &bound(json!([3])), &[0; 16]);
     assert_ne!(one, other);
+    // Another schema or rules (a reload, another instance's metadata): another key.
+    let again = key::key(
+        &ann,
+        doc,
+        None,
+        &ab,
+        &listed,
+        &bound(json!([1, 2])),
+        &[1; 16],
+    );
+    assert_ne!(one, again);
 }
