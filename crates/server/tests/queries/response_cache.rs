@@ -494,3 +494,46 @@ async fn instances_share_answers_through_redis_and_cache_alone_without_it() {
     b.stop().await;
     a.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sqlite_a_write_through_grafton_is_seen_by_the_next_read() {
+    let path = grafton_testkit::sqlite_path("cached_sqlite");
+    rusqlite::Connection::open(&path)
+        .and_then(|c| {
+            c.execute_batch(
+                "CREATE TABLE note (id INTEGER PRIMARY KEY, body TEXT NOT NULL);
+                 INSERT INTO note VALUES (1, 'one'), (2, 'two');",
+            )
+        })
+        .expect("SQLite file");
+    let server = grafton_server::start(&grafton_server::ServeOptions {
+        database_url: path.display().to_string(),
+        port: 0,
+        auth: grafton_auth::AuthConfig {
+            admin_secret: Some(crate::ADMIN_SECRET.into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .await
+    .expect("server");
+    let query = "query @cached { note(order_by: {id: asc}) { id body } }";
+    let first = ask(&server, &[], query, Value::Null).await;
+    let before = hits(&server).await;
+    let again = ask(&server, &[], query, Value::Null).await;
+    assert_eq!(hits(&server).await, before + 1, "kept on SQLite too");
+    assert_eq!(again.body, first.body);
+    ask(
+        &server,
+        &[],
+        "mutation { update_note_by_pk(pk_columns: {id: 2}, _set: {body: \"deux\"}) { id } }",
+        Value::Null,
+    )
+    .await;
+    let after = ask(&server, &[], query, Value::Null).await;
+    assert_eq!(
+        after.body["data"]["note"],
+        json!([{"id": 1, "body": "one"}, {"id": 2, "body": "deux"}])
+    );
+    server.stop().await;
+}
