@@ -84,6 +84,11 @@ async fn ask(server: &Running, headers: &[(&str, &str)], query: &str, variables:
     }
 }
 
+/// A mutation as admin: its answer.
+async fn write(server: &Running, mutation: &str) -> Value {
+    ask(server, &[], mutation, Value::Null).await.body
+}
+
 /// The cache API's counters.
 async fn counters(server: &Running) -> Value {
     let url = server.url().replace("/v1/graphql", "/pro/cache/metrics");
@@ -230,14 +235,12 @@ async fn a_write_through_grafton_is_seen_by_the_next_read() {
     let titles = |a: &Answer| a.body["data"]["article"].clone();
     let first = ask(&server, &[], ARTICLES, Value::Null).await;
     ask(&server, &[], ARTICLES, Value::Null).await;
-    let written = ask(
+    let written = write(
         &server,
-        &[],
         "mutation { update_article_by_pk(pk_columns: {id: 1}, _set: {title: \"A1 new\"}) { id } }",
-        Value::Null,
     )
     .await;
-    assert_eq!(written.body["data"]["update_article_by_pk"]["id"], 1);
+    assert_eq!(written["data"]["update_article_by_pk"]["id"], 1);
     let after = ask(&server, &[], ARTICLES, Value::Null).await;
     assert_ne!(titles(&after), titles(&first));
     assert_eq!(titles(&after)[0]["title"], "A1 new");
@@ -250,11 +253,9 @@ async fn a_write_through_grafton_is_seen_by_the_next_read() {
     let authors = "query @cached { author(order_by: {id: asc}) { id name } }";
     ask(&server, &[], authors, Value::Null).await;
     let before = hits(&server).await;
-    ask(
+    write(
         &server,
-        &[],
         "mutation { update_article_by_pk(pk_columns: {id: 2}, _set: {title: \"A2 new\"}) { id } }",
-        Value::Null,
     )
     .await;
     ask(&server, &[], authors, Value::Null).await;
@@ -267,11 +268,9 @@ async fn a_write_through_grafton_is_seen_by_the_next_read() {
     // could have changed them).
     ask(&server, &[], ARTICLES, Value::Null).await;
     let before = hits(&server).await;
-    ask(
+    write(
         &server,
-        &[],
         "mutation { update_author_by_pk(pk_columns: {id: 3}, _set: {name: \"Cyd\"}) { id } }",
-        Value::Null,
     )
     .await;
     ask(&server, &[], ARTICLES, Value::Null).await;
@@ -281,13 +280,7 @@ async fn a_write_through_grafton_is_seen_by_the_next_read() {
         "articles refer to the author written"
     );
     // A delete that cascades to articles makes them stale too.
-    ask(
-        &server,
-        &[],
-        "mutation { delete_author_by_pk(id: 3) { id } }",
-        Value::Null,
-    )
-    .await;
+    write(&server, "mutation { delete_author_by_pk(id: 3) { id } }").await;
     let cascaded = ask(&server, &[], ARTICLES, Value::Null).await;
     let ids: Vec<i64> = (cascaded.body["data"]["article"]
         .as_array()
@@ -356,14 +349,12 @@ async fn writes_of_psql_and_of_another_instance_arrive_through_the_feed() {
         b"UPDATE article SET title = 'C1 by psql' WHERE id = 4;",
     );
     let external = until(&a, query, &title("C1 by psql")).await;
-    let written = ask(
+    let written = write(
         &b,
-        &[],
         "mutation { update_article_by_pk(pk_columns: {id: 4}, _set: {title: \"C1 by B\"}) { id } }",
-        Value::Null,
     )
     .await;
-    assert_eq!(written.body["data"]["update_article_by_pk"]["id"], 4);
+    assert_eq!(written["data"]["update_article_by_pk"]["id"], 4);
     let other = until(&a, query, &title("C1 by B")).await;
     eprintln!("fresh after a psql write: {external:?}; after B's write: {other:?}");
     b.stop().await;
@@ -468,11 +459,9 @@ async fn instances_share_answers_through_redis_and_cache_alone_without_it() {
     assert_eq!(shared.body, first.body);
     assert_eq!(shared.key, first.key, "the same key on every instance");
     // A write through A is stale for B at its next read.
-    ask(
+    write(
         &a,
-        &[],
         "mutation { update_article_by_pk(pk_columns: {id: 3}, _set: {title: \"B1 new\"}) { id } }",
-        Value::Null,
     )
     .await;
     let after = ask(&b, &[], query, Value::Null).await;
@@ -523,11 +512,9 @@ async fn on_sqlite_a_write_through_grafton_is_seen_by_the_next_read() {
     let again = ask(&server, &[], query, Value::Null).await;
     assert_eq!(hits(&server).await, before + 1, "kept on SQLite too");
     assert_eq!(again.body, first.body);
-    ask(
+    write(
         &server,
-        &[],
         "mutation { update_note_by_pk(pk_columns: {id: 2}, _set: {body: \"deux\"}) { id } }",
-        Value::Null,
     )
     .await;
     let after = ask(&server, &[], query, Value::Null).await;
