@@ -43,6 +43,8 @@ pub struct Engine {
     pub(crate) remote_cache: Arc<crate::remotes::RemoteCache>,
     /// `@cached`'s answers.
     pub(crate) cache: crate::response_cache::Shared,
+    /// Queries of one shape waiting for a connection, answered by one statement.
+    pub(crate) gathering: crate::gather::Groups,
 }
 
 impl Engine {
@@ -78,6 +80,10 @@ impl Engine {
             live: crate::live::Live::new(live, metrics.poll_seconds.clone(), cache.clone()),
             cache,
             recent: crate::reads::RecentWrites::new(std::time::Duration::ZERO),
+            gathering: crate::gather::Groups::new(
+                crate::gather::DEFAULT_BATCH_SIZE,
+                metrics.gather.clone(),
+            ),
             metrics,
             changes: tokio::sync::watch::Sender::new(0),
             remote: grafton_remote::Client::new(Default::default()).ok(),
@@ -170,6 +176,13 @@ impl Engine {
         let shared = self.shared.clone();
         let cache = crate::response_cache::ResponseCache::new(max_bytes, max_ttl, metrics, shared);
         self.cache.store(Arc::new(cache));
+        self
+    }
+
+    /// Queries of one shape waiting for a connection are answered by one statement
+    /// of at most `max` of them (`--query-batch-size`; 1: each runs alone).
+    pub fn with_query_batch_size(mut self, max: usize) -> Self {
+        self.gathering = crate::gather::Groups::new(max, self.metrics.gather.clone());
         self
     }
 

@@ -12,6 +12,7 @@ mod enum_tables;
 pub mod error;
 pub mod events;
 mod explain;
+pub mod gather;
 mod lenient;
 pub mod limits;
 pub mod live;

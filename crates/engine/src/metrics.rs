@@ -12,6 +12,7 @@ use std::collections::HashSet;
 pub mod actions;
 mod connections;
 pub mod events;
+pub mod gather;
 pub mod remotes;
 mod replicas;
 mod request_info;
@@ -80,6 +81,8 @@ pub struct Metrics {
     pub remotes: remotes::RemoteMetrics,
     /// `@cached`'s answers.
     pub response_cache: response_cache::ResponseCacheMetrics,
+    /// Multiplexed queries.
+    pub gather: gather::GatherMetrics,
     replicas: replicas::ReplicaMetrics,
     /// Client connections under the cap.
     pub connections: ConnectionMetrics,
@@ -218,6 +221,7 @@ impl Metrics {
             actions: actions::ActionMetrics::new(&r),
             remotes: remotes::RemoteMetrics::new(&r),
             response_cache: response_cache::ResponseCacheMetrics::new(&r),
+            gather: gather::GatherMetrics::new(&r),
             metadata_version: register(
                 &r,
                 IntGauge::new(

@@ -7,6 +7,7 @@ pub mod ddl_watch;
 
 pub use compact::compact_json;
 mod error;
+mod gathered;
 mod params;
 mod pg_params;
 mod pg_pool;
@@ -22,6 +23,7 @@ pub mod trace;
 mod tx;
 
 pub use error::{ConstraintViolation, DbErrorKind, ExecuteError};
+pub use gathered::{GatherRead, Gathered};
 pub use poll::{subscriber_value, subscriber_values, Answer};
 pub use postgres::STATEMENT_CACHE_SIZE;
 pub use replicas::{display_name, ReplicaStatus, Route};

@@ -158,36 +158,44 @@ impl crate::postgres::PgDatabase {
     ) -> Result<Vec<Answer>, ExecuteError> {
         let max = budget.max_bytes;
         self.with_deadline(budget.timeout, async |client: &crate::pg_pool::Object| {
-            let prepared = crate::pg_pool::prepare(
-                client,
-                &statement.sql,
-                &[tokio_postgres::types::Type::TEXT],
-            )
-            .await?;
-            // Read as they come, so rows past `room` are never kept.
-            let rows = client.query_raw(&prepared, [batch]).await?;
-            let mut rows = std::pin::pin!(rows);
-            let mut out = Vec::new();
-            let mut kept = 0;
-            while let Some(row) = rows.try_next().await? {
-                if kept >= room && !out.is_empty() {
-                    break;
-                }
-                let i: i64 = row.try_get(0)?;
-                let json: Option<crate::postgres::RawJson> = row.try_get(1)?;
-                // A guarded statement (`size_guard_multiplexed`) says the size too.
-                let size: Option<i32> = if row.len() > 2 { row.try_get(2)? } else { None };
-                let json = match (json, size) {
-                    (Some(j), _) if j.0.len() as u64 > max => Err(j.0.len() as u64),
-                    (Some(j), _) => Ok(crate::compact::compact_json(j.0)),
-                    (None, Some(bytes)) => Err(bytes.max(0) as u64),
-                    (None, None) => Ok("null".to_owned()),
-                };
-                kept += json.as_ref().map_or(0, String::len);
-                out.push((usize::try_from(i).unwrap_or(usize::MAX), json));
-            }
-            Ok(out)
+            poll_on(client, statement, batch, max, room).await
         })
         .await
     }
+}
+
+/// Runs a multiplexed statement for `batch` on `client` (see [`Database::poll`]).
+pub(crate) async fn poll_on(
+    client: &crate::pg_pool::Object,
+    statement: &Statement,
+    batch: &str,
+    max: u64,
+    room: usize,
+) -> Result<Vec<Answer>, ExecuteError> {
+    let prepared =
+        crate::pg_pool::prepare(client, &statement.sql, &[tokio_postgres::types::Type::TEXT])
+            .await?;
+    // Read as they come, so rows past `room` are never kept.
+    let rows = client.query_raw(&prepared, [batch]).await?;
+    let mut rows = std::pin::pin!(rows);
+    let mut out = Vec::new();
+    let mut kept = 0;
+    while let Some(row) = rows.try_next().await? {
+        if kept >= room && !out.is_empty() {
+            break;
+        }
+        let i: i64 = row.try_get(0)?;
+        let json: Option<crate::postgres::RawJson> = row.try_get(1)?;
+        // A guarded statement (`size_guard_multiplexed`) says the size too.
+        let size: Option<i32> = if row.len() > 2 { row.try_get(2)? } else { None };
+        let json = match (json, size) {
+            (Some(j), _) if j.0.len() as u64 > max => Err(j.0.len() as u64),
+            (Some(j), _) => Ok(crate::compact::compact_json(j.0)),
+            (None, Some(bytes)) => Err(bytes.max(0) as u64),
+            (None, None) => Ok("null".to_owned()),
+        };
+        kept += json.as_ref().map_or(0, String::len);
+        out.push((usize::try_from(i).unwrap_or(usize::MAX), json));
+    }
+    Ok(out)
 }

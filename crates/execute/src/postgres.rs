@@ -131,24 +131,12 @@ impl PgDatabase {
         timeout: Duration,
         work: impl AsyncFnOnce(&Object) -> Result<T, ExecuteError>,
     ) -> Result<T, ExecuteError> {
-        let mut running = Running(Some(self.client().await?));
-        let client = running
-            .0
-            .as_ref()
-            .ok_or_else(|| ExecuteError::Config("no connection".into()))?;
-        match tokio::time::timeout(timeout, work(client)).await {
-            Ok(answer) => {
-                // Finished: the connection is idle; back to the pool as it is.
-                drop(running.0.take());
-                answer
-            }
-            Err(_) => {
-                if let Some(client) = running.0.take() {
-                    settle(client).await;
-                }
-                Err(ExecuteError::Timeout(timeout))
-            }
-        }
+        self.hold().await?.run(timeout, work).await
+    }
+
+    /// A pooled connection, held until [`Held::run`] has used it.
+    pub(crate) async fn hold(&self) -> Result<Held, ExecuteError> {
+        Ok(Held(Running(Some(self.client().await?))))
     }
 
     pub(crate) fn max_connections(&self) -> usize {
@@ -195,6 +183,39 @@ fn session_options(url: &str, statement_timeout: Duration) -> Result<String, Exe
 
 /// A pooled connection with a statement that may still be running.
 struct Running(Option<Object>);
+
+/// A pooled connection a read holds before it decides what to run on it.
+pub(crate) struct Held(Running);
+
+impl Held {
+    /// Runs `work` on the connection for at most `timeout`. Past it, or when the
+    /// caller goes away (this future dropped), the statement is cancelled in
+    /// PostgreSQL, and the connection only goes back to the pool once it is idle.
+    pub(crate) async fn run<T>(
+        self,
+        timeout: Duration,
+        work: impl AsyncFnOnce(&Object) -> Result<T, ExecuteError>,
+    ) -> Result<T, ExecuteError> {
+        let mut running = self.0;
+        let client = running
+            .0
+            .as_ref()
+            .ok_or_else(|| ExecuteError::Config("no connection".into()))?;
+        match tokio::time::timeout(timeout, work(client)).await {
+            Ok(answer) => {
+                // Finished: the connection is idle; back to the pool as it is.
+                drop(running.0.take());
+                answer
+            }
+            Err(_) => {
+                if let Some(client) = running.0.take() {
+                    settle(client).await;
+                }
+                Err(ExecuteError::Timeout(timeout))
+            }
+        }
+    }
+}
 
 impl Drop for Running {
     fn drop(&mut self) {

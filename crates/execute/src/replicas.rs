@@ -31,7 +31,7 @@ pub(crate) trait Read: Sync {
 }
 
 /// Where a read may run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Route {
     /// On a replica when one is up, else on the primary.
     Replica,
@@ -163,6 +163,14 @@ impl Replicas {
             .map(|k| (start + k) % n)
             .filter(|i| !tried.contains(i) && self.list[*i].up.load(Ordering::Relaxed))
             .min_by_key(|i| self.list[*i].in_flight.load(Ordering::Relaxed))
+    }
+
+    /// Whether every replica up has every connection in use; `None` when none is
+    /// up (the primary serves).
+    pub(crate) fn saturated(&self) -> Option<bool> {
+        let mut up = (self.list.iter()).filter(|r| r.up.load(Ordering::Relaxed));
+        let first = up.next()?;
+        Some(first.db.saturated() && up.all(|r| r.db.saturated()))
     }
 
     /// Runs `read` on a replica, moving to the next one (and at last to `primary`)

@@ -105,6 +105,11 @@ pub(crate) struct ListenOptions {
     /// Database connections in the pool.
     #[arg(long, env = "GRAFTON_POOL_SIZE", default_value_t = 10)]
     pub(crate) pool_size: usize,
+    /// Queries of one shape waiting for a connection answered by one statement, at
+    /// most (PostgreSQL; 1: each runs alone).
+    #[arg(long, env = "GRAFTON_QUERY_BATCH_SIZE", default_value_t = 32,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) query_batch_size: u16,
     /// A PostgreSQL streaming replica that serves queries and subscription polls
     /// (repeatable; the environment variable takes a comma-separated list).
     /// Mutations always run on the primary. See docs/deploy.md.
@@ -341,6 +346,7 @@ pub(crate) fn options(
             .map(std::time::Duration::from_millis);
         o.http.max_body_bytes = l.max_body_bytes;
         o.cache_max_bytes = l.cache_max_bytes;
+        o.query_batch_size = usize::from(l.query_batch_size);
         o.cache_max_ttl = std::time::Duration::from_secs(l.cache_max_ttl);
         o.http.body_timeout = std::time::Duration::from_secs(l.body_timeout.max(1));
         o.http.connections = grafton_server::ConnectionLimits {

@@ -131,7 +131,8 @@ pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> 
     Ok(grafton_engine::build(&engine_options)
         .await?
         .with_live(options.live)
-        .with_response_cache(options.cache_max_bytes, options.cache_max_ttl))
+        .with_response_cache(options.cache_max_bytes, options.cache_max_ttl)
+        .with_query_batch_size(options.query_batch_size))
 }
 
 /// A running server.

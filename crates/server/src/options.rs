@@ -83,6 +83,8 @@ pub struct ServeOptions {
     pub cache_max_bytes: u64,
     /// `@cached`: the longest `ttl` (`--cache-max-ttl`).
     pub cache_max_ttl: std::time::Duration,
+    /// Waiting queries of one shape answered by one statement (`--query-batch-size`).
+    pub query_batch_size: usize,
 }
 
 impl Default for ServeOptions {
@@ -120,6 +122,7 @@ impl Default for ServeOptions {
             live: grafton_engine::LiveOptions::default(),
             cache_max_bytes: grafton_engine::response_cache::DEFAULT_MAX_BYTES,
             cache_max_ttl: grafton_engine::response_cache::DEFAULT_MAX_TTL,
+            query_batch_size: grafton_engine::gather::DEFAULT_BATCH_SIZE,
         }
     }
 }

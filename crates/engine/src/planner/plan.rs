@@ -75,6 +75,8 @@ pub struct Plan {
     pub(crate) reads: crate::response_cache::Reads,
     /// The cost estimate, evaluated with each request's variables.
     pub(super) cost: Cost,
+    /// A query's statement answering many requests at once (PostgreSQL).
+    pub(crate) gathered: Option<Statement>,
 }
 
 impl Plan {
@@ -117,6 +119,15 @@ impl Planner {
         let (select, calls) =
             grafton_translate::translate_query_calling(&self.model, self.rules.as_deref(), &query);
         let live = operation.operation_type == OperationType::Subscription;
+        // A query's statement for many requests at once (PostgreSQL: see `gather`).
+        let gathered = select
+            .as_ref()
+            .filter(|_| !live && self.dialect == Dialect::Postgres)
+            .map(|select| {
+                let m = grafton_sql::render::render_multiplexed(select, self.dialect);
+                let max = self.limits.max_response_bytes;
+                grafton_sql::render::size_guard_multiplexed(&m.statement, max)
+            });
         let multiplexed = select
             .as_ref()
             .filter(|_| live)
@@ -213,6 +224,7 @@ impl Planner {
             sequential: operation.operation_type == OperationType::Mutation,
             session_vars,
             reads,
+            gathered,
         });
         if use_cache {
             entry.plans.insert(key, plan.clone());

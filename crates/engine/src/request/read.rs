@@ -27,10 +27,9 @@ pub(super) async fn run(
         PlanKind::Subscription { .. } => None,
     };
     info.plan = Some(plan.clone());
+    let heavy = prepared.cost > crate::admission::LIGHT_COST;
     let _lane = match statement {
-        Some(_) if prepared.cost > crate::admission::LIGHT_COST => {
-            Some(engine.heavy.enter().await?)
-        }
+        Some(_) if heavy => Some(engine.heavy.enter().await?),
         _ => None,
     };
     let db_started = std::time::Instant::now();
@@ -39,17 +38,21 @@ pub(super) async fn run(
     let db_json = async {
         match statement {
             Some(statement) => {
+                // Heavy queries are never gathered: one would hold up a batch.
+                let query = crate::gather::Query {
+                    plan: Arc::as_ptr(plan) as usize,
+                    single: statement,
+                    multiplexed: plan.gathered.as_ref().filter(|_| !heavy),
+                    variables: &prepared.variables,
+                    budget: planner.budget(),
+                    route: match primary {
+                        true => grafton_execute::Route::Primary,
+                        false => engine.recent.route(caller),
+                    },
+                };
                 let answer = engine
-                    .db
-                    .query_json(
-                        statement,
-                        &prepared.variables,
-                        planner.budget(),
-                        match primary {
-                            true => grafton_execute::Route::Primary,
-                            false => engine.recent.route(caller),
-                        },
-                    )
+                    .gathering
+                    .query(&engine.db, &query)
                     .instrument(grafton_execute::trace::span(
                         engine.db.dialect(),
                         "query",

@@ -278,6 +278,20 @@ pub fn client() -> reqwest::Client {
         .expect("reqwest client")
 }
 
+/// The text of `/metrics` of the server whose GraphQL endpoint is `graphql_url`,
+/// asked with `admin_secret`.
+pub async fn metrics_text(graphql_url: &str, admin_secret: &str) -> String {
+    client()
+        .get(graphql_url.replace("/v1/graphql", "/metrics"))
+        .header("x-hasura-admin-secret", admin_secret)
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("metrics text")
+}
+
 /// POSTs `{"query", "variables"}` as `application/json`; returns the status,
 /// the parsed body and the raw body.
 pub async fn post(server: Server, query: &str, variables: Value) -> (StatusCode, Value, String) {

@@ -32,15 +32,7 @@ async fn a_batch_answers_each_operation_in_order_up_to_its_limit() {
                 "{db:?} {body}"
             );
             // Counted as a batch, though refused before any of it ran.
-            let metrics = reqwest::Client::new()
-                .get(url.replace("/v1/graphql", "/metrics"))
-                .header("x-hasura-admin-secret", ADMIN_SECRET)
-                .send()
-                .await
-                .expect("metrics")
-                .text()
-                .await
-                .expect("metrics text");
+            let metrics = crate::common::metrics_text(url, ADMIN_SECRET).await;
             assert!(
                 metrics.contains(
                     r#"grafton_requests_total{code="batch-limit-exceeded",name="",operation="batch","#

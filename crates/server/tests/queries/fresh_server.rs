@@ -19,6 +19,18 @@ pub async fn serve_with_functions(
     tables: &str,
     functions: &str,
 ) -> (String, Running) {
+    serve_with_options(prefix, fixture, tables, functions, ServeOptions::default()).await
+}
+
+/// [`serve_with_functions`], starting from `options` (the database, the metadata
+/// and the admin secret are set here).
+pub async fn serve_with_options(
+    prefix: &str,
+    fixture: &str,
+    tables: &str,
+    functions: &str,
+    options: ServeOptions,
+) -> (String, Running) {
     let url = grafton_testkit::fresh_database(prefix);
     grafton_testkit::psql(&url, fixture.as_bytes());
     let dir = std::env::temp_dir().join(format!("grafton-{prefix}-{}", std::process::id()));
@@ -45,7 +57,7 @@ pub async fn serve_with_functions(
             admin_secret: Some(crate::ADMIN_SECRET.into()),
             ..Default::default()
         },
-        ..ServeOptions::default()
+        ..options
     })
     .await
     .expect("server starts");

@@ -22,6 +22,7 @@ mod fresh_server;
 mod http;
 mod introspection;
 mod ltree;
+mod multiplexed;
 mod naming;
 mod nesting;
 mod ordering;

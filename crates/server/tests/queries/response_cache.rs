@@ -414,15 +414,7 @@ async fn the_cache_api_clears_by_key_family_or_all_for_admin_only() {
     assert!(m["entries"].as_u64().is_some_and(|n| n >= 1), "{m}");
     assert!(m["misses"].as_u64().is_some_and(|n| n >= 6), "{m}");
     // The same counters in /metrics.
-    let text = reqwest::Client::new()
-        .get(server.url().replace("/v1/graphql", "/metrics"))
-        .header("x-hasura-admin-secret", crate::ADMIN_SECRET)
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let text = crate::common::metrics_text(&server.url(), crate::ADMIN_SECRET).await;
     assert!(text.contains("grafton_response_cache_hits_total"), "{text}");
     assert!(text.contains("grafton_response_cache_bytes"), "{text}");
     server.stop().await;
