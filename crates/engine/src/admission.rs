@@ -113,6 +113,11 @@ impl Gate {
         Duration::from_micros(held.saturating_mul(ahead) / places)
     }
 
+    /// Whether every place is taken now (one more request would wait).
+    pub fn full(&self) -> bool {
+        self.places.available_permits() == 0
+    }
+
     /// Enters the gate, waiting in its queue if the wait is expected to be short.
     pub async fn enter(&self) -> Result<Permit, Overloaded> {
         if let Ok(place) = self.places.clone().try_acquire_owned() {

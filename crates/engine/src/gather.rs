@@ -5,11 +5,16 @@
 //! variables and session variables bound for it alone), so PostgreSQL pays its
 //! per-statement cost once for the batch. A query that finds a connection free
 //! runs alone at once: only requests that were waiting anyway are grouped.
+//! A heavy query (estimated cost over 1000) waits for the heavy lane as well: one
+//! also waiting there leads a group, its members take no place of their own, and
+//! the batch holds one place and one connection, as one heavy query does.
 //!
 //! A batch that fails or runs past half of one request's time is not the answer of
 //! any of its requests: each runs again alone, so only the one that must fails
 //! (`Busy` and `Unavailable` excepted: they are every request's answer).
 
+use crate::admission::{Gate, Overloaded};
+use crate::error::EngineError;
 use grafton_execute::{Budget, Database, DbErrorKind, ExecuteError, GatherRead, Gathered, Route};
 use grafton_sql::Statement;
 use serde_json::{Map, Value};
@@ -42,10 +47,26 @@ struct Member {
 enum Outcome {
     /// Its answer (or the size it had past the limit).
     Answer(Result<String, u64>),
-    /// Every request's error: no connection.
-    Failed(DbErrorKind, String),
+    /// Every request's error: no connection, or no place in the heavy lane.
+    Failed(Refused),
     /// Run alone.
     Alone,
+}
+
+/// Why every request of a group failed, as each member is told it.
+#[derive(Clone)]
+enum Refused {
+    Database(DbErrorKind, String),
+    Overloaded(String),
+}
+
+impl From<Refused> for EngineError {
+    fn from(r: Refused) -> Self {
+        match r {
+            Refused::Database(kind, message) => ExecuteError::Database { kind, message }.into(),
+            Refused::Overloaded(why) => Overloaded(why).into(),
+        }
+    }
 }
 
 /// One query to run: its plan's identity, statements, values and limits.
@@ -57,6 +78,8 @@ pub(crate) struct Query<'a> {
     pub variables: &'a Map<String, Value>,
     pub budget: Budget,
     pub route: Route,
+    /// The heavy lane, for a heavy query.
+    pub lane: Option<&'a Gate>,
 }
 
 impl Groups {
@@ -71,12 +94,12 @@ impl Groups {
 
     /// Runs `q`: alone when a connection is free or it cannot be gathered, else in
     /// (or at the head of) the group of its plan.
-    pub(crate) async fn query(&self, db: &Database, q: &Query<'_>) -> Result<String, ExecuteError> {
+    pub(crate) async fn query(&self, db: &Database, q: &Query<'_>) -> Result<String, EngineError> {
         let Some(multiplexed) = q.multiplexed.filter(|_| self.max > 1) else {
             return alone(db, q).await;
         };
         let key = (q.plan, q.route);
-        let waiting = db.saturated(q.route);
+        let waiting = db.saturated(q.route) || q.lane.is_some_and(Gate::full);
         if !waiting && !lock(&self.open).contains_key(&key) {
             return alone(db, q).await;
         }
@@ -108,8 +131,8 @@ impl Groups {
         match role {
             Role::Alone => alone(db, q).await,
             Role::Member(rx) => match rx.await {
-                Ok(Outcome::Answer(answer)) => answer.map_err(ExecuteError::TooLarge),
-                Ok(Outcome::Failed(kind, message)) => Err(ExecuteError::Database { kind, message }),
+                Ok(Outcome::Answer(answer)) => answer.map_err(|size| too_large(size, q)),
+                Ok(Outcome::Failed(refused)) => Err(refused.into()),
                 // Told to, or the leader went away before answering.
                 Ok(Outcome::Alone) | Err(_) => {
                     self.metrics.retries.inc();
@@ -129,7 +152,7 @@ impl Groups {
         key: (usize, Route),
         group: Arc<Group>,
         own: String,
-    ) -> Result<String, ExecuteError> {
+    ) -> Result<String, EngineError> {
         // Closed (taken out of the open ones) when a connection is held, or when
         // this request ends first: its members then run alone.
         let closing = Closing {
@@ -150,7 +173,19 @@ impl Groups {
             budget: q.budget,
             gather: &gather,
         };
-        let result = db.query_gathered(&read, q.route).await;
+        let result = match q.lane.map(Gate::enter) {
+            Some(entering) => match entering.await {
+                Ok(_place) => db.query_gathered(&read, q.route).await,
+                Err(Overloaded(why)) => {
+                    let members = closing.close();
+                    tell(members, || {
+                        Outcome::Failed(Refused::Overloaded(why.clone()))
+                    });
+                    return Err(Overloaded(why).into());
+                }
+            },
+            None => db.query_gathered(&read, q.route).await,
+        };
         let members = lock(&closing.taken)
             .take()
             .unwrap_or_else(|| closing.close());
@@ -176,16 +211,16 @@ impl Groups {
                 }
                 tell(slots.into_iter().flatten().collect(), || Outcome::Alone);
                 match own {
-                    Some(answer) => answer.map_err(ExecuteError::TooLarge),
+                    Some(answer) => answer.map_err(|size| too_large(size, q)),
                     None => alone(db, q).await,
                 }
             }
             Err(e) if matches!(e.kind(), DbErrorKind::Busy | DbErrorKind::Unavailable) => {
-                let (kind, message) = (e.kind(), e.to_string());
-                tell(members, || Outcome::Failed(kind, message.clone()));
-                Err(e)
+                let refused = Refused::Database(e.kind(), e.to_string());
+                tell(members, || Outcome::Failed(refused.clone()));
+                Err(e.into())
             }
-            Err(e) if members.is_empty() => Err(e),
+            Err(e) if members.is_empty() => Err(too_large_error(e, q)),
             Err(e) => {
                 tracing::debug!(
                     requests = members.len() + 1,
@@ -262,10 +297,32 @@ fn tell(members: Vec<Member>, outcome: impl Fn() -> Outcome) {
     }
 }
 
-/// The query's own statement, alone.
-async fn alone(db: &Database, q: &Query<'_>) -> Result<String, ExecuteError> {
-    db.query_json(q.single, q.variables, q.budget, q.route)
-        .await
+/// The query's own statement, alone (in the heavy lane when it is heavy).
+async fn alone(db: &Database, q: &Query<'_>) -> Result<String, EngineError> {
+    let _place = match q.lane {
+        Some(lane) => Some(lane.enter().await?),
+        None => None,
+    };
+    let answer = db.query_json(q.single, q.variables, q.budget, q.route);
+    answer.await.map_err(|e| too_large_error(e, q))
+}
+
+/// An answer of `size` bytes, past the role's limit.
+fn too_large(size: u64, q: &Query<'_>) -> EngineError {
+    crate::LimitExceeded {
+        kind: crate::LimitKind::ResponseBytes,
+        limit: q.budget.max_bytes,
+        actual: size,
+    }
+    .into()
+}
+
+/// A response past the role's size limit is that limit's error.
+fn too_large_error(e: ExecuteError, q: &Query<'_>) -> EngineError {
+    match e {
+        ExecuteError::TooLarge(size) => too_large(size, q),
+        other => other.into(),
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -1,6 +1,7 @@
-//! Step 9 for a query: the heavy lane when its cost says so, its one statement
-//! (on a replica when the caller has not just written), and the answer, with
-//! introspection merged in when the document asks for it.
+//! Step 9 for a query: its one statement (in the heavy lane when its cost says so,
+//! shared with the waiting queries of its plan: `gather`; on a replica when the
+//! caller has not just written), and the answer, with introspection merged in
+//! when the document asks for it.
 
 use crate::engine::{Caller, Engine};
 use crate::error::EngineError;
@@ -28,21 +29,17 @@ pub(super) async fn run(
     };
     info.plan = Some(plan.clone());
     let heavy = prepared.cost > crate::admission::LIGHT_COST;
-    let _lane = match statement {
-        Some(_) if heavy => Some(engine.heavy.enter().await?),
-        _ => None,
-    };
     let db_started = std::time::Instant::now();
     info.planning = Some(db_started - started);
     let actions = super::actions::run(engine, planner, plan, prepared, caller, request_query);
     let db_json = async {
         match statement {
             Some(statement) => {
-                // Heavy queries are never gathered: one would hold up a batch.
                 let query = crate::gather::Query {
                     plan: Arc::as_ptr(plan) as usize,
                     single: statement,
-                    multiplexed: plan.gathered.as_ref().filter(|_| !heavy),
+                    multiplexed: plan.gathered.as_ref(),
+                    lane: heavy.then_some(&engine.heavy),
                     variables: &prepared.variables,
                     budget: planner.budget(),
                     route: match primary {
@@ -60,7 +57,7 @@ pub(super) async fn run(
                     ))
                     .await;
                 let elapsed = db_started.elapsed();
-                Some((answer.map_err(|e| response_limit(e, planner)), elapsed))
+                Some((answer, elapsed))
             }
             None => None,
         }
@@ -109,17 +106,4 @@ pub(super) async fn run(
     out.push_str(&data);
     out.push('}');
     Ok(out)
-}
-
-/// A response past the role's size limit is that limit's error.
-fn response_limit(e: grafton_execute::ExecuteError, planner: &Planner) -> EngineError {
-    match e {
-        grafton_execute::ExecuteError::TooLarge(bytes) => crate::LimitExceeded {
-            kind: crate::LimitKind::ResponseBytes,
-            limit: planner.limits().max_response_bytes,
-            actual: bytes,
-        }
-        .into(),
-        other => other.into(),
-    }
 }

@@ -103,6 +103,20 @@ async fn alone_and_together(server: &Running, requests: &[Request]) -> (Vec<Stri
     (alone, together)
 }
 
+/// Checks that every request answers data, and the same bytes alone and together;
+/// returns the answers and how many requests batches answered.
+async fn same_answers_together(server: &Running, requests: &[Request]) -> (Vec<String>, f64) {
+    let before = counter(server, "grafton_query_batched_requests_total").await;
+    let (alone, together) = alone_and_together(server, requests).await;
+    for ((request, alone), together) in requests.iter().zip(&alone).zip(&together) {
+        assert!(alone.starts_with("200 {\"data\""), "{request:?}: {alone}");
+        assert_eq!(alone, together, "{request:?}");
+    }
+    // Sent alone, nothing is gathered: what was, was gathered together.
+    let batched = counter(server, "grafton_query_batched_requests_total").await - before;
+    (alone, batched)
+}
+
 #[tokio::test]
 async fn requests_answered_together_equal_their_answers_alone() {
     let server = server("mux_equal").await;
@@ -124,14 +138,7 @@ async fn requests_answered_together_equal_their_answers_alone() {
         json!({"ids": [3, 8, 13], "name": "item 8"}),
     ));
     requests.push((Some("3".into()), LIST, json!({"ids": []})));
-    let before = counter(&server, "grafton_query_batched_requests_total").await;
-    let (alone, together) = alone_and_together(&server, &requests).await;
-    for ((request, alone), together) in requests.iter().zip(&alone).zip(&together) {
-        assert!(alone.starts_with("200 {\"data\""), "{request:?}: {alone}");
-        assert_eq!(alone, together, "{request:?}");
-    }
-    // Sent alone, nothing was gathered; together, most were.
-    let batched = counter(&server, "grafton_query_batched_requests_total").await - before;
+    let (alone, batched) = same_answers_together(&server, &requests).await;
     assert!(
         batched >= 20.0,
         "only {batched} requests answered in batches"
@@ -186,4 +193,21 @@ async fn a_request_past_its_time_in_a_batch_times_out_alone() {
     }
     let retries = counter(&server, "grafton_query_batch_retries_total").await;
     assert!(retries >= 1.0, "the batch past its time was not split");
+}
+
+#[tokio::test]
+async fn heavy_queries_are_gathered_in_the_heavy_lane() {
+    let server = server("mux_heavy").await;
+    // No limit: estimated at 10,000 rows, so heavy (the heavy lane has one place
+    // here); the batch takes that one place and one connection.
+    const ALL: &str =
+        "query all($id_gt: Int!) { item(where: {id: {_gt: $id_gt}}, order_by: {id: asc}) { id } }";
+    let requests: Vec<Request> = (0..6)
+        .map(|k| (Some((k % 5).to_string()), ALL, json!({"id_gt": 150 + k})))
+        .collect();
+    let (_, batched) = same_answers_together(&server, &requests).await;
+    assert!(
+        batched >= 2.0,
+        "heavy queries were not gathered ({batched})"
+    );
 }
