@@ -118,20 +118,12 @@ impl Gate {
         self.places.available_permits() == 0
     }
 
-    /// Enters the gate, waiting in its queue if the wait is expected to be short.
-    pub async fn enter(&self) -> Result<Permit, Overloaded> {
-        if let Ok(place) = self.places.clone().try_acquire_owned() {
-            return Ok(self.permit(place));
-        }
+    /// Takes a place in the queue, or refuses at once when it is full or its wait
+    /// is expected to be too long. The place is left when the guard is dropped.
+    pub fn queue(&self) -> Result<Waiting<'_>, Overloaded> {
         let ahead = self.waiting.fetch_add(1, Ordering::AcqRel);
         // Leaves the queue however the wait ends (admitted, refused, timed out, dropped).
-        struct Waiting<'a>(&'a AtomicUsize);
-        impl Drop for Waiting<'_> {
-            fn drop(&mut self) {
-                self.0.fetch_sub(1, Ordering::AcqRel);
-            }
-        }
-        let _waiting = Waiting(&self.waiting);
+        let waiting = Waiting(&self.waiting);
         let expected = self.expected_wait(ahead + 1);
         if ahead >= self.queue || expected > self.max_wait {
             return Err(Overloaded(format!(
@@ -141,6 +133,15 @@ impl Gate {
                 self.what
             )));
         }
+        Ok(waiting)
+    }
+
+    /// Enters the gate, waiting in its queue if the wait is expected to be short.
+    pub async fn enter(&self) -> Result<Permit, Overloaded> {
+        if let Ok(place) = self.places.clone().try_acquire_owned() {
+            return Ok(self.permit(place));
+        }
+        let _waiting = self.queue()?;
         match tokio::time::timeout(self.max_wait, self.places.clone().acquire_owned()).await {
             Ok(Ok(place)) => Ok(self.permit(place)),
             _ => Err(Overloaded(format!(
@@ -150,6 +151,16 @@ impl Gate {
                 self.what
             ))),
         }
+    }
+}
+
+/// A request counted as waiting at a gate while it lives.
+#[derive(Debug)]
+pub struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

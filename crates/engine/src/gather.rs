@@ -13,7 +13,7 @@
 //! any of its requests: each runs again alone, so only the one that must fails
 //! (`Busy` and `Unavailable` excepted: they are every request's answer).
 
-use crate::admission::{Gate, Overloaded};
+use crate::admission::{Gate, Overloaded, Waiting};
 use crate::error::EngineError;
 use grafton_execute::{Budget, Database, DbErrorKind, ExecuteError, GatherRead, Gathered, Route};
 use grafton_sql::Statement;
@@ -107,19 +107,23 @@ impl Groups {
             grafton_execute::subscriber_values(db.dialect(), &multiplexed.params, q.variables);
         let role = {
             let mut open = lock(&self.open);
-            let joined = open.get(&key).and_then(|g| {
-                let mut members = lock(&g.0);
-                (members.len() + 1 < self.max).then(|| {
+            let mut joined = None;
+            if let Some(group) = open.get(&key) {
+                let mut members = lock(&group.0);
+                if members.len() + 1 < self.max {
+                    // A heavy query rides along only where the lane's queue would take
+                    // it, counted as waiting there: its refusals hold as without batches.
+                    let queued = q.lane.map(Gate::queue).transpose()?;
                     let (answer, rx) = oneshot::channel();
                     members.push(Member {
                         values: values.clone(),
                         answer,
                     });
-                    rx
-                })
-            });
+                    joined = Some((rx, queued));
+                }
+            }
             match joined {
-                Some(rx) => Role::Member(rx),
+                Some((rx, queued)) => Role::Member(rx, queued),
                 None if waiting || open.contains_key(&key) => {
                     let group = Arc::new(Group::default());
                     open.insert(key, group.clone());
@@ -130,15 +134,19 @@ impl Groups {
         };
         match role {
             Role::Alone => alone(db, q).await,
-            Role::Member(rx) => match rx.await {
-                Ok(Outcome::Answer(answer)) => answer.map_err(|size| too_large(size, q)),
-                Ok(Outcome::Failed(refused)) => Err(refused.into()),
-                // Told to, or the leader went away before answering.
-                Ok(Outcome::Alone) | Err(_) => {
-                    self.metrics.retries.inc();
-                    alone(db, q).await
+            Role::Member(rx, queued) => {
+                let outcome = rx.await;
+                drop(queued);
+                match outcome {
+                    Ok(Outcome::Answer(answer)) => answer.map_err(|size| too_large(size, q)),
+                    Ok(Outcome::Failed(refused)) => Err(refused.into()),
+                    // Told to, or the leader went away before answering.
+                    Ok(Outcome::Alone) | Err(_) => {
+                        self.metrics.retries.inc();
+                        alone(db, q).await
+                    }
                 }
-            },
+            }
             Role::Leader(group) => self.lead(db, q, multiplexed, key, group, values).await,
         }
     }
@@ -235,9 +243,10 @@ impl Groups {
 }
 
 /// What a request is in its plan's group.
-enum Role {
+enum Role<'a> {
     Alone,
-    Member(oneshot::Receiver<Outcome>),
+    /// Its answer to come, and (heavy) its place in the lane's queue meanwhile.
+    Member(oneshot::Receiver<Outcome>, Option<Waiting<'a>>),
     Leader(Arc<Group>),
 }
 
