@@ -113,6 +113,11 @@ impl Gate {
         Duration::from_micros(held.saturating_mul(ahead) / places)
     }
 
+    /// The longest a request waits here.
+    pub fn max_wait(&self) -> Duration {
+        self.max_wait
+    }
+
     /// Whether every place is taken now (one more request would wait).
     pub fn full(&self) -> bool {
         self.places.available_permits() == 0

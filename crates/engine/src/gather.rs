@@ -10,63 +10,43 @@
 //! the batch holds one place and one connection, as one heavy query does.
 //!
 //! A batch that fails or runs past half of one request's time is not the answer of
-//! any of its requests: each runs again alone, so only the one that must fails
-//! (`Busy` and `Unavailable` excepted: they are every request's answer).
+//! any of its requests: each runs again alone with the time the batch left it, so
+//! only the one that must fails, and the plan runs alone for a second (a request
+//! failing on purpose cannot keep taxing its neighbours). No connection (`Busy`,
+//! `Unavailable`) or no lane place is the answer of the members that waited as
+//! long as they would have alone; the others try again alone.
 
 use crate::admission::{Gate, Overloaded, Waiting};
 use crate::error::EngineError;
 use grafton_execute::{Budget, Database, DbErrorKind, ExecuteError, GatherRead, Gathered, Route};
 use grafton_sql::Statement;
+use members::{batch, refuse, tell, Group, Member, Outcome, Refused};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
+
+mod members;
 
 /// The most requests one statement answers by default (`--query-batch-size`).
 pub const DEFAULT_BATCH_SIZE: usize = 32;
 
+/// How long a plan runs alone after one of its batches failed.
+const COOL_DOWN: Duration = Duration::from_secs(1);
+
+/// A group's plan (its address), route, and whether its requests are heavy (a
+/// plan's cost depends on its variables: light and heavy requests never mix).
+type Key = (usize, Route, bool);
+
 /// The groups forming now: at most one open per plan and route.
 pub(crate) struct Groups {
-    open: Mutex<HashMap<(usize, Route), Arc<Group>>>,
+    open: Mutex<HashMap<Key, Arc<Group>>>,
+    /// Plans whose batch failed lately, and until when they run alone.
+    cooling: Mutex<HashMap<Key, Instant>>,
     /// The most requests one statement answers; 1: never gathered.
     max: usize,
     metrics: crate::metrics::gather::GatherMetrics,
-}
-
-/// Requests riding along with the one waiting for a connection.
-#[derive(Default)]
-struct Group(Mutex<Vec<Member>>);
-
-/// A request riding along: its row of values, and where its answer goes.
-struct Member {
-    values: String,
-    answer: oneshot::Sender<Outcome>,
-}
-
-/// What a member is told.
-enum Outcome {
-    /// Its answer (or the size it had past the limit).
-    Answer(Result<String, u64>),
-    /// Every request's error: no connection, or no place in the heavy lane.
-    Failed(Refused),
-    /// Run alone.
-    Alone,
-}
-
-/// Why every request of a group failed, as each member is told it.
-#[derive(Clone)]
-enum Refused {
-    Database(DbErrorKind, String),
-    Overloaded(String),
-}
-
-impl From<Refused> for EngineError {
-    fn from(r: Refused) -> Self {
-        match r {
-            Refused::Database(kind, message) => ExecuteError::Database { kind, message }.into(),
-            Refused::Overloaded(why) => Overloaded(why).into(),
-        }
-    }
 }
 
 /// One query to run: its plan's identity, statements, values and limits.
@@ -80,6 +60,8 @@ pub(crate) struct Query<'a> {
     pub route: Route,
     /// The heavy lane, for a heavy query.
     pub lane: Option<&'a Gate>,
+    /// The longest a request waits for a connection or a lane place.
+    pub queue_wait: Duration,
 }
 
 impl Groups {
@@ -87,6 +69,7 @@ impl Groups {
     pub(crate) fn new(max: usize, metrics: crate::metrics::gather::GatherMetrics) -> Self {
         Self {
             open: Mutex::default(),
+            cooling: Mutex::default(),
             max: max.max(1),
             metrics,
         }
@@ -98,9 +81,9 @@ impl Groups {
         let Some(multiplexed) = q.multiplexed.filter(|_| self.max > 1) else {
             return alone(db, q).await;
         };
-        let key = (q.plan, q.route);
+        let key = (q.plan, q.route, q.lane.is_some());
         let waiting = db.saturated(q.route) || q.lane.is_some_and(Gate::full);
-        if !waiting && !lock(&self.open).contains_key(&key) {
+        if (!waiting && !lock(&self.open).contains_key(&key)) || self.cooling(&key) {
             return alone(db, q).await;
         }
         let values =
@@ -118,6 +101,7 @@ impl Groups {
                     members.push(Member {
                         values: values.clone(),
                         answer,
+                        joined: Instant::now(),
                     });
                     joined = Some((rx, queued));
                 }
@@ -135,16 +119,20 @@ impl Groups {
         match role {
             Role::Alone => alone(db, q).await,
             Role::Member(rx, queued) => {
-                let outcome = rx.await;
+                // A backstop: the leader's waits and its batch are bounded by these.
+                let bound = 2 * q.queue_wait + q.budget.timeout + Duration::from_secs(1);
+                let outcome = tokio::time::timeout(bound, rx).await;
                 drop(queued);
                 match outcome {
-                    Ok(Outcome::Answer(answer)) => answer.map_err(|size| too_large(size, q)),
-                    Ok(Outcome::Failed(refused)) => Err(refused.into()),
-                    // Told to, or the leader went away before answering.
-                    Ok(Outcome::Alone) | Err(_) => {
+                    Ok(Ok(Outcome::Answer(answer))) => answer.map_err(|size| too_large(size, q)),
+                    Ok(Ok(Outcome::Failed(refused))) => Err(refused.into()),
+                    Ok(Ok(Outcome::Alone(spent))) => {
                         self.metrics.retries.inc();
-                        alone(db, q).await
+                        alone_after(db, q, spent).await
                     }
+                    // The leader went away before answering.
+                    Ok(Err(_)) => alone(db, q).await,
+                    Err(_) => Err(ExecuteError::Timeout(q.budget.timeout).into()),
                 }
             }
             Role::Leader(group) => self.lead(db, q, multiplexed, key, group, values).await,
@@ -157,7 +145,7 @@ impl Groups {
         db: &Database,
         q: &Query<'_>,
         multiplexed: &Statement,
-        key: (usize, Route),
+        key: Key,
         group: Arc<Group>,
         own: String,
     ) -> Result<String, EngineError> {
@@ -169,10 +157,17 @@ impl Groups {
             group,
             taken: Mutex::new(None),
         };
+        // When the batch started (its first try, when a replica fails): what a
+        // failed batch spent of its requests' time.
+        let started: Mutex<Option<Instant>> = Mutex::new(None);
         let gather = || {
             let mut taken = lock(&closing.taken);
             let members = taken.get_or_insert_with(|| closing.close());
-            (!members.is_empty()).then(|| batch(&own, members))
+            if members.is_empty() {
+                return None;
+            }
+            lock(&started).get_or_insert_with(Instant::now);
+            Some(batch(&own, members))
         };
         let read = GatherRead {
             single: q.single,
@@ -186,9 +181,7 @@ impl Groups {
                 Ok(_place) => db.query_gathered(&read, q.route).await,
                 Err(Overloaded(why)) => {
                     let members = closing.close();
-                    tell(members, || {
-                        Outcome::Failed(Refused::Overloaded(why.clone()))
-                    });
+                    refuse(members, Refused::Overloaded(why.clone()), q.queue_wait);
                     return Err(Overloaded(why).into());
                 }
             },
@@ -199,7 +192,7 @@ impl Groups {
             .unwrap_or_else(|| closing.close());
         match result {
             Ok(Gathered::One(text)) => {
-                tell(members, || Outcome::Alone);
+                tell(members, || Outcome::Alone(Duration::ZERO));
                 Ok(text)
             }
             Ok(Gathered::Many(answers)) => {
@@ -217,15 +210,19 @@ impl Groups {
                         }
                     }
                 }
-                tell(slots.into_iter().flatten().collect(), || Outcome::Alone);
+                let missing = slots.into_iter().flatten().collect();
+                tell(missing, || Outcome::Alone(Duration::ZERO));
                 match own {
                     Some(answer) => answer.map_err(|size| too_large(size, q)),
                     None => alone(db, q).await,
                 }
             }
             Err(e) if matches!(e.kind(), DbErrorKind::Busy | DbErrorKind::Unavailable) => {
-                let refused = Refused::Database(e.kind(), e.to_string());
-                tell(members, || Outcome::Failed(refused.clone()));
+                refuse(
+                    members,
+                    Refused::Database(e.kind(), e.to_string()),
+                    q.queue_wait,
+                );
                 Err(e.into())
             }
             Err(e) if members.is_empty() => Err(too_large_error(e, q)),
@@ -235,10 +232,38 @@ impl Groups {
                     "a multiplexed query failed; each runs alone: {e}"
                 );
                 self.metrics.retries.inc();
-                tell(members, || Outcome::Alone);
-                alone(db, q).await
+                self.cool(key);
+                let spent = lock(&started).map_or(Duration::ZERO, |t| t.elapsed());
+                tell(members, || Outcome::Alone(spent));
+                alone_after(db, q, spent).await
             }
         }
+    }
+}
+
+impl Groups {
+    /// Whether the plan of `key` runs alone for now (a batch of it failed lately).
+    fn cooling(&self, key: &Key) -> bool {
+        let mut cooling = lock(&self.cooling);
+        match cooling.get(key) {
+            Some(until) if *until > Instant::now() => true,
+            Some(_) => {
+                cooling.remove(key);
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// The plan of `key` runs alone for [`COOL_DOWN`].
+    fn cool(&self, key: Key) {
+        let mut cooling = lock(&self.cooling);
+        let now = Instant::now();
+        // Bounded: past a few thousand plans, the ones done cooling go.
+        if cooling.len() >= 4096 {
+            cooling.retain(|_, until| *until > now);
+        }
+        cooling.insert(key, now + COOL_DOWN);
     }
 }
 
@@ -254,7 +279,7 @@ enum Role<'a> {
 /// still there) and hands over its members; dropped unclosed, its members run alone.
 struct Closing<'a> {
     groups: &'a Groups,
-    key: (usize, Route),
+    key: Key,
     group: Arc<Group>,
     taken: Mutex<Option<Vec<Member>>>,
 }
@@ -281,38 +306,30 @@ impl Closing<'_> {
 impl Drop for Closing<'_> {
     fn drop(&mut self) {
         let members = lock(&self.taken).take().unwrap_or_else(|| self.close());
-        tell(members, || Outcome::Alone);
-    }
-}
-
-/// The batch's values: the leader's row first, then each member's, as one JSON
-/// array (each row is already JSON).
-fn batch(own: &str, members: &[Member]) -> String {
-    let len = own.len() + members.iter().map(|m| m.values.len() + 1).sum::<usize>();
-    let mut out = String::with_capacity(len + 2);
-    out.push('[');
-    out.push_str(own);
-    for m in members {
-        out.push(',');
-        out.push_str(&m.values);
-    }
-    out.push(']');
-    out
-}
-
-fn tell(members: Vec<Member>, outcome: impl Fn() -> Outcome) {
-    for m in members {
-        let _ = m.answer.send(outcome());
+        tell(members, || Outcome::Alone(Duration::ZERO));
     }
 }
 
 /// The query's own statement, alone (in the heavy lane when it is heavy).
 async fn alone(db: &Database, q: &Query<'_>) -> Result<String, EngineError> {
+    alone_after(db, q, Duration::ZERO).await
+}
+
+/// [`alone`], with `spent` of its time already used (by a failed batch).
+async fn alone_after(db: &Database, q: &Query<'_>, spent: Duration) -> Result<String, EngineError> {
+    let timeout = q.budget.timeout.saturating_sub(spent);
+    if timeout.is_zero() {
+        return Err(ExecuteError::Timeout(q.budget.timeout).into());
+    }
     let _place = match q.lane {
         Some(lane) => Some(lane.enter().await?),
         None => None,
     };
-    let answer = db.query_json(q.single, q.variables, q.budget, q.route);
+    let budget = Budget {
+        timeout,
+        ..q.budget
+    };
+    let answer = db.query_json(q.single, q.variables, budget, q.route);
     answer.await.map_err(|e| too_large_error(e, q))
 }
 

@@ -10,7 +10,8 @@ pub struct GatherMetrics {
     pub batches: IntCounter,
     /// Requests answered by such a statement.
     pub requests: IntCounter,
-    /// Requests run alone because their batch failed or ran past its time.
+    /// Requests run alone after waiting in a group: their batch failed or ran
+    /// past its time, or could not start (its leader left, no connection).
     pub retries: IntCounter,
 }
 
@@ -32,7 +33,7 @@ impl GatherMetrics {
             ),
             retries: counter(
                 "grafton_query_batch_retries_total",
-                "Queries run alone because the statement they shared failed or ran past its time.",
+                "Queries run alone after waiting in a group: the statement they shared failed or ran past its time, or never ran.",
             ),
         }
     }
