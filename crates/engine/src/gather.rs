@@ -13,8 +13,8 @@
 //! any of its requests: each runs again alone with the time the batch left it, so
 //! only the one that must fails, and the plan runs alone for a second (a request
 //! failing on purpose cannot keep taxing its neighbours). No connection (`Busy`,
-//! `Unavailable`) or no lane place is the answer of the members that waited as
-//! long as they would have alone; the others try again alone.
+//! `Unavailable`) or no lane place is the answer of the members that waited at
+//! least half the queue timeout; later ones try again alone.
 
 use crate::admission::{Gate, Overloaded, Waiting};
 use crate::error::EngineError;

@@ -67,11 +67,12 @@ pub(super) fn tell(members: Vec<Member>, outcome: impl Fn() -> Outcome) {
     }
 }
 
-/// `refused` for the members that waited as long as alone they would have; the
-/// others try again alone.
-pub(super) fn refuse(members: Vec<Member>, refused: Refused, waited_enough: Duration) {
+/// `refused` for the members that waited at least half of `queue_wait` (the
+/// longest a request waits alone); the ones that joined later try again alone, so
+/// none waits more than one and a half times it, nor is refused after a moment.
+pub(super) fn refuse(members: Vec<Member>, refused: Refused, queue_wait: Duration) {
     for m in members {
-        let outcome = match m.joined.elapsed() >= waited_enough {
+        let outcome = match m.joined.elapsed() >= queue_wait / 2 {
             true => Outcome::Failed(refused.clone()),
             false => Outcome::Alone(Duration::ZERO),
         };
