@@ -50,18 +50,25 @@ pub async fn serve_with_options(
     }
     let config = grafton_schema::hasura::load(&dir).expect("metadata loads");
     let server = start(&ServeOptions {
-        database_url: url.clone(),
-        port: 0,
         config,
+        ..admin_options(&url, options)
+    })
+    .await
+    .expect("server starts");
+    (url, server)
+}
+
+/// `options` serving `database_url` on a free port, with the tests' admin secret.
+pub fn admin_options(database_url: &str, options: ServeOptions) -> ServeOptions {
+    ServeOptions {
+        database_url: database_url.to_owned(),
+        port: 0,
         auth: grafton_auth::AuthConfig {
             admin_secret: Some(crate::ADMIN_SECRET.into()),
             ..Default::default()
         },
         ..options
-    })
-    .await
-    .expect("server starts");
-    (url, server)
+    }
 }
 
 /// A GraphQL request with the admin secret and `headers`.

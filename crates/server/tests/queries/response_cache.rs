@@ -4,7 +4,7 @@
 //! through another instance each drop what read the table written. Every cached
 //! answer is compared with the same query run uncached.
 
-use crate::fresh_server::serve;
+use crate::fresh_server::{admin_options, serve};
 use grafton_server::Running;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -324,14 +324,8 @@ async fn writes_of_psql_and_of_another_instance_arrive_through_the_feed() {
     // The metadata `serve` wrote, served by a second instance.
     let dir = std::env::temp_dir().join(format!("grafton-cached_feed-{}", std::process::id()));
     let b = grafton_server::start(&grafton_server::ServeOptions {
-        database_url: url.clone(),
-        port: 0,
         config: grafton_schema::hasura::load(&dir).expect("metadata"),
-        auth: grafton_auth::AuthConfig {
-            admin_secret: Some(crate::ADMIN_SECRET.into()),
-            ..Default::default()
-        },
-        ..Default::default()
+        ..admin_options(&url, Default::default())
     })
     .await
     .expect("second instance");
@@ -427,15 +421,9 @@ async fn instances_share_answers_through_redis_and_cache_alone_without_it() {
     plain.stop().await;
     let dir = std::env::temp_dir().join(format!("grafton-cached_redis-{}", std::process::id()));
     let options = grafton_server::ServeOptions {
-        database_url: url.clone(),
-        port: 0,
         config: grafton_schema::hasura::load(&dir).expect("metadata"),
-        auth: grafton_auth::AuthConfig {
-            admin_secret: Some(crate::ADMIN_SECRET.into()),
-            ..Default::default()
-        },
         redis_url: Some(redis.url()),
-        ..Default::default()
+        ..admin_options(&url, Default::default())
     };
     let instance = || grafton_server::start(&options);
     let a = instance().await.expect("instance A");
@@ -487,15 +475,10 @@ async fn on_sqlite_a_write_through_grafton_is_seen_by_the_next_read() {
             )
         })
         .expect("SQLite file");
-    let server = grafton_server::start(&grafton_server::ServeOptions {
-        database_url: path.display().to_string(),
-        port: 0,
-        auth: grafton_auth::AuthConfig {
-            admin_secret: Some(crate::ADMIN_SECRET.into()),
-            ..Default::default()
-        },
-        ..Default::default()
-    })
+    let server = grafton_server::start(&admin_options(
+        &path.display().to_string(),
+        Default::default(),
+    ))
     .await
     .expect("server");
     let query = "query @cached { note(order_by: {id: asc}) { id body } }";
