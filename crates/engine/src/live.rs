@@ -50,15 +50,17 @@ impl Delivery {
 /// Where a connection's deliveries go: one channel, shared by its subscriptions (a
 /// full channel skips the delivery; the changed answer is sent again at the next
 /// poll), and the bytes of answers the connection holds against the memory budget.
+/// Deliveries travel boxed: a channel's slots are allocated up front, and every
+/// idle connection has one.
 #[derive(Debug, Clone)]
 pub struct Sink {
-    tx: tokio::sync::mpsc::Sender<Delivery>,
+    tx: tokio::sync::mpsc::Sender<Box<Delivery>>,
     holding: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Sink {
     /// The sink of a connection's channel.
-    pub fn new(tx: tokio::sync::mpsc::Sender<Delivery>) -> Self {
+    pub fn new(tx: tokio::sync::mpsc::Sender<Box<Delivery>>) -> Self {
         Self {
             tx,
             holding: Arc::default(),
@@ -70,7 +72,7 @@ impl Sink {
     }
 
     fn try_send(&self, delivery: Delivery) -> bool {
-        self.tx.try_send(delivery).is_ok()
+        self.tx.try_send(Box::new(delivery)).is_ok()
     }
 
     /// Bytes of this connection's answers queued or being written now.

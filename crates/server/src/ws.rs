@@ -22,11 +22,15 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::Instant;
-use wire::{close_with, init_headers, scopeguard, send};
+use wire::{close_with, init_headers, scopeguard, send, send_all};
 
 /// Live answers waiting to be written, per connection: a slow reader skips
 /// intermediate answers instead of growing a queue (the latest is sent again).
 const DELIVERY_QUEUE: usize = 32;
+
+/// Bytes of frames a connection queues before writing them: the live answers a poll
+/// queued for one socket go out in one write, not one each.
+const WRITE_BUFFER: usize = 4 * 1024;
 
 /// Accepts the upgrade, choosing the protocol: the client's first that Grafton
 /// speaks; none asked for means the legacy one (as Hasura does). `relay`: the
@@ -63,9 +67,10 @@ pub(crate) fn upgrade(
         .protocols(protocol::SUBPROTOCOLS)
         .max_message_size(state.limit)
         .max_frame_size(state.limit)
-        // Small buffers: thousands of idle subscribers must stay cheap.
+        // Small buffers: thousands of idle subscribers must stay cheap. Frames
+        // queue up to WRITE_BUFFER before a write; `send_all` flushes its batch.
         .read_buffer_size(4096)
-        .write_buffer_size(0);
+        .write_buffer_size(WRITE_BUFFER);
     let chosen = ws
         .selected_protocol()
         .and_then(|p| p.to_str().ok())
@@ -75,6 +80,8 @@ pub(crate) fn upgrade(
         (None, false) => Some(Protocol::Legacy),
         (None, true) => None,
     };
+    // Copied here, so the request's own are dropped with it.
+    let headers = wire::owned(&headers);
     ws.on_upgrade(move |socket| async move {
         let Some(protocol) = protocol else {
             let mut socket = socket;
@@ -152,14 +159,14 @@ impl Connection {
         open.inc();
         let _open = scopeguard(move || open.dec());
         let options = self.state.ws;
-        let (tx, mut deliveries) = mpsc::channel::<Delivery>(DELIVERY_QUEUE);
+        let (tx, mut deliveries) = mpsc::channel::<Box<Delivery>>(DELIVERY_QUEUE);
         let sink = Sink::new(tx);
         // A reload may change what the caller may see: live queries are planned again.
         let mut schemas = self.state.engine.schema_changes();
         schemas.borrow_and_update();
-        // The live answer being written, whose bytes count against the live-query
-        // memory budget until it is.
-        let mut writing: Option<Delivery> = None;
+        // The live answers being written, whose bytes count against the live-query
+        // memory budget until they are.
+        let mut writing: Vec<Box<Delivery>> = Vec::new();
         let mut running: JoinSet<Done> = JoinSet::new();
         let init_deadline = tokio::time::sleep(options.init_timeout);
         tokio::pin!(init_deadline);
@@ -183,7 +190,9 @@ impl Connection {
                 message = socket.recv() => {
                     heard = Instant::now();
                     match message {
-                        Some(Ok(Message::Text(text))) => match self.on_text(&text, &sink, &mut running).await {
+                        // Boxed, as `replan` below: their futures (authentication, planning)
+                        // would otherwise sit in every idle connection's task, 5 KiB each.
+                        Some(Ok(Message::Text(text))) => match Box::pin(self.on_text(&text, &sink, &mut running)).await {
                             (Flow::Continue, out) => {
                                 if let Some(at) = self.caller.as_ref().and_then(|c| c.expires) {
                                     let left = at
@@ -219,16 +228,22 @@ impl Connection {
                     if schemas.has_changed().unwrap_or(false) {
                         // Planned under the schemas a reload replaced: never sent.
                         schemas.borrow_and_update();
-                        self.replan(&sink).await
+                        Box::pin(self.replan(&sink)).await
                     } else {
-                        let out = self.delivered(&d);
-                        writing = Some(d);
+                        let mut out = self.delivered(&d);
+                        writing.push(d);
+                        // What else is queued now goes out in the same write.
+                        while writing.len() < DELIVERY_QUEUE {
+                            let Ok(d) = deliveries.try_recv() else { break };
+                            out.extend(self.delivered(&d));
+                            writing.push(d);
+                        }
                         out
                     }
                 }
                 Ok(()) = schemas.changed() => {
                     schemas.borrow_and_update();
-                    self.replan(&sink).await
+                    Box::pin(self.replan(&sink)).await
                 }
                 Some(done) = running.join_next_with_id(), if !running.is_empty() => match done {
                     Ok((task, (id, result))) => self.finished(task, id, result),
@@ -263,19 +278,11 @@ impl Connection {
                     break (close::FORBIDDEN, "Forbidden: the session expired".into())
                 }
             };
-            for message in out {
-                if !send(
-                    &mut socket,
-                    Message::Text(message.into()),
-                    options.keep_alive,
-                )
-                .await
-                {
-                    return;
-                }
+            if !send_all(&mut socket, out, options.keep_alive).await {
+                return;
             }
-            // Written: its bytes leave the budget.
-            drop(writing.take());
+            // Written: their bytes leave the budget.
+            writing.clear();
         };
         let _ =
             tokio::time::timeout(options.keep_alive, close_with(&mut socket, code, &reason)).await;
@@ -306,6 +313,8 @@ impl Connection {
                         crate::caller::keep_headers(&self.state.engine, &mut caller, &headers);
                         caller.relay = self.relay;
                         self.caller = Some(caller);
+                        // Read once: not kept for the connection's lifetime.
+                        self.headers = HeaderMap::new();
                         ok(vec![protocol::ack()])
                     }
                     Err(e) => {

@@ -3,6 +3,7 @@
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use futures_util::SinkExt;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -17,6 +18,18 @@ pub(crate) fn scopeguard(f: impl FnOnce()) -> impl Drop {
         }
     }
     Guard(Some(f))
+}
+
+/// A copy of `headers` in memory of its own. Parsed values share the buffer the
+/// request was read into (8 KiB or more): a connection keeping them for its
+/// lifetime would pin that buffer, per connection.
+pub(crate) fn owned(headers: &HeaderMap) -> HeaderMap {
+    (headers.iter())
+        .filter_map(|(name, value)| {
+            let name = HeaderName::from_bytes(name.as_str().as_bytes()).ok()?;
+            Some((name, HeaderValue::from_bytes(value.as_bytes()).ok()?))
+        })
+        .collect()
 }
 
 /// The headers a connection authenticates with: the upgrade request's, overridden
@@ -80,6 +93,25 @@ pub(crate) async fn send(socket: &mut WebSocket, message: Message, wait: Duratio
         tokio::time::timeout(wait, socket.send(message)).await,
         Ok(Ok(()))
     )
+}
+
+/// Sends text frames in one write (queued, then flushed once), giving up as [`send`]
+/// does when they are not all taken within `wait`.
+pub(crate) async fn send_all(
+    socket: &mut WebSocket,
+    messages: Vec<String>,
+    wait: Duration,
+) -> bool {
+    if messages.is_empty() {
+        return true;
+    }
+    let write = async {
+        for message in messages {
+            socket.feed(Message::Text(message.into())).await?;
+        }
+        socket.flush().await
+    };
+    matches!(tokio::time::timeout(wait, write).await, Ok(Ok(())))
 }
 
 pub(crate) async fn close_with(

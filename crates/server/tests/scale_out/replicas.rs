@@ -180,7 +180,7 @@ async fn subscriptions_poll_the_replica_and_the_primary_after_a_write() {
         persisted_hash: None,
     };
     let caller = grafton_engine::Caller::default();
-    let (tx, mut answers) = tokio::sync::mpsc::channel::<grafton_engine::Delivery>(8);
+    let (tx, mut answers) = tokio::sync::mpsc::channel::<Box<grafton_engine::Delivery>>(8);
     let sink = grafton_engine::Sink::new(tx);
     let mut next = async || -> (u64, String) {
         let delivery = tokio::time::timeout(Duration::from_secs(5), answers.recv())
