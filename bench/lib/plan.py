@@ -87,7 +87,7 @@ class Config:
     qos_reject_rate: int = 1000  # requests/s
     qos_reject_s: int = 10
     # subscriptions (bench/lib/subs.py): N subscribers, one update a second
-    subs_levels: list[int] = field(default_factory=lambda: [1000, 5000, 20000])
+    subs_levels: list[int] = field(default_factory=lambda: [1000, 5000, 20000, 100_000])
     subs_rounds: int = 30
     # scale (bench/lib/scale.py): one Grafton vs two behind HAProxy, a streaming replica,
     # recovery after a PostgreSQL restart; closed loop with bench/loadgen, alternating rounds

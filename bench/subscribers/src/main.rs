@@ -163,5 +163,6 @@ async fn run(args: Args) -> Result<serde_json::Value, String> {
         "latency_ms": latency,
         "grafton": resources.grafton,
         "postgres": resources.postgres,
+        "client": resources.client,
     }))
 }

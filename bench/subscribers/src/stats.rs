@@ -114,12 +114,16 @@ impl Shared {
     }
 }
 
-/// Grafton's CPU and RSS (from /proc) and PostgreSQL's transactions, over the
-/// updates.
+/// Grafton's CPU and RSS (from /proc), the CPU of this client and of PostgreSQL's
+/// processes, and PostgreSQL's transactions, over the updates: on a shared machine
+/// they say which of the three is the limit.
 pub struct Sampler {
     pid: Option<u32>,
     started: Instant,
     cpu_ticks: Option<u64>,
+    client_ticks: Option<u64>,
+    /// PostgreSQL's processes (by pid) and their ticks at the start.
+    postgres_ticks: std::collections::HashMap<u32, u64>,
     xacts: Option<i64>,
     rss_max_kb: AtomicU64,
 }
@@ -128,6 +132,8 @@ pub struct Sampler {
 pub struct Resources {
     pub grafton: Value,
     pub postgres: Value,
+    /// This load client's own CPU.
+    pub client: Value,
 }
 
 const XACTS: &str = "SELECT (sum(xact_commit) + sum(xact_rollback))::int8 FROM pg_stat_database";
@@ -139,6 +145,8 @@ impl Sampler {
             pid,
             started: Instant::now(),
             cpu_ticks: pid.and_then(cpu_ticks),
+            client_ticks: cpu_ticks(std::process::id()),
+            postgres_ticks: postgres_ticks(),
             xacts,
             rss_max_kb: AtomicU64::new(0),
         };
@@ -157,10 +165,16 @@ impl Sampler {
         self.sample();
         let seconds = self.started.elapsed().as_secs_f64();
         // USER_HZ is 100 on Linux.
-        let cpu = match (self.cpu_ticks, self.pid.and_then(cpu_ticks)) {
+        let percent = |a: Option<u64>, b: Option<u64>| match (a, b) {
             (Some(a), Some(b)) => Some((b.saturating_sub(a)) as f64 / 100.0 / seconds * 100.0),
             _ => None,
         };
+        let cpu = percent(self.cpu_ticks, self.pid.and_then(cpu_ticks));
+        let client = percent(self.client_ticks, cpu_ticks(std::process::id()));
+        // Processes that started meanwhile count from zero; those that ended are lost.
+        let postgres: u64 = (postgres_ticks().into_iter())
+            .map(|(pid, b)| b.saturating_sub(self.postgres_ticks.get(&pid).copied().unwrap_or(0)))
+            .sum();
         let rss_now = self.pid.and_then(rss_kb).map(|kb| kb as f64 / 1024.0);
         let xacts: Option<i64> = db.query_one(XACTS, &[]).await.ok().and_then(|r| r.get(0));
         let per_s = match (self.xacts, xacts) {
@@ -173,7 +187,11 @@ impl Sampler {
                 "rss_mb_max": self.rss_max_kb.load(Ordering::Relaxed) as f64 / 1024.0,
                 "rss_mb_end": rss_now,
             }),
-            postgres: json!({ "transactions_per_s": per_s }),
+            postgres: json!({
+                "transactions_per_s": per_s,
+                "cpu_percent": postgres as f64 / 100.0 / seconds * 100.0,
+            }),
+            client: json!({ "cpu_percent": client }),
         }
     }
 }
@@ -187,6 +205,20 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
     let utime: u64 = fields.get(11)?.parse().ok()?;
     let stime: u64 = fields.get(12)?.parse().ok()?;
     Some(utime + stime)
+}
+
+/// The ticks of every process named `postgres` (PostgreSQL's server and backends).
+fn postgres_ticks() -> std::collections::HashMap<u32, u64> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Default::default();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.trim() == "postgres")
+        })
+        .filter_map(|pid| Some((pid, cpu_ticks(pid)?)))
+        .collect()
 }
 
 /// Resident memory of a process, in kB.
