@@ -122,8 +122,10 @@ pub struct Sampler {
     started: Instant,
     cpu_ticks: Option<u64>,
     client_ticks: Option<u64>,
-    /// PostgreSQL's processes (by pid) and their ticks at the start.
-    postgres_ticks: std::collections::HashMap<u32, u64>,
+    /// PostgreSQL's postmaster (the parent of this client's backend) and the ticks
+    /// of its process tree at the start.
+    postmaster: Option<u32>,
+    postgres_ticks: Option<u64>,
     xacts: Option<i64>,
     rss_max_kb: AtomicU64,
 }
@@ -141,12 +143,17 @@ const XACTS: &str = "SELECT (sum(xact_commit) + sum(xact_rollback))::int8 FROM p
 impl Sampler {
     pub async fn start(pid: Option<u32>, db: &tokio_postgres::Client) -> Self {
         let xacts = db.query_one(XACTS, &[]).await.ok().and_then(|r| r.get(0));
+        let backend: Option<i32> = (db.query_one("SELECT pg_backend_pid()", &[]).await)
+            .ok()
+            .and_then(|r| r.get(0));
+        let postmaster = backend.and_then(|b| parent(u32::try_from(b).ok()?));
         let s = Self {
             pid,
             started: Instant::now(),
             cpu_ticks: pid.and_then(cpu_ticks),
             client_ticks: cpu_ticks(std::process::id()),
-            postgres_ticks: postgres_ticks(),
+            postmaster,
+            postgres_ticks: postmaster.and_then(tree_ticks),
             xacts,
             rss_max_kb: AtomicU64::new(0),
         };
@@ -171,10 +178,7 @@ impl Sampler {
         };
         let cpu = percent(self.cpu_ticks, self.pid.and_then(cpu_ticks));
         let client = percent(self.client_ticks, cpu_ticks(std::process::id()));
-        // Processes that started meanwhile count from zero; those that ended are lost.
-        let postgres: u64 = (postgres_ticks().into_iter())
-            .map(|(pid, b)| b.saturating_sub(self.postgres_ticks.get(&pid).copied().unwrap_or(0)))
-            .sum();
+        let postgres = percent(self.postgres_ticks, self.postmaster.and_then(tree_ticks));
         let rss_now = self.pid.and_then(rss_kb).map(|kb| kb as f64 / 1024.0);
         let xacts: Option<i64> = db.query_one(XACTS, &[]).await.ok().and_then(|r| r.get(0));
         let per_s = match (self.xacts, xacts) {
@@ -189,7 +193,7 @@ impl Sampler {
             }),
             postgres: json!({
                 "transactions_per_s": per_s,
-                "cpu_percent": postgres as f64 / 100.0 / seconds * 100.0,
+                "cpu_percent": postgres,
             }),
             client: json!({ "cpu_percent": client }),
         }
@@ -207,18 +211,34 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
     Some(utime + stime)
 }
 
-/// The ticks of every process named `postgres` (PostgreSQL's server and backends).
-fn postgres_ticks() -> std::collections::HashMap<u32, u64> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Default::default();
-    };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                .is_ok_and(|c| c.trim() == "postgres")
-        })
-        .filter_map(|pid| Some((pid, cpu_ticks(pid)?)))
-        .collect()
+/// A process's parent.
+fn parent(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// The ticks of PostgreSQL's processes: the postmaster's own and those of the
+/// children it has reaped (backends that ended), and every live child's. Only this
+/// cluster's, and nothing when /proc does not show it (another container).
+fn tree_ticks(postmaster: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{postmaster}/stat")).ok()?;
+    let fields: Vec<u64> = (stat.rsplit_once(')')?.1.split_whitespace())
+        .skip(11)
+        .take(4)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    let own: u64 = fields.iter().sum();
+    let children: u64 = (std::fs::read_dir("/proc").ok()?)
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| parent(pid) == Some(postmaster))
+        .filter_map(cpu_ticks)
+        .sum();
+    Some(own + children)
 }
 
 /// Resident memory of a process, in kB.

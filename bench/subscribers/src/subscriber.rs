@@ -128,7 +128,7 @@ async fn subscribe(
             Some(Err(e)) => return Err(format!("read: {e}")),
             None => return Err("closed".into()),
         };
-        let message: Incoming = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+        let message: Incoming = serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?;
         match message.kind {
             "next" | "data" => {
                 let v = (message.payload.and_then(|p| p.data))

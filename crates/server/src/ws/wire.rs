@@ -26,8 +26,11 @@ pub(crate) fn scopeguard(f: impl FnOnce()) -> impl Drop {
 pub(crate) fn owned(headers: &HeaderMap) -> HeaderMap {
     (headers.iter())
         .filter_map(|(name, value)| {
-            let name = HeaderName::from_bytes(name.as_str().as_bytes()).ok()?;
-            Some((name, HeaderValue::from_bytes(value.as_bytes()).ok()?))
+            // Names are owned already; values are copied out of the shared buffer.
+            Some((
+                name.clone(),
+                HeaderValue::from_bytes(value.as_bytes()).ok()?,
+            ))
         })
         .collect()
 }
@@ -96,7 +99,7 @@ pub(crate) async fn send(socket: &mut WebSocket, message: Message, wait: Duratio
 }
 
 /// Sends text frames in one write (queued, then flushed once), giving up as [`send`]
-/// does when they are not all taken within `wait`.
+/// does when the client takes no step of it within `wait`.
 pub(crate) async fn send_all(
     socket: &mut WebSocket,
     messages: Vec<String>,
@@ -105,13 +108,15 @@ pub(crate) async fn send_all(
     if messages.is_empty() {
         return true;
     }
-    let write = async {
-        for message in messages {
-            socket.feed(Message::Text(message.into())).await?;
+    // Each step (a frame, or the flush) gets `wait`: a batch of large answers to a
+    // slow reader gets as long as one frame each did.
+    for message in messages {
+        let fed = tokio::time::timeout(wait, socket.feed(Message::Text(message.into())));
+        if !matches!(fed.await, Ok(Ok(()))) {
+            return false;
         }
-        socket.flush().await
-    };
-    matches!(tokio::time::timeout(wait, write).await, Ok(Ok(())))
+    }
+    matches!(tokio::time::timeout(wait, socket.flush()).await, Ok(Ok(())))
 }
 
 pub(crate) async fn close_with(
