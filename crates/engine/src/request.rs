@@ -142,7 +142,10 @@ impl Engine {
         let _role = queue(planner).await?;
         match &prepared.action {
             Action::Mutation(mutation) => {
-                write::run(self, planner, mutation, &prepared, caller, info, started).await
+                // Boxed, as a query's calls out are (`read::run`): the state of a
+                // mutation would otherwise size every query's, moved per request.
+                let write = write::run(self, planner, mutation, &prepared, caller, info, started);
+                Box::pin(write).await
             }
             Action::Plan(plan) => {
                 let query = req.query.as_str();

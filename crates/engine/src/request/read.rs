@@ -39,7 +39,6 @@ pub(super) async fn run(
     };
     let db_started = std::time::Instant::now();
     info.planning = Some(db_started - started);
-    let actions = super::actions::run(engine, planner, plan, prepared, caller, request_query);
     let db_json = async {
         match statement {
             Some(statement) => {
@@ -71,16 +70,22 @@ pub(super) async fn run(
             None => None,
         }
     };
-    let remotes = async {
-        match plan.has_remotes {
-            true => super::remote::run(engine, planner, plan, prepared, caller).await,
-            false => Default::default(),
-        }
-    };
     // Actions' handlers, remotes and the statement wait at once; without them
-    // the statement alone (the common path pays for no join).
+    // the statement alone (the common path pays for no join). Their futures are
+    // boxed: inline, they would make every query's state (moved into its box per
+    // request) ten times larger.
     let (db_json, actions, remotes) = match plan.has_actions || plan.has_remotes {
-        true => tokio::join!(db_json, actions, remotes),
+        true => {
+            let actions =
+                super::actions::run(engine, planner, plan, prepared, caller, request_query);
+            let remotes = async {
+                match plan.has_remotes {
+                    true => super::remote::run(engine, planner, plan, prepared, caller).await,
+                    false => Default::default(),
+                }
+            };
+            tokio::join!(db_json, Box::pin(actions), Box::pin(remotes))
+        }
         false => (
             db_json.await,
             Ok((serde_json::Map::new(), Vec::new())),
@@ -97,7 +102,7 @@ pub(super) async fn run(
     if let Some(text) = db_json.take_if(|_| !plan.joins.is_empty()) {
         let joined =
             super::remote_join::joined(engine, planner, prepared, caller, &plan.joins, text);
-        let (text, cookies) = joined.await?;
+        let (text, cookies) = Box::pin(joined).await?;
         info.set_cookies.extend(cookies);
         db_json = Some(text);
     }
