@@ -34,6 +34,10 @@ pub struct Delivery {
     /// The answer's bytes, held against the live-query memory budget until this
     /// delivery is dropped: keep it until the answer is written.
     pub held: Option<memory::Held>,
+    /// Where its subscription was before this delivery was counted as sent. A
+    /// transport that drops it unwritten (after a reload) resubscribes from here,
+    /// so the answer is sent again and a stream's rows are not skipped.
+    pub before: Option<Resume>,
 }
 
 impl Delivery {
@@ -43,6 +47,7 @@ impl Delivery {
             result: Err(error),
             last: false,
             held: None,
+            before: None,
         }
     }
 }

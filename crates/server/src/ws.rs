@@ -228,7 +228,7 @@ impl Connection {
                     if schemas.has_changed().unwrap_or(false) {
                         // Planned under the schemas a reload replaced: never sent.
                         schemas.borrow_and_update();
-                        Box::pin(self.replan(&sink)).await
+                        Box::pin(self.replan(&sink, &mut deliveries, Some(d))).await
                     } else {
                         let mut out = self.delivered(&d);
                         writing.push(d);
@@ -243,7 +243,7 @@ impl Connection {
                 }
                 Ok(()) = schemas.changed() => {
                     schemas.borrow_and_update();
-                    Box::pin(self.replan(&sink)).await
+                    Box::pin(self.replan(&sink, &mut deliveries, None)).await
                 }
                 Some(done) = running.join_next_with_id(), if !running.is_empty() => match done {
                     Ok((task, (id, result))) => self.finished(task, id, result),

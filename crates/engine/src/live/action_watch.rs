@@ -60,6 +60,7 @@ impl Watch {
                             result: Ok(body),
                             last: false,
                             held: None,
+                            before: None,
                         });
                         // A full channel: sent again at the next look.
                         if sent {
@@ -76,6 +77,7 @@ impl Watch {
                         result: Err(Arc::new(e)),
                         last: true,
                         held: None,
+                        before: None,
                     });
                     return;
                 }

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
 mod poller;
+mod streams;
 pub(crate) use poller::Poller;
 
 /// A slot's index and generation (a freed index is reused with a new generation,
@@ -135,10 +136,8 @@ impl Cohort {
         let Some(slot) = slots.get(id) else {
             return Resume::default();
         };
-        let cursor = self.cursor.as_ref().and_then(|c| {
-            let values: Vec<serde_json::Value> = serde_json::from_str(&slot.values).ok()?;
-            values.get(c.index).cloned()
-        });
+        let cursor =
+            (self.cursor.as_ref()).and_then(|c| super::stream::value_at(&slot.values, c.index));
         Resume {
             last: slot.last,
             cursor,
@@ -233,13 +232,17 @@ impl Cohort {
                 }
                 let body = body();
                 let bytes = body.as_ref().map_or(0, String::len);
-                let (delivery, last) = match self.queue(&slot.sink, slot.key, body) {
+                let (mut delivery, last) = match self.queue(&slot.sink, slot.key, body) {
                     Some(d) => (d, false),
                     // A connection holding little of the budget is not what fills it:
                     // it waits for the next poll.
                     None if !self.memory.heavy(slot.sink.holding()) => return,
                     None => (self.over_budget(slot.key, bytes), true),
                 };
+                delivery.before = Some(Resume {
+                    last: slot.last,
+                    cursor: None,
+                });
                 // Closed, or filled meanwhile: not delivered, so not recorded (and
                 // a subscription over the budget ends only once told so).
                 if slot.sink.try_send(delivery) {
@@ -304,6 +307,7 @@ impl Cohort {
             result,
             last: false,
             held,
+            before: None,
         })
     }
 
@@ -318,90 +322,6 @@ impl Cohort {
         Delivery {
             last: true,
             ..Delivery::error(key, Arc::new(error))
-        }
-    }
-}
-
-impl Cohort {
-    /// A stream's answers: each subscriber's new rows (if any), its cursor moved past
-    /// them once they are queued; while rows keep coming, the cohort polls again.
-    fn deliver_batches(
-        &self,
-        ids: &[Vec<SlotId>],
-        answers: Vec<grafton_execute::Answer>,
-        cursor: &super::stream::Cursor,
-    ) {
-        let mut more = false;
-        let mut ended = Vec::new();
-        let mut slots = lock(&self.slots);
-        for (i, answer) in answers {
-            let Some(group) = ids.get(i) else { continue };
-            // The rows and the cursor past them, read once for the slots sharing them.
-            let batch = answer
-                .as_ref()
-                .map(|text| super::stream::batch(text))
-                .map_err(|bytes| *bytes);
-            for &id in group {
-                let Some(slot) = slots.get(id) else {
-                    continue;
-                };
-                let (body, last) = match &batch {
-                    Err(bytes) => {
-                        // Too large a batch: said once, and the cursor stays.
-                        let hash = hash_of(bytes);
-                        if slot.last != Some(hash) {
-                            let error = EngineError::from(crate::LimitExceeded {
-                                kind: crate::LimitKind::ResponseBytes,
-                                limit: self.budget.max_bytes,
-                                actual: *bytes,
-                            });
-                            let delivery = Delivery::error(slot.key, Arc::new(error));
-                            if slot.sink.try_send(delivery) {
-                                slot.last = Some(hash);
-                            }
-                        }
-                        continue;
-                    }
-                    // An empty batch still counts as an answer (the subscriber is not new).
-                    Ok(None) => {
-                        slot.last.get_or_insert(0);
-                        continue;
-                    }
-                    Ok(Some((body, last))) => {
-                        slot.last.get_or_insert(0);
-                        (body, last)
-                    }
-                };
-                let value = grafton_execute::subscriber_value(self.dialect, &cursor.param, last);
-                let Some(values) = super::stream::with_value(&slot.values, cursor.index, value)
-                else {
-                    continue;
-                };
-                if slot.sink.capacity() == 0 {
-                    continue;
-                }
-                let Some(delivery) = self.queue(&slot.sink, slot.key, Ok(body.clone())) else {
-                    // The stream ends (or, holding little, waits); its cursor never
-                    // moves past rows it did not send.
-                    let over = self.over_budget(slot.key, body.len());
-                    if self.memory.heavy(slot.sink.holding()) && slot.sink.try_send(over) {
-                        ended.push(id);
-                    }
-                    continue;
-                };
-                // Not queued: the cursor stays, and the same rows come again.
-                if slot.sink.try_send(delivery) {
-                    slot.values = values;
-                    more = true;
-                }
-            }
-        }
-        drop(slots);
-        for id in ended {
-            self.leave(id);
-        }
-        if more {
-            self.wake_for_change();
         }
     }
 }

@@ -42,6 +42,12 @@ pub(crate) fn batch(data: &str) -> Option<(String, Value)> {
     Some((body, last))
 }
 
+/// Value `index` of a subscriber's values (JSON array text): a stream's cursor.
+pub(crate) fn value_at(values: &str, index: usize) -> Option<Value> {
+    let all: Vec<Value> = serde_json::from_str(values).ok()?;
+    all.get(index).cloned()
+}
+
 /// A subscriber's values (JSON array text) with value `index` replaced.
 pub(crate) fn with_value(values: &str, index: usize, value: Value) -> Option<String> {
     let mut all: Vec<Value> = serde_json::from_str(values).ok()?;

@@ -3,12 +3,13 @@
 //! ending them.
 
 use super::{protocol, wire::json_error, Connection, Done, Op};
-use crate::engine::{Caller, Delivery, GraphqlRequest, Sink, Transport};
+use crate::engine::{Caller, Delivery, GraphqlRequest, Resume, Sink, Transport};
 use crate::error::RequestError;
 use crate::observe::Observed;
 use crate::state::AppState;
 use axum::http::HeaderMap;
 use serde_json::Value;
+use std::collections::HashMap;
 use tokio::task::JoinSet;
 use tracing::Instrument;
 
@@ -128,7 +129,14 @@ impl Connection {
 
     /// The schemas were reloaded: every live query is planned again under them, or
     /// ends with the error that planning met (a field or row no longer granted).
-    pub(super) async fn replan(&mut self, sink: &Sink) -> Vec<String> {
+    /// Deliveries planned under the old schemas (`first`, and what `queued` still
+    /// holds) are dropped unsent: their subscriptions resume from before them.
+    pub(super) async fn replan(
+        &mut self,
+        sink: &Sink,
+        queued: &mut tokio::sync::mpsc::Receiver<Box<Delivery>>,
+        first: Option<Box<Delivery>>,
+    ) -> Vec<String> {
         let Some(caller) = self.caller.clone() else {
             return Vec::new();
         };
@@ -136,7 +144,9 @@ impl Connection {
             .filter(|(_, op)| matches!(op, Op::Live(..)))
             .map(|(id, _)| id.clone())
             .collect();
-        let mut out = Vec::new();
+        // Every old plan stops before any new one starts (each holds a place in the
+        // session's subscription_limit), and once stopped queues nothing more...
+        let mut stopped = Vec::new();
         for id in live {
             let Some(Op::Live(old_key, old, mut request)) = self.ops.remove(&id) else {
                 continue;
@@ -145,10 +155,24 @@ impl Connection {
             // The document itself, not a persisted query's hash that may be forgotten.
             request.query = old.document().to_owned();
             request.persisted_hash = None;
-            // The old plan stops before the new one starts (it holds a place in the
-            // session's subscription_limit).
             let resume = old.resume();
             drop(old);
+            stopped.push((id, old_key, request, resume));
+        }
+        // ...so what is queued now is all it will ever have queued, never to be sent.
+        let mut rewound: HashMap<u64, Resume> = HashMap::new();
+        for dropped in first
+            .into_iter()
+            .chain(std::iter::from_fn(|| queued.try_recv().ok()))
+        {
+            let Delivery { key, before, .. } = *dropped;
+            if let Some(before) = before {
+                rewound.entry(key).or_insert(before);
+            }
+        }
+        let mut out = Vec::new();
+        for (id, old_key, request, resume) in stopped {
+            let resume = rewound.remove(&old_key).unwrap_or(resume);
             let key = self.next_key;
             self.next_key += 1;
             let engine = self.state.engine.clone();

@@ -210,3 +210,57 @@ fn a_subscriber_whose_values_fail_does_not_fail_its_batch() {
         post(server, rename, json!({"l": "four"})).await;
     })
 }
+
+/// A delivery the transport drops unsent (a reload replaced its plan before it was
+/// written) says where its subscription was before it: resubscribing from there
+/// sends the same answer again, where resubscribing from the subscription's own
+/// state (which counts it as sent) sends nothing until the data changes.
+#[test]
+fn a_delivery_dropped_unsent_is_sent_again_after_resubscribing() {
+    run(async {
+        let server = start(options(Db::Sqlite, Duration::from_millis(100)));
+        let request = grafton_engine::GraphqlRequest {
+            query: BY_PK.into(),
+            operation_name: None,
+            // A row no test writes (other tests here write 1 to 6, and stream 100 on).
+            variables: json!({"id": 99}).as_object().cloned().unwrap_or_default(),
+            persisted_hash: None,
+        };
+        let caller = grafton_engine::Caller::default();
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Box<grafton_engine::Delivery>>(8);
+        let sink = grafton_engine::Sink::new(tx);
+        let next = async |rx: &mut tokio::sync::mpsc::Receiver<_>| {
+            tokio::time::timeout(Duration::from_secs(5), rx.recv())
+                .await
+                .expect("an answer within 5 s")
+                .expect("the channel is open")
+        };
+        let engine = &server.engine;
+        let first = engine.subscribe(&request, &caller, sink.clone(), 1).await;
+        let first = first.expect("subscribed");
+        let dropped: Box<grafton_engine::Delivery> = next(&mut rx).await;
+        let body = dropped.result.clone().expect("an answer");
+        assert_eq!(body, r#"{"data":{"items_by_pk":null}}"#);
+        let before = dropped
+            .before
+            .clone()
+            .expect("a live answer says where it was");
+        let resume = first.resume();
+        drop(first);
+
+        let counted = engine.resubscribe(&request, &caller, sink.clone(), 2, resume);
+        let counted = counted.await.expect("resubscribed");
+        let quiet = tokio::time::timeout(Duration::from_millis(600), rx.recv()).await;
+        assert!(
+            quiet.is_err(),
+            "an answer counted as sent is not sent again: {:?}",
+            quiet.map(|d| d.map(|d| (d.key, d.result.clone().ok())))
+        );
+        drop(counted);
+
+        let rewound = engine.resubscribe(&request, &caller, sink, 3, before);
+        let _rewound = rewound.await.expect("resubscribed");
+        let again = next(&mut rx).await;
+        assert_eq!((again.key, again.result.clone().ok()), (3, Some(body)));
+    })
+}
