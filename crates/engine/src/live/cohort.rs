@@ -239,9 +239,12 @@ impl Cohort {
                     None if !self.memory.heavy(slot.sink.holding()) => return,
                     None => (self.over_budget(slot.key, bytes), true),
                 };
+                // A stream's error (its poll failed) keeps its cursor too.
+                let cursor = (self.cursor.as_ref())
+                    .and_then(|c| super::stream::value_at(&slot.values, c.index));
                 delivery.before = Some(Resume {
                     last: slot.last,
-                    cursor: None,
+                    cursor,
                 });
                 // Closed, or filled meanwhile: not delivered, so not recorded (and
                 // a subscription over the budget ends only once told so).

@@ -29,6 +29,8 @@ impl Cohort {
                 let Some(slot) = slots.get(id) else {
                     continue;
                 };
+                // Whether it had an answer, before this poll marks it answered.
+                let was = slot.last;
                 let (body, last) = match &batch {
                     Err(bytes) => {
                         // Too large a batch: said once, and the cursor stays.
@@ -40,7 +42,7 @@ impl Cohort {
                                 actual: *bytes,
                             });
                             let mut delivery = Delivery::error(slot.key, Arc::new(error));
-                            delivery.before = Some(stream_before(slot, cursor));
+                            delivery.before = Some(stream_before(was, slot, cursor));
                             if slot.sink.try_send(delivery) {
                                 slot.last = Some(hash);
                             }
@@ -69,13 +71,14 @@ impl Cohort {
                 let Some(mut delivery) = self.queue(&slot.sink, slot.key, Ok(body.clone())) else {
                     // The stream ends (or, holding little, waits); its cursor never
                     // moves past rows it did not send.
-                    let over = self.over_budget(slot.key, body.len());
+                    let mut over = self.over_budget(slot.key, body.len());
+                    over.before = Some(stream_before(was, slot, cursor));
                     if self.memory.heavy(slot.sink.holding()) && slot.sink.try_send(over) {
                         ended.push(id);
                     }
                     continue;
                 };
-                delivery.before = Some(stream_before(slot, cursor));
+                delivery.before = Some(stream_before(was, slot, cursor));
                 // Not queued: the cursor stays, and the same rows come again.
                 if slot.sink.try_send(delivery) {
                     slot.values = values;
@@ -93,10 +96,12 @@ impl Cohort {
     }
 }
 
-/// Where a stream's subscriber is now: its cursor before the rows about to be sent.
-fn stream_before(slot: &Slot, cursor: &crate::live::stream::Cursor) -> Resume {
+/// Where a stream's subscriber was before a delivery: whether it had an answer
+/// (`was`), and its cursor before the rows about to be sent (read only for a
+/// delivery, not at every poll).
+fn stream_before(was: Option<u64>, slot: &Slot, cursor: &crate::live::stream::Cursor) -> Resume {
     Resume {
-        last: slot.last,
+        last: was,
         cursor: crate::live::stream::value_at(&slot.values, cursor.index),
     }
 }
