@@ -73,7 +73,7 @@ pub(super) async fn run(
     // Actions' handlers, remotes and the statement wait at once; without them
     // the statement alone (the common path pays for no join). Their futures are
     // boxed: inline, they would make every query's state (moved into its box per
-    // request) ten times larger.
+    // request) four times larger.
     let (db_json, actions, remotes) = match plan.has_actions || plan.has_remotes {
         true => {
             let actions =
