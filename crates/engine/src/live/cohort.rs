@@ -136,12 +136,15 @@ impl Cohort {
         let Some(slot) = slots.get(id) else {
             return Resume::default();
         };
+        self.resume_of(slot.last, slot)
+    }
+
+    /// A subscriber's place: `last` (its last answer's hash, if any) and, for a
+    /// stream, the cursor in its values.
+    fn resume_of(&self, last: Option<u64>, slot: &Slot) -> Resume {
         let cursor =
             (self.cursor.as_ref()).and_then(|c| super::stream::value_at(&slot.values, c.index));
-        Resume {
-            last: slot.last,
-            cursor,
-        }
+        Resume { last, cursor }
     }
 
     pub(crate) fn leave(&self, (index, generation): SlotId) {
@@ -240,12 +243,7 @@ impl Cohort {
                     None => (self.over_budget(slot.key, bytes), true),
                 };
                 // A stream's error (its poll failed) keeps its cursor too.
-                let cursor = (self.cursor.as_ref())
-                    .and_then(|c| super::stream::value_at(&slot.values, c.index));
-                delivery.before = Some(Resume {
-                    last: slot.last,
-                    cursor,
-                });
+                delivery.before = Some(self.resume_of(slot.last, slot));
                 // Closed, or filled meanwhile: not delivered, so not recorded (and
                 // a subscription over the budget ends only once told so).
                 if slot.sink.try_send(delivery) {

@@ -1,9 +1,9 @@
 //! A streaming subscription's deliveries: each subscriber's next rows, its cursor
 //! moved past them once they are queued.
 
-use super::{hash_of, lock, Cohort, Slot, SlotId};
+use super::{hash_of, lock, Cohort, SlotId};
 use crate::error::EngineError;
-use crate::live::{Delivery, Resume};
+use crate::live::Delivery;
 use std::sync::Arc;
 
 impl Cohort {
@@ -42,7 +42,7 @@ impl Cohort {
                                 actual: *bytes,
                             });
                             let mut delivery = Delivery::error(slot.key, Arc::new(error));
-                            delivery.before = Some(stream_before(was, slot, cursor));
+                            delivery.before = Some(self.resume_of(was, slot));
                             if slot.sink.try_send(delivery) {
                                 slot.last = Some(hash);
                             }
@@ -72,13 +72,13 @@ impl Cohort {
                     // The stream ends (or, holding little, waits); its cursor never
                     // moves past rows it did not send.
                     let mut over = self.over_budget(slot.key, body.len());
-                    over.before = Some(stream_before(was, slot, cursor));
+                    over.before = Some(self.resume_of(was, slot));
                     if self.memory.heavy(slot.sink.holding()) && slot.sink.try_send(over) {
                         ended.push(id);
                     }
                     continue;
                 };
-                delivery.before = Some(stream_before(was, slot, cursor));
+                delivery.before = Some(self.resume_of(was, slot));
                 // Not queued: the cursor stays, and the same rows come again.
                 if slot.sink.try_send(delivery) {
                     slot.values = values;
@@ -93,15 +93,5 @@ impl Cohort {
         if more {
             self.wake_for_change();
         }
-    }
-}
-
-/// Where a stream's subscriber was before a delivery: whether it had an answer
-/// (`was`), and its cursor before the rows about to be sent (read only for a
-/// delivery, not at every poll).
-fn stream_before(was: Option<u64>, slot: &Slot, cursor: &crate::live::stream::Cursor) -> Resume {
-    Resume {
-        last: was,
-        cursor: crate::live::stream::value_at(&slot.values, cursor.index),
     }
 }
