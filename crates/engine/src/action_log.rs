@@ -139,6 +139,7 @@ async fn rows(
     let statement = Statement {
         sql: sql.into(),
         params,
+        compact: false,
     };
     db.rows_alone(&statement, STATEMENT_TIMEOUT).await
 }

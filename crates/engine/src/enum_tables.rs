@@ -129,6 +129,7 @@ async fn read(
     let statement = Statement {
         sql,
         params: Vec::new(),
+        compact: false,
     };
     let budget = Budget {
         timeout: Duration::from_secs(10),

@@ -42,6 +42,7 @@ impl Engine {
         let explain = Statement {
             sql: format!("{prefix}{}", statement.sql),
             params: statement.params.clone(),
+            compact: false,
         };
         let mut tx = self.database().autocommit(PLAN_TIMEOUT).await?;
         let rows = tx.rows(&explain, variables).await?;

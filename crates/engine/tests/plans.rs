@@ -167,6 +167,10 @@ fn describe(statement: &Statement, out: &mut String) {
         };
         let _ = writeln!(out, "-- ${}: {ty}{list} = {value}", i + 1);
     }
+    // Whether the executor passes its JSON on unscanned (`Statement::compact`).
+    if !statement.compact {
+        out.push_str("-- JSON compacted by Grafton\n");
+    }
 }
 
 /// Why a request was refused, with the validation messages when there are some.

@@ -154,6 +154,7 @@ impl Events {
         let statement = grafton_sql::Statement {
             sql: counted,
             params: Vec::new(),
+            compact: false,
         };
         let rows = tx.rows(&statement, &serde_json::Map::new()).await?;
         tx.commit().await?;

@@ -68,6 +68,7 @@ impl Events {
         let statement = Statement {
             sql: stats_sql.into(),
             params: vec![text(json!(names).to_string())],
+            compact: false,
         };
         let rows = tx.rows(&statement, &Map::new()).await?;
         let cell = rows.first().and_then(|r| r.first()).and_then(Value::as_str);
@@ -104,6 +105,7 @@ impl Events {
         let statement = Statement {
             sql: insert.into(),
             params: vec![text(Value::Array(wanted).to_string())],
+            compact: false,
         };
         tx.rows(&statement, &Map::new()).await?;
         Ok(())
@@ -156,6 +158,7 @@ impl Events {
                 text(Value::Array(given).to_string()),
                 text(now.to_rfc3339()),
             ],
+            compact: false,
         };
         let db = self.engine.database();
         let mut tx = db.begin(STATEMENT_TIMEOUT).await?;

@@ -170,6 +170,7 @@ FROM claimed";
                 Value::String(Value::Array(rows.clone()).to_string()),
                 "text",
             )],
+            compact: false,
         };
         let result = match self.sqlite() {
             true => self.write_records_sqlite(&rows).await,

@@ -137,6 +137,7 @@ async fn present_in(
     let statement = grafton_sql::Statement {
         sql: sql.into(),
         params: Vec::new(),
+        compact: false,
     };
     let rows = tx.rows(&statement, &serde_json::Map::new()).await?;
     let text = rows

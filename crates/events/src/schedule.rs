@@ -210,6 +210,7 @@ FROM claimed",
         let statement = Statement {
             sql: sql.into(),
             params: vec![param(Value::String(firing.id.clone()), "text")],
+            compact: false,
         };
         let marked = async {
             let mut tx = self.replanned(STATEMENT_TIMEOUT).await?;

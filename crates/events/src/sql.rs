@@ -58,7 +58,16 @@ impl Events {
         timeout: Duration,
     ) -> Result<Value, ExecuteError> {
         let mut tx = self.replanned(timeout).await?;
-        let rows = tx.rows(&Statement { sql, params }, &Map::new()).await?;
+        let rows = tx
+            .rows(
+                &Statement {
+                    sql,
+                    params,
+                    compact: false,
+                },
+                &Map::new(),
+            )
+            .await?;
         tx.commit().await?;
         let cell = rows.first().and_then(|r| r.first()).and_then(Value::as_str);
         Ok(cell
@@ -104,6 +113,7 @@ pub(crate) async fn one_text(tx: &mut Tx, sql: &str) -> Result<Option<String>, E
     let statement = Statement {
         sql: sql.into(),
         params: Vec::new(),
+        compact: false,
     };
     let rows = tx.rows(&statement, &Map::new()).await?;
     Ok(rows

@@ -34,6 +34,7 @@ impl Events {
         let statement = Statement {
             sql: sql.into(),
             params,
+            compact: false,
         };
         let db = self.engine.database();
         db.rows_alone(&statement, STATEMENT_TIMEOUT).await
@@ -124,6 +125,7 @@ impl Events {
             let statement = Statement {
                 sql,
                 params: vec![text(batch.clone())],
+                compact: false,
             };
             tx.rows(&statement, &Map::new()).await?;
         }

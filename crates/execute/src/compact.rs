@@ -2,6 +2,17 @@
 //! that drops whitespace outside strings makes it compact and byte-identical to
 //! SQLite's output, without parsing it into a tree.
 
+/// The JSON text `statement` answered, compact: as it is when the statement says it
+/// is compact already (checked in debug builds, so every test checks the renderer's
+/// claim), else through [`compact_json`].
+pub(crate) fn compacted(statement: &grafton_sql::Statement, text: &str) -> String {
+    if statement.compact {
+        debug_assert_eq!(compact_json(text), text, "{}", statement.sql);
+        return text.to_owned();
+    }
+    compact_json(text)
+}
+
 /// Removes insignificant whitespace from JSON text produced by the database.
 ///
 /// Copies runs, not bytes: a string literal (most of the bytes: names, emails,

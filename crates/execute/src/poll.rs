@@ -190,7 +190,7 @@ pub(crate) async fn poll_on(
         let size: Option<i32> = if row.len() > 2 { row.try_get(2)? } else { None };
         let json = match (json, size) {
             (Some(j), _) if j.0.len() as u64 > max => Err(j.0.len() as u64),
-            (Some(j), _) => Ok(crate::compact::compact_json(j.0)),
+            (Some(j), _) => Ok(crate::compact::compacted(statement, j.0)),
             (None, Some(bytes)) => Err(bytes.max(0) as u64),
             (None, None) => Ok("null".to_owned()),
         };

@@ -304,7 +304,7 @@ pub(crate) async fn query_json_on(
         (Some(j), _) if j.0.len() as u64 > max_bytes => {
             Err(ExecuteError::TooLarge(j.0.len() as u64))
         }
-        (Some(j), _) => Ok(crate::compact::compact_json(j.0)),
+        (Some(j), _) => Ok(crate::compact::compacted(statement, j.0)),
         (None, Some(bytes)) => Err(ExecuteError::TooLarge(bytes.max(0) as u64)),
         (None, None) => Ok("null".to_owned()),
     }

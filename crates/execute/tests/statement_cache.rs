@@ -10,6 +10,7 @@ fn statement(sql: String) -> Statement {
     Statement {
         sql,
         params: Vec::new(),
+        compact: false,
     }
 }
 

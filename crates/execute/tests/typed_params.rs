@@ -32,6 +32,7 @@ fn plain(sql: &str) -> Statement {
     Statement {
         sql: sql.to_owned(),
         params: Vec::new(),
+        compact: false,
     }
 }
 
@@ -155,6 +156,7 @@ async fn every_bound_type_round_trips_and_is_declared_with_its_own_type() {
             fields.join(", ")
         ),
         params: cases.iter().map(|(p, _, _)| p.clone()).collect(),
+        compact: false,
     };
     let got = json(&db, &statement).await;
     for (i, (_, _, want)) in cases.iter().enumerate() {

@@ -68,6 +68,7 @@ fn statement(sql: &str, params: Vec<Param>) -> Statement {
     Statement {
         sql: sql.to_owned(),
         params,
+        compact: false,
     }
 }
 

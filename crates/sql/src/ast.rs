@@ -218,6 +218,17 @@ pub enum Expr {
     Subquery(Box<Select>),
     /// A JSON object built by the database from ordered key/value pairs.
     JsonObject(Vec<(String, Expr)>),
+    /// A row's JSON object, each value computed from the row (PostgreSQL). As a
+    /// `SELECT`'s item or a list's element it is a record: `to_json` of a `LATERAL`
+    /// subquery's row, whose columns are the keys, which PostgreSQL prints compact
+    /// and builds as cheaply as `json_build_object`. Elsewhere it is a
+    /// [`Expr::JsonObject`].
+    RowObject {
+        /// The alias of the record's subquery.
+        alias: String,
+        /// Keys (PostgreSQL column names: at most 63 bytes) and values.
+        pairs: Vec<(String, Expr)>,
+    },
     /// A value converted to JSON (see [`JsonKind`]).
     ToJson(Box<Expr>, JsonKind),
     /// A scalar subquery whose result is JSON text (re-tagged as JSON on SQLite).

@@ -88,7 +88,9 @@ impl Refs<'_> {
                 list.iter().for_each(|e| self.expr(e))
             }
             Expr::Count { columns, .. } => columns.iter().for_each(|e| self.expr(e)),
-            Expr::JsonObject(pairs) => pairs.iter().for_each(|(_, e)| self.expr(e)),
+            Expr::JsonObject(pairs) | Expr::RowObject { pairs, .. } => {
+                pairs.iter().for_each(|(_, e)| self.expr(e))
+            }
             Expr::JsonAgg { expr, order_by } | Expr::FirstBy { expr, order_by } => {
                 self.expr(expr);
                 self.order(order_by);

@@ -10,6 +10,8 @@ mod json_ops;
 mod key_ids;
 mod multiplex;
 mod objects;
+#[cfg(test)]
+mod records_tests;
 mod select;
 mod size_guard;
 mod write;
@@ -50,6 +52,11 @@ pub struct Statement {
     pub sql: String,
     /// Parameters in placeholder order.
     pub params: Vec<Param>,
+    /// Its JSON answer is compact already (no whitespace outside strings), so the
+    /// executor passes it on unscanned. PostgreSQL pads what `json_build_object`,
+    /// `json_build_array`, `json_agg` and `jsonb` print; rows built as records (see
+    /// [`Expr::RowObject`]) and `array_to_json` print none.
+    pub compact: bool,
 }
 
 /// Postgres caps function arguments at 100, so wide objects are built in chunks and joined.
@@ -74,6 +81,7 @@ pub fn set_session(session_json: &str, trace_json: &str) -> Statement {
               set_config('grafton.trace', $2::text, true)"
             .into(),
         params: vec![text(session_json), text(trace_json)],
+        compact: false,
     }
 }
 
@@ -98,6 +106,7 @@ pub fn set_session_sqlite(session_json: &str, trace_json: &str) -> (String, Stat
             "INSERT OR REPLACE INTO {SQLITE_EVENT_SESSION} (id, session, trace) VALUES (1, ?1, ?2)"
         ),
         params: vec![text(session_json), text(trace_json)],
+        compact: false,
     };
     (create, set)
 }
@@ -112,9 +121,11 @@ pub fn render(select: &Select, dialect: Dialect) -> Statement {
         read: None,
         multiplexed: false,
         renamed: None,
+        padded: false,
     };
     r.select(select);
     Statement {
+        compact: !r.padded,
         sql: r.sql,
         params: r.params,
     }
@@ -130,6 +141,7 @@ pub fn render_write(write: &Write, dialect: Dialect) -> Statement {
         read: None,
         multiplexed: false,
         renamed: None,
+        padded: false,
     };
     match write {
         Write::Insert(i) => r.insert(i),
@@ -137,6 +149,7 @@ pub fn render_write(write: &Write, dialect: Dialect) -> Statement {
         Write::Delete(d) => r.delete(d),
     }
     Statement {
+        compact: !r.padded,
         sql: r.sql,
         params: r.params,
     }
@@ -156,6 +169,9 @@ struct Renderer {
     /// SQLite's `RETURNING` takes no qualifier, and a SQLite view is not aliased in
     /// `UPDATE` and `DELETE`.
     renamed: Option<(String, Option<String>)>,
+    /// Set when PostgreSQL will print JSON with whitespace in it (see
+    /// [`Statement::compact`]).
+    padded: bool,
 }
 
 impl Renderer {

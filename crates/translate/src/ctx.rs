@@ -48,6 +48,10 @@ pub(crate) fn json_kind(kind: &ScalarKind) -> JsonKind {
         ScalarKind::Boolean => JsonKind::Boolean,
         ScalarKind::Float | ScalarKind::Numeric => JsonKind::Float,
         ScalarKind::Json | ScalarKind::Jsonb => JsonKind::Json,
+        // PostgreSQL prints a jsonb[]'s elements as jsonb prints them, padded.
+        ScalarKind::Array(of) if matches!(**of, ScalarKind::Json | ScalarKind::Jsonb) => {
+            JsonKind::Json
+        }
         _ => JsonKind::Plain,
     }
 }

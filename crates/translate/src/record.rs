@@ -4,14 +4,18 @@
 //! object. That is cheaper for the database than a `json_build_object` per row (about
 //! 8% of a `venues` page, docs/performance.md), and the same JSON.
 
-use grafton_sql::{Expr, OrderItem, SelectItem};
+use grafton_sql::{Expr, JsonKind, OrderItem, SelectItem};
 
 /// PostgreSQL truncates longer identifiers (NAMEDATALEN - 1), which would change a key.
-const MAX_KEY_BYTES: usize = 63;
+pub(crate) const MAX_KEY_BYTES: usize = 63;
+
+/// PostgreSQL's cap on a row's columns (MaxHeapAttributeNumber).
+pub(crate) const MAX_RECORD_COLUMNS: usize = 1600;
 
 /// For a list's row `object` (built over `outer_alias`) and the inner query's `order`
 /// (over `alias`): the inner query's select list, one column per key, and the order
-/// over `outer_alias`. `None` unless every value is a column of the row (cast or not)
+/// over `outer_alias`. `None` unless every value is a column of the row (cast or not;
+/// not json or jsonb, which PostgreSQL may print padded, see `Statement::compact`)
 /// under a key PostgreSQL keeps whole, and every order key is one of those columns
 /// read as it is.
 pub(crate) fn record_row(
@@ -25,9 +29,12 @@ pub(crate) fn record_row(
     };
     let mut items = Vec::with_capacity(pairs.len());
     for (key, value) in pairs {
-        let Expr::ToJson(value, _) = value else {
+        let Expr::ToJson(value, kind) = value else {
             return None;
         };
+        if *kind == JsonKind::Json {
+            return None;
+        }
         if key.len() > MAX_KEY_BYTES {
             return None;
         }
@@ -80,7 +87,7 @@ fn retarget(value: &Expr, outer_alias: &str, alias: &str) -> Option<Expr> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use grafton_sql::{Direction, JsonKind, SqlType};
+    use grafton_sql::{Direction, SqlType};
 
     fn col(t: &str, c: &str) -> Expr {
         Expr::column(t, c)

@@ -2,7 +2,7 @@
 
 use crate::ctx::{output_value, Ctx};
 use crate::read_columns::{project_order_keys, select_read_columns};
-use crate::record::record_row;
+use crate::record::{record_row, MAX_KEY_BYTES, MAX_RECORD_COLUMNS};
 use grafton_catalog::Table;
 use grafton_ir::permissions::{RoleRules, TableRules};
 use grafton_ir::{Args, BoolExp, Field, PathStep, Query, Root, Rows};
@@ -47,8 +47,9 @@ fn query_select(ctx: &mut Ctx<'_>, query: &Query) -> Option<Select> {
     if pairs.is_empty() {
         return None;
     }
+    let data = ctx.row_record(Expr::JsonObject(pairs));
     Some(Select {
-        items: vec![SelectItem::Expr(Expr::JsonObject(pairs), "data".into())],
+        items: vec![SelectItem::Expr(data, "data".into())],
         ..Select::default()
     })
 }
@@ -98,6 +99,25 @@ impl<'a> Ctx<'a> {
         let a = format!("{prefix}{}", self.next_alias);
         self.next_alias += 1;
         a
+    }
+
+    /// A row's `object` as [`Expr::RowObject`], a record PostgreSQL prints compact,
+    /// where its keys can be column names; as it is elsewhere.
+    pub(crate) fn row_record(&mut self, object: Expr) -> Expr {
+        match object {
+            Expr::JsonObject(pairs)
+                if self.model.dialect().row_values()
+                    && !pairs.is_empty()
+                    && pairs.len() <= MAX_RECORD_COLUMNS
+                    && pairs.iter().all(|(k, _)| k.len() <= MAX_KEY_BYTES) =>
+            {
+                Expr::RowObject {
+                    alias: self.alias("_r"),
+                    pairs,
+                }
+            }
+            other => other,
+        }
     }
 
     /// The schema a table is named in (the renderer decides whether a dialect
@@ -285,7 +305,7 @@ impl<'a> Ctx<'a> {
         let (mut inner, alias, order) = self.base(rows.table, &rows.args, parent, true, ids);
         if rows.single {
             let object = self.row_object(rows.table, &alias, &rows.fields);
-            inner.items = vec![SelectItem::Expr(object, "root".into())];
+            inner.items = vec![SelectItem::Expr(self.row_record(object), "root".into())];
             // One row at most; a smaller `limit` (a function's `limit: 0`) holds.
             inner.limit = Some(match inner.limit.take() {
                 Some(Expr::Int(n)) => Expr::Int(n.min(1)),
@@ -309,7 +329,7 @@ impl<'a> Ctx<'a> {
                 let agg_order = project_order_keys(&mut inner, &outer_alias, &order);
                 let row = self.row_value(&alias);
                 select_read_columns(&mut inner, &alias, &outer_alias, &object, row);
-                (object, agg_order)
+                (self.row_record(object), agg_order)
             }
         };
         Expr::JsonSubquery(Box::new(Select {

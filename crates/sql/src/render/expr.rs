@@ -154,9 +154,16 @@ impl Renderer {
                     // aggregate (PostgreSQL 15: 15% of a `venues` page, docs/performance.md).
                     Some((element, order_by, from)) => {
                         self.push("array_to_json(ARRAY(SELECT ");
-                        self.json_element(element);
+                        match element {
+                            Expr::RowObject { alias, .. } => self.ident(alias),
+                            other => self.json_element(other),
+                        }
                         self.push(" FROM ");
                         self.from(from);
+                        if let Expr::RowObject { alias, pairs } = element {
+                            self.push(", LATERAL ");
+                            self.record(alias, pairs);
+                        }
                         if !order_by.is_empty() {
                             self.push(" ORDER BY ");
                             self.order_items(order_by);
@@ -176,14 +183,17 @@ impl Renderer {
                     self.push("))");
                 }
             },
-            Expr::JsonObject(pairs) => self.json_object(pairs),
+            Expr::JsonObject(pairs) | Expr::RowObject { pairs, .. } => self.json_object(pairs),
             Expr::JsonArray(items) => self.json_array(items),
             Expr::Base64(inner) => self.base64(inner),
             Expr::FirstBy { expr, order_by } => self.first_by(expr, order_by),
             Expr::ToJson(inner, kind) => self.json_value(inner, *kind),
             Expr::JsonAgg { expr, order_by } => {
                 match self.dialect {
-                    Dialect::Postgres => self.push("coalesce(json_agg("),
+                    Dialect::Postgres => {
+                        self.padded = true;
+                        self.push("coalesce(json_agg(")
+                    }
                     Dialect::Sqlite => self.push("json_group_array(json("),
                 }
                 self.json_element(expr);

@@ -34,6 +34,7 @@ pub fn render_multiplexed(select: &Select, dialect: Dialect) -> Multiplexed {
         statement: Statement {
             sql: r.sql,
             params: r.params,
+            compact: !r.padded,
         },
     }
 }
@@ -52,6 +53,7 @@ pub fn render_reading(
         Statement {
             sql: r.sql,
             params: r.params,
+            compact: !r.padded,
         },
         tables,
     )
@@ -89,5 +91,6 @@ fn reading(dialect: Dialect, multiplexed: bool) -> Renderer {
         read: Some(Default::default()),
         multiplexed,
         renamed: None,
+        padded: false,
     }
 }

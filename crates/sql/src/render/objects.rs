@@ -22,6 +22,7 @@ impl Renderer {
     /// Wider objects than one call allows are built per chunk and joined as text:
     /// `{a…}` `{b…}` → `{a…, b…}`, keeping key order and evaluating each value once.
     pub(super) fn pg_json_object(&mut self, pairs: &[(String, Expr)]) {
+        self.padded = true;
         if pairs.len() <= PG_MAX_PAIRS {
             self.push("json_build_object(");
             self.pairs(pairs);
@@ -77,6 +78,7 @@ impl Renderer {
     }
 
     pub(super) fn json_array(&mut self, items: &[Expr]) {
+        self.padded |= self.dialect == Dialect::Postgres;
         self.push(match self.dialect {
             Dialect::Postgres => "json_build_array(",
             Dialect::Sqlite => "json_array(",
@@ -90,6 +92,8 @@ impl Renderer {
     pub(super) fn base64(&mut self, json: &Expr) {
         match self.dialect {
             Dialect::Postgres => {
+                // The JSON becomes a string: its padding is not the answer's.
+                let padded = self.padded;
                 self.push("replace(encode(convert_to(");
                 // The JSON's text, written as `json_build_…(…)::text` writes it:
                 // concatenated, a third cheaper than building and printing it.
@@ -103,6 +107,7 @@ impl Renderer {
                     }
                 }
                 self.push(", 'UTF8'), 'base64'), E'\\n', '')");
+                self.padded = padded;
             }
             Dialect::Sqlite => {
                 self.push("grafton_base64(");
@@ -131,6 +136,11 @@ impl Renderer {
 
     pub(super) fn json_value(&mut self, inner: &Expr, kind: JsonKind) {
         match (self.dialect, kind) {
+            // json as stored, jsonb as PostgreSQL prints it (`{"a": 1}`).
+            (Dialect::Postgres, JsonKind::Json) => {
+                self.padded = true;
+                self.expr(inner);
+            }
             (Dialect::Postgres, _) | (Dialect::Sqlite, JsonKind::Plain) => self.expr(inner),
             (Dialect::Sqlite, JsonKind::Boolean) => {
                 self.push("CASE WHEN ");

@@ -18,10 +18,36 @@ impl Renderer {
             self.comma_list(&s.distinct_on, |r, e| r.expr(e));
             self.push(") ");
         }
-        self.select_items(&s.items);
+        // PostgreSQL: a row's object as a record (see `Expr::RowObject`).
+        let records = self.dialect == Dialect::Postgres
+            && !s.lock
+            && (s.items.iter()).any(|i| matches!(i, SelectItem::Expr(Expr::RowObject { .. }, _)));
+        if records {
+            self.comma_list(&s.items, |r, item| match item {
+                SelectItem::Expr(Expr::RowObject { alias, .. }, name) => {
+                    r.push("to_json(");
+                    r.ident(alias);
+                    r.push(") AS ");
+                    r.ident(name);
+                }
+                other => r.select_item(other),
+            });
+        } else {
+            self.select_items(&s.items);
+        }
         if let Some(from) = &s.from {
             self.push(" FROM ");
             self.from(from);
+        }
+        if records {
+            let mut first = s.from.is_none();
+            for item in &s.items {
+                if let SelectItem::Expr(Expr::RowObject { alias, pairs }, _) = item {
+                    self.push(if first { " FROM " } else { ", LATERAL " });
+                    first = false;
+                    self.record(alias, pairs);
+                }
+            }
         }
         self.select_tail(s.filter.as_ref(), s);
         if s.lock && self.dialect == Dialect::Postgres {
@@ -30,6 +56,19 @@ impl Renderer {
                 self.ident(alias);
             }
         }
+    }
+
+    /// `(SELECT value AS "key", …) AS "alias"`: a row's object as a record, whose
+    /// columns PostgreSQL's `to_json` prints as the keys.
+    pub(super) fn record(&mut self, alias: &str, pairs: &[(String, Expr)]) {
+        self.push("(SELECT ");
+        self.comma_list(pairs, |r, (key, value)| {
+            r.expr(value);
+            r.push(" AS ");
+            r.ident(key);
+        });
+        self.push(") AS ");
+        self.ident(alias);
     }
 
     /// A table's name, qualified by its schema on PostgreSQL. SQLite names a table

@@ -16,6 +16,7 @@ pub fn size_guard_multiplexed(statement: &Statement, max_bytes: u64) -> Statemen
     Statement {
         sql,
         params: statement.params.clone(),
+        compact: statement.compact,
     }
 }
 
@@ -32,5 +33,6 @@ pub fn size_guard_postgres(statement: &Statement, max_bytes: u64) -> Statement {
     Statement {
         sql,
         params: statement.params.clone(),
+        compact: statement.compact,
     }
 }
