@@ -2,7 +2,7 @@
 # Multiplexed queries (issue 35): the seed queries on a throwaway PostgreSQL with
 # the demo data (ROWS rows), served by two `grafton serve` side by side — `alone`
 # (--query-batch-size 1: one statement per request, as before) and `batched` (the
-# default, 32) — and pgbench on the best hand-written SQL for the same answers
+# default, 32, and the default --query-concurrency, or QUERY_CONCURRENCY) — and pgbench on the best hand-written SQL for the same answers
 # (bench/pgbench/best/), at each of CLIENTS, ROUNDS rounds in alternating order,
 # DURATION s per run. Per run: req/s (tps for pgbench), p50, p95, Grafton's CPU per
 # request (utime+stime from /proc over the run), the statements PostgreSQL ran per
@@ -10,7 +10,7 @@
 # same bytes (checked first). Medians, and batched/alone and batched/best.
 #   bench/quick/multiplexed.sh
 #   GRAFTON=… LOADGEN=… ROWS=100000 CLIENTS="1 20 50" QUERIES="venues venue_meetups meetups_members" \
-#     ROUNDS=3 DURATION=8 POOL=10 bench/quick/multiplexed.sh
+#     ROUNDS=3 DURATION=8 POOL=10 [QUERY_CONCURRENCY=5] bench/quick/multiplexed.sh
 set -euo pipefail
 ROWS=${ROWS:-100000}
 CLIENTS=${CLIENTS:-1 20 50}
@@ -29,6 +29,7 @@ serve() { # NAME BATCH
   local port
   port=$(free_port)
   "$GRAFTON" serve --database-url "$URL" --naming phrag --pool-size "$POOL" --query-batch-size "$2" \
+    ${QUERY_CONCURRENCY:+--query-concurrency "$QUERY_CONCURRENCY"} \
     --host 127.0.0.1 --port "$port" >"$WORK/$1.log" 2>&1 &
   pids+=("$!"); echo "$!" >"$WORK/$1.pid"; echo "http://127.0.0.1:$port" >"$WORK/$1.base"
   for _ in $(seq 300); do

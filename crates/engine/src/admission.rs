@@ -113,6 +113,11 @@ impl Gate {
         Duration::from_micros(held.saturating_mul(ahead) / places)
     }
 
+    /// How many requests it lets in at once.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
     /// The longest a request waits here.
     pub fn max_wait(&self) -> Duration {
         self.max_wait
@@ -173,6 +178,37 @@ impl Drop for Waiting<'_> {
 /// What bounds a queue in practice is the expected wait; this bounds its memory.
 pub fn queue_for(size: usize) -> usize {
     size.saturating_mul(64).max(256)
+}
+
+/// The most requests waiting at the light queries' gate: as many as connections
+/// may be open (`--max-connections`' ceiling). Requests of distinct plans each
+/// wait there, where they would otherwise wait for a connection, which has no cap
+/// but time; time bounds this queue too.
+const LIGHT_QUEUE: usize = 100_000;
+
+/// The gate of light queries' statements (`gather`): `places` at once, when fewer
+/// than the pool's `pool_size` connections (else none: the pool is the gate);
+/// requests wait at most `max_wait`.
+pub fn light_gate(places: usize, pool_size: usize, max_wait: Duration) -> Option<Gate> {
+    (places < pool_size).then(|| {
+        Gate::with_queue(
+            places,
+            LIGHT_QUEUE,
+            "light queries' statements (--query-concurrency)",
+        )
+        .waiting_at_most(max_wait)
+    })
+}
+
+/// Light queries' statements at once by default: one per connection, or, for a
+/// database whose cores are this machine's, two per core and one when that is
+/// fewer (PostgreSQL's rule of thumb for active connections).
+pub fn default_light_places(pool_size: usize, on_this_host: bool) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match on_this_host {
+        true => pool_size.min(2 * cores + 1),
+        false => pool_size,
+    }
 }
 
 /// The heavy lane for a pool of `pool_size` connections: all but a fifth of them

@@ -82,6 +82,11 @@ impl Engine {
             recent: crate::reads::RecentWrites::new(std::time::Duration::ZERO),
             gathering: crate::gather::Groups::new(
                 crate::gather::DEFAULT_BATCH_SIZE,
+                crate::admission::light_gate(
+                    crate::admission::default_light_places(db.max_connections(), db.on_this_host()),
+                    db.max_connections(),
+                    crate::admission::QUEUE_WAIT,
+                ),
                 metrics.gather.clone(),
             ),
             metrics,
@@ -121,6 +126,10 @@ impl Engine {
     /// Heavy queries wait at most `max_wait` for their lane (`--queue-timeout`).
     pub fn with_queue_timeout(mut self, max_wait: std::time::Duration) -> Self {
         self.heavy = crate::admission::heavy_lane(self.db.max_connections(), max_wait);
+        let light = (self.gathering.places())
+            .and_then(|p| crate::admission::light_gate(p, self.db.max_connections(), max_wait));
+        self.gathering =
+            crate::gather::Groups::new(self.gathering.max(), light, self.metrics.gather.clone());
         self
     }
 
@@ -180,9 +189,16 @@ impl Engine {
     }
 
     /// Queries of one shape waiting for a connection are answered by one statement
-    /// of at most `max` of them (`--query-batch-size`; 1: each runs alone).
-    pub fn with_query_batch_size(mut self, max: usize) -> Self {
-        self.gathering = crate::gather::Groups::new(max, self.metrics.gather.clone());
+    /// of at most `max` of them (`--query-batch-size`; 1: each runs alone), and
+    /// light queries' statements run at most `places` at once (`--query-concurrency`;
+    /// `None`: [`default_light_places`](crate::admission::default_light_places)).
+    pub fn with_query_batch_size(mut self, max: usize, places: Option<usize>) -> Self {
+        let pool = self.db.max_connections();
+        let places = places.unwrap_or_else(|| {
+            crate::admission::default_light_places(pool, self.db.on_this_host())
+        });
+        let light = crate::admission::light_gate(places.max(1), pool, self.heavy.max_wait());
+        self.gathering = crate::gather::Groups::new(max, light, self.metrics.gather.clone());
         self
     }
 

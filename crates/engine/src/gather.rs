@@ -9,6 +9,13 @@
 //! also waiting there leads a group, its members take no place of their own, and
 //! the batch holds one place and one connection, as one heavy query does.
 //!
+//! Where there are fewer places for light queries' statements than connections
+//! (`--query-concurrency`; by default two per core and one when the database shares
+//! this machine), a light query that may be multiplexed waits at that gate the same
+//! way: a query finding no place leads or joins a group, the group's statement
+//! takes one place, and its members take none. Fewer statements at once make
+//! bigger batches, and leave the database's cores to the statements it runs.
+//!
 //! A batch that fails or runs past half of one request's time is not the answer of
 //! any of its requests: each runs again alone with the time the batch left it, so
 //! only the one that must fails, and the plan runs alone for a second (a request
@@ -46,10 +53,13 @@ pub(crate) struct Groups {
     cooling: Mutex<HashMap<Key, Instant>>,
     /// The most requests one statement answers; 1: never gathered.
     max: usize,
+    /// The places of light queries' statements, when fewer than the connections.
+    light: Option<Gate>,
     metrics: crate::metrics::gather::GatherMetrics,
 }
 
 /// One query to run: its plan's identity, statements, values and limits.
+#[derive(Clone, Copy)]
 pub(crate) struct Query<'a> {
     /// The plan's address: the same plan, the same statements.
     pub plan: usize,
@@ -65,14 +75,30 @@ pub(crate) struct Query<'a> {
 }
 
 impl Groups {
-    /// Statements answering at most `max` requests each (1: off).
-    pub(crate) fn new(max: usize, metrics: crate::metrics::gather::GatherMetrics) -> Self {
+    /// Statements answering at most `max` requests each (1: off), light queries'
+    /// statements running at most as `light` lets in (none: as connections do).
+    pub(crate) fn new(
+        max: usize,
+        light: Option<Gate>,
+        metrics: crate::metrics::gather::GatherMetrics,
+    ) -> Self {
         Self {
             open: Mutex::default(),
             cooling: Mutex::default(),
             max: max.max(1),
+            light: light.filter(|_| max > 1),
             metrics,
         }
+    }
+
+    /// The most requests one statement answers.
+    pub(crate) fn max(&self) -> usize {
+        self.max
+    }
+
+    /// The places of light queries' statements, when gated.
+    pub(crate) fn places(&self) -> Option<usize> {
+        self.light.as_ref().map(Gate::size)
     }
 
     /// Runs `q`: alone when a connection is free or it cannot be gathered, else in
@@ -81,7 +107,12 @@ impl Groups {
         let Some(multiplexed) = q.multiplexed.filter(|_| self.max > 1) else {
             return alone(db, q).await;
         };
-        let key = (q.plan, q.route, q.lane.is_some());
+        let heavy = q.lane.is_some();
+        let q = &Query {
+            lane: q.lane.or(self.light.as_ref()),
+            ..*q
+        };
+        let key = (q.plan, q.route, heavy);
         let waiting = db.saturated(q.route) || q.lane.is_some_and(Gate::full);
         if (!waiting && !lock(&self.open).contains_key(&key)) || self.cooling(&key) {
             return alone(db, q).await;
@@ -96,7 +127,8 @@ impl Groups {
                 if members.len() + 1 < self.max {
                     // A heavy query rides along only where the lane's queue would take
                     // it, counted as waiting there: its refusals hold as without batches.
-                    let queued = q.lane.map(Gate::queue).transpose()?;
+                    // A light one is queued as its batch is, by its leader.
+                    let queued = q.lane.filter(|_| heavy).map(Gate::queue).transpose()?;
                     let (answer, rx) = oneshot::channel();
                     members.push(Member {
                         values: values.clone(),

@@ -252,6 +252,15 @@ impl Database {
         }
     }
 
+    /// Whether its reads run on this machine's cores: PostgreSQL on a loopback
+    /// address or a Unix socket with no read replicas, or SQLite.
+    pub fn on_this_host(&self) -> bool {
+        match self {
+            Self::Postgres(db) => db.replicas.is_none() && db.primary.on_this_host(),
+            Self::Sqlite(_) => true,
+        }
+    }
+
     /// The pool now: connections open, idle, and requests waiting for one.
     pub fn pool_status(&self) -> PoolStatus {
         let s = match self {

@@ -143,6 +143,21 @@ impl PgDatabase {
         self.pool.status().max_size
     }
 
+    /// Whether every host it connects to is this machine: a Unix socket (also
+    /// libpq's default, no host), `localhost` or a loopback address.
+    pub(crate) fn on_this_host(&self) -> bool {
+        use tokio_postgres::config::Host;
+        self.config.get_hosts().iter().all(|host| match host {
+            Host::Unix(_) => true,
+            Host::Tcp(name) => {
+                name.eq_ignore_ascii_case("localhost")
+                    || (name.trim_start_matches('[').trim_end_matches(']'))
+                        .parse::<std::net::IpAddr>()
+                        .is_ok_and(|ip| ip.is_loopback())
+            }
+        })
+    }
+
     pub(crate) fn pool_status(&self) -> deadpool::Status {
         self.pool.status()
     }

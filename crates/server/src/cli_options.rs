@@ -110,6 +110,12 @@ pub(crate) struct ListenOptions {
     #[arg(long, env = "GRAFTON_QUERY_BATCH_SIZE", default_value_t = 32,
           value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) query_batch_size: u16,
+    /// Statements of light queries running at once, past which they wait and are
+    /// multiplexed (PostgreSQL) [default: --pool-size, or, for a database on this
+    /// machine with no replicas, 2 × cores + 1 when that is fewer].
+    #[arg(long, env = "GRAFTON_QUERY_CONCURRENCY",
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) query_concurrency: Option<u16>,
     /// A PostgreSQL streaming replica that serves queries and subscription polls
     /// (repeatable; the environment variable takes a comma-separated list).
     /// Mutations always run on the primary. See docs/deploy.md.
@@ -347,6 +353,7 @@ pub(crate) fn options(
         o.http.max_body_bytes = l.max_body_bytes;
         o.cache_max_bytes = l.cache_max_bytes;
         o.query_batch_size = usize::from(l.query_batch_size);
+        o.query_concurrency = l.query_concurrency.map(usize::from);
         o.cache_max_ttl = std::time::Duration::from_secs(l.cache_max_ttl);
         o.http.body_timeout = std::time::Duration::from_secs(l.body_timeout.max(1));
         o.http.connections = grafton_server::ConnectionLimits {

@@ -132,7 +132,7 @@ pub async fn build_engine(options: &ServeOptions) -> Result<Engine, StartError> 
         .await?
         .with_live(options.live)
         .with_response_cache(options.cache_max_bytes, options.cache_max_ttl)
-        .with_query_batch_size(options.query_batch_size))
+        .with_query_batch_size(options.query_batch_size, options.query_concurrency))
 }
 
 /// A running server.

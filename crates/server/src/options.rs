@@ -85,6 +85,9 @@ pub struct ServeOptions {
     pub cache_max_ttl: std::time::Duration,
     /// Waiting queries of one shape answered by one statement (`--query-batch-size`).
     pub query_batch_size: usize,
+    /// Light queries' statements at once (`--query-concurrency`; `None`: the
+    /// engine's default).
+    pub query_concurrency: Option<usize>,
 }
 
 impl Default for ServeOptions {
@@ -123,6 +126,7 @@ impl Default for ServeOptions {
             cache_max_bytes: grafton_engine::response_cache::DEFAULT_MAX_BYTES,
             cache_max_ttl: grafton_engine::response_cache::DEFAULT_MAX_TTL,
             query_batch_size: grafton_engine::gather::DEFAULT_BATCH_SIZE,
+            query_concurrency: None,
         }
     }
 }

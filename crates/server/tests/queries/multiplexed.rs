@@ -33,8 +33,15 @@ static NONE: Value = Value::Null;
 
 /// A server with two connections, so two slow requests hold them all.
 async fn server(prefix: &str) -> Running {
+    server_with(prefix, 2, None).await
+}
+
+/// A server with `pool_size` connections and `query_concurrency` places for light
+/// queries' statements.
+async fn server_with(prefix: &str, pool_size: usize, query_concurrency: Option<usize>) -> Running {
     let options = ServeOptions {
-        pool_size: 2,
+        pool_size,
+        query_concurrency,
         limits: grafton_engine::ServerLimits {
             request_timeout: Duration::from_secs(3),
             ..Default::default()
@@ -78,14 +85,19 @@ async fn counter(server: &Running, name: &str) -> f64 {
 
 type Request = (Option<String>, &'static str, Value);
 
-/// Each request's answer alone, then all of them sent at once while two slow
-/// requests hold every connection; returns both lists.
-async fn alone_and_together(server: &Running, requests: &[Request]) -> (Vec<String>, Vec<String>) {
+/// Each request's answer alone, then all of them sent at once while `holders` slow
+/// requests hold every connection (or place); returns both lists.
+async fn alone_and_together(
+    server: &Running,
+    requests: &[Request],
+    holders: usize,
+) -> (Vec<String>, Vec<String>) {
     let mut alone = Vec::new();
     for (user, query, variables) in requests {
         alone.push(ask(server, user.as_deref(), query, variables).await);
     }
-    let holders = futures_util::future::join_all((0..2).map(|_| ask(server, None, HOLD, &NONE)));
+    let holders =
+        futures_util::future::join_all((0..holders).map(|_| ask(server, None, HOLD, &NONE)));
     let together = async {
         // Both holders have their connections by now (each sleeps 900 ms).
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -106,8 +118,17 @@ async fn alone_and_together(server: &Running, requests: &[Request]) -> (Vec<Stri
 /// Checks that every request answers data, and the same bytes alone and together;
 /// returns the answers and how many requests batches answered.
 async fn same_answers_together(server: &Running, requests: &[Request]) -> (Vec<String>, f64) {
+    same_answers_held_by(server, requests, 2).await
+}
+
+/// [`same_answers_together`] while `holders` slow requests run.
+async fn same_answers_held_by(
+    server: &Running,
+    requests: &[Request],
+    holders: usize,
+) -> (Vec<String>, f64) {
     let before = counter(server, "grafton_query_batched_requests_total").await;
-    let (alone, together) = alone_and_together(server, requests).await;
+    let (alone, together) = alone_and_together(server, requests, holders).await;
     for ((request, alone), together) in requests.iter().zip(&alone).zip(&together) {
         assert!(alone.starts_with("200 {\"data\""), "{request:?}: {alone}");
         assert_eq!(alone, together, "{request:?}");
@@ -115,6 +136,24 @@ async fn same_answers_together(server: &Running, requests: &[Request]) -> (Vec<S
     // Sent alone, nothing is gathered: what was, was gathered together.
     let batched = counter(server, "grafton_query_batched_requests_total").await - before;
     (alone, batched)
+}
+
+/// With fewer places for light queries' statements than connections
+/// (`--query-concurrency`), requests that find every place taken are multiplexed
+/// though connections are free, and answer the same bytes.
+#[tokio::test]
+async fn requests_past_the_query_concurrency_are_multiplexed() {
+    let server = server_with("mux_places", 4, Some(1)).await;
+    const ITEMS: &str = "query items($id_gt: Int!) { item(where: {id: {_gt: $id_gt}}, order_by: {id: asc}, limit: 3) { id owner name } }";
+    let requests: Vec<Request> = (0..12)
+        .map(|k| (Some((k % 5).to_string()), ITEMS, json!({"id_gt": k * 11})))
+        .collect();
+    // One slow request holds the one place; three connections stay free.
+    let (_, batched) = same_answers_held_by(&server, &requests, 1).await;
+    assert!(
+        batched >= 10.0,
+        "only {batched} requests answered in batches"
+    );
 }
 
 #[tokio::test]
@@ -156,7 +195,7 @@ async fn a_request_failing_its_batch_fails_alone() {
         .map(|re| (None, MATCHING, json!({ "re": re })))
         .collect();
     let before = counter(&server, "grafton_query_batch_retries_total").await;
-    let (alone, together) = alone_and_together(&server, &requests).await;
+    let (alone, together) = alone_and_together(&server, &requests, 2).await;
     for ((request, alone), together) in requests.iter().zip(&alone).zip(&together) {
         assert_eq!(alone, together, "{request:?}");
     }
