@@ -8,6 +8,7 @@ pub mod ddl_watch;
 pub use compact::compact_json;
 mod error;
 mod gathered;
+mod locality;
 mod params;
 mod pg_params;
 mod pg_pool;

@@ -18,6 +18,9 @@ pub struct PgDatabase {
     pool: Pool,
     /// How the pool connects, for connections of its own (the change feed).
     config: std::sync::Arc<tokio_postgres::Config>,
+    /// Whether the server runs on this machine (see [`crate::locality`]), as
+    /// `connect` found it; a pool made without connecting says no.
+    here: bool,
 }
 
 /// The text of a `json` (or `text`) result, borrowed from the row without parsing
@@ -60,9 +63,12 @@ fn pool_error(e: deadpool_postgres::PoolError) -> ExecuteError {
 impl PgDatabase {
     /// Creates the pool and checks that a connection can be made.
     pub async fn connect(url: &str, options: crate::PoolOptions) -> Result<Self, ExecuteError> {
-        let db = Self::lazy(url, options)?;
+        let mut db = Self::lazy(url, options)?;
         match db.pool.get().await {
-            Ok(_) => Ok(db),
+            Ok(client) => {
+                db.here = crate::locality::on_this_host(&db.config, &client).await;
+                Ok(db)
+            }
             Err(deadpool_postgres::PoolError::Backend(e)) => {
                 Err(ExecuteError::Connect(postgres_cause(&e)))
             }
@@ -99,6 +105,7 @@ impl PgDatabase {
         Ok(Self {
             pool,
             config: std::sync::Arc::new(pg_config),
+            here: false,
         })
     }
 
@@ -143,19 +150,9 @@ impl PgDatabase {
         self.pool.status().max_size
     }
 
-    /// Whether every host it connects to is this machine: a Unix socket (also
-    /// libpq's default, no host), `localhost` or a loopback address.
+    /// Whether the server runs on this machine (see [`crate::locality`]).
     pub(crate) fn on_this_host(&self) -> bool {
-        use tokio_postgres::config::Host;
-        self.config.get_hosts().iter().all(|host| match host {
-            Host::Unix(_) => true,
-            Host::Tcp(name) => {
-                name.eq_ignore_ascii_case("localhost")
-                    || (name.trim_start_matches('[').trim_end_matches(']'))
-                        .parse::<std::net::IpAddr>()
-                        .is_ok_and(|ip| ip.is_loopback())
-            }
-        })
+        self.here
     }
 
     pub(crate) fn pool_status(&self) -> deadpool::Status {

@@ -222,7 +222,8 @@ pub enum Expr {
     /// `SELECT`'s item or a list's element it is a record: `to_json` of a `LATERAL`
     /// subquery's row, whose columns are the keys, which PostgreSQL prints compact
     /// and builds as cheaply as `json_build_object`. Elsewhere it is a
-    /// [`Expr::JsonObject`].
+    /// [`Expr::JsonObject`]. Its values are per row: an aggregate of the select's
+    /// rows among them would be computed inside the `LATERAL` subquery instead.
     RowObject {
         /// The alias of the record's subquery.
         alias: String,

@@ -55,7 +55,8 @@ pub struct Statement {
     /// Its JSON answer is compact already (no whitespace outside strings), so the
     /// executor passes it on unscanned. PostgreSQL pads what `json_build_object`,
     /// `json_build_array`, `json_agg` and `jsonb` print; rows built as records (see
-    /// [`Expr::RowObject`]) and `array_to_json` print none.
+    /// [`Expr::RowObject`]) and `array_to_json` print none, and neither do the
+    /// scalars they hold (a user's own cast of an enum to json is not looked for).
     pub compact: bool,
 }
 

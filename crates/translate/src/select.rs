@@ -304,8 +304,18 @@ impl<'a> Ctx<'a> {
     ) -> Expr {
         let (mut inner, alias, order) = self.base(rows.table, &rows.args, parent, true, ids);
         if rows.single {
+            let called = self.calls.replace(false);
             let object = self.row_object(rows.table, &alias, &rows.fields);
-            inner.items = vec![SelectItem::Expr(self.row_record(object), "root".into())];
+            let calls = self.calls.replace(called || self.calls.get());
+            // Picked by an order from rows that may be many, a row calling a function
+            // keeps `json_build_object`, built after the sort for the one row kept: a
+            // record PostgreSQL cannot pull up (a volatile function among its
+            // values) would be built for every candidate.
+            let object = match inner.order_by.is_empty() || !calls {
+                true => self.row_record(object),
+                false => object,
+            };
+            inner.items = vec![SelectItem::Expr(object, "root".into())];
             // One row at most; a smaller `limit` (a function's `limit: 0`) holds.
             inner.limit = Some(match inner.limit.take() {
                 Some(Expr::Int(n)) => Expr::Int(n.min(1)),
