@@ -188,6 +188,12 @@ impl Engine {
         self
     }
 
+    /// How many light queries' statements run at once, when fewer than the pool's
+    /// connections (`--query-concurrency`, or its default where the database runs).
+    pub fn query_concurrency(&self) -> Option<usize> {
+        self.gathering.places()
+    }
+
     /// Queries of one shape waiting for a connection are answered by one statement
     /// of at most `max` of them (`--query-batch-size`; 1: each runs alone), and
     /// light queries' statements run at most `places` at once (`--query-concurrency`;

@@ -326,6 +326,9 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
     tracing::info!(
         tables = engine.planner().model().tables.len(),
         max_connections = options.http.connections.max_connections,
+        // A default that depends on where the database runs (README, multiplexed
+        // queries): none when the pool is the cap.
+        query_concurrency = engine.query_concurrency(),
         elapsed_ms = started.elapsed().as_millis() as u64,
         "schema loaded; serving"
     );
