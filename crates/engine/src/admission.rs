@@ -186,10 +186,22 @@ pub fn queue_for(size: usize) -> usize {
 /// but time; time bounds this queue too.
 const LIGHT_QUEUE: usize = 100_000;
 
-/// The gate of light queries' statements (`gather`): `places` at once, when fewer
-/// than the pool's `pool_size` connections (else none: the pool is the gate);
+/// The gate of light queries' statements (`gather`) on `db`: `places` at once
+/// (`None`: [`default_light_places`]), when fewer than its pool's connections (else
+/// none: the pool is the gate), and only on PostgreSQL, the one that gathers;
 /// requests wait at most `max_wait`.
-pub fn light_gate(places: usize, pool_size: usize, max_wait: Duration) -> Option<Gate> {
+pub fn light_gate(
+    db: &grafton_execute::Database,
+    places: Option<usize>,
+    max_wait: Duration,
+) -> Option<Gate> {
+    if db.dialect() != grafton_sql::Dialect::Postgres {
+        return None;
+    }
+    let pool_size = db.max_connections();
+    let places = places
+        .unwrap_or_else(|| default_light_places(pool_size, db.on_this_host()))
+        .max(1);
     (places < pool_size).then(|| {
         Gate::with_queue(
             places,
@@ -203,7 +215,7 @@ pub fn light_gate(places: usize, pool_size: usize, max_wait: Duration) -> Option
 /// Light queries' statements at once by default: one per connection, or, for a
 /// database whose cores are this machine's, two per core and one when that is
 /// fewer (PostgreSQL's rule of thumb for active connections).
-pub fn default_light_places(pool_size: usize, on_this_host: bool) -> usize {
+fn default_light_places(pool_size: usize, on_this_host: bool) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     match on_this_host {
         true => pool_size.min(2 * cores + 1),

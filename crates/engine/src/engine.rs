@@ -82,11 +82,7 @@ impl Engine {
             recent: crate::reads::RecentWrites::new(std::time::Duration::ZERO),
             gathering: crate::gather::Groups::new(
                 crate::gather::DEFAULT_BATCH_SIZE,
-                crate::admission::light_gate(
-                    crate::admission::default_light_places(db.max_connections(), db.on_this_host()),
-                    db.max_connections(),
-                    crate::admission::QUEUE_WAIT,
-                ),
+                crate::admission::light_gate(&db, None, crate::admission::QUEUE_WAIT),
                 metrics.gather.clone(),
             ),
             metrics,
@@ -127,7 +123,7 @@ impl Engine {
     pub fn with_queue_timeout(mut self, max_wait: std::time::Duration) -> Self {
         self.heavy = crate::admission::heavy_lane(self.db.max_connections(), max_wait);
         let light = (self.gathering.places())
-            .and_then(|p| crate::admission::light_gate(p, self.db.max_connections(), max_wait));
+            .and_then(|p| crate::admission::light_gate(&self.db, Some(p), max_wait));
         self.gathering =
             crate::gather::Groups::new(self.gathering.max(), light, self.metrics.gather.clone());
         self
@@ -197,13 +193,9 @@ impl Engine {
     /// Queries of one shape waiting for a connection are answered by one statement
     /// of at most `max` of them (`--query-batch-size`; 1: each runs alone), and
     /// light queries' statements run at most `places` at once (`--query-concurrency`;
-    /// `None`: [`default_light_places`](crate::admission::default_light_places)).
+    /// `None`: the default, see [`light_gate`](crate::admission::light_gate)).
     pub fn with_query_batch_size(mut self, max: usize, places: Option<usize>) -> Self {
-        let pool = self.db.max_connections();
-        let places = places.unwrap_or_else(|| {
-            crate::admission::default_light_places(pool, self.db.on_this_host())
-        });
-        let light = crate::admission::light_gate(places.max(1), pool, self.heavy.max_wait());
+        let light = crate::admission::light_gate(&self.db, places, self.heavy.max_wait());
         self.gathering = crate::gather::Groups::new(max, light, self.metrics.gather.clone());
         self
     }
