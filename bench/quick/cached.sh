@@ -30,17 +30,7 @@ serve_grafton
 vars=$(python3 -c 'import json, sys; print(json.dumps([{"id": i * 37 % int(sys.argv[2]) + 1} for i in range(int(sys.argv[1]))]))' "$KEYS" "$ROWS")
 write_doc uncached v1/graphql 'query ($id: Int!) { item_by_pk(id: $id) { id name } }' "$vars"
 write_doc cached v1/graphql 'query ($id: Int!) @cached(ttl: 300) { item_by_pk(id: $id) { id name } }' "$vars"
-python3 - "$WORK" <<'PY'
-import json, sys, urllib.request
-work = sys.argv[1]
-def answer(k, v):
-    doc = json.load(open(f"{work}/{k}.json"))
-    body = json.dumps({"query": doc["query"], "variables": doc["variables"][v]}).encode()
-    req = urllib.request.Request(open(f"{work}/{k}.url").read().strip(), body, {"content-type": "application/json"})
-    return urllib.request.urlopen(req).read()
-for v in (0, 1, 2):
-    assert answer("uncached", v) == answer("cached", v) == answer("cached", v), v
-PY
+same_answers uncached cached
 
 run_rounds "A lookup by key, uncached and @cached ($KEYS keys of $ROWS rows)" uncached cached
 report cached/uncached

@@ -2,8 +2,10 @@
 # serve` over $URL, a request document per run, rounds of closed-loop runs in
 # alternating order (each run's rps, p50, p95 and Grafton's CPU per request), and
 # the medians with the ratios asked for.
-#   serve_grafton                      sets $base (http://127.0.0.1:port) and $gpid
+#   serve_grafton                      sets $base (http://127.0.0.1:port) and $gpid;
+#                                      $SERVE_FLAGS are added to `grafton serve`
 #   write_doc NAME PATH QUERY [VARS]   VARS: a JSON list of variable sets
+#   same_answers A B [TEXT]            A's and B's documents answer the same bytes
 #   run_rounds TITLE RUN…              odd rounds in this order, even ones reversed
 #   report A/B…                        medians of every run, then each ratio A/B
 LOADGEN=${LOADGEN:-$TARGET/release/loadgen}
@@ -15,7 +17,8 @@ CONNS=${CONNS:-10}
 serve_grafton() {
   local port
   port=$(free_port)
-  "$GRAFTON" serve --database-url "$URL" --host 127.0.0.1 --port "$port" >"$WORK/grafton.log" 2>&1 &
+  # shellcheck disable=SC2086 # SERVE_FLAGS: extra flags, word-split on purpose
+  "$GRAFTON" serve --database-url "$URL" ${SERVE_FLAGS:-} --host 127.0.0.1 --port "$port" >"$WORK/grafton.log" 2>&1 &
   gpid=$!; pids+=("$gpid")
   base="http://127.0.0.1:$port"
   for _ in $(seq 300); do
@@ -31,6 +34,23 @@ write_doc() {
   echo "$base/$2" >"$WORK/$1.url"
   python3 -c 'import json, sys; json.dump({"query": sys.argv[1], "variables": json.loads(sys.argv[2])}, open(sys.argv[3], "w"))' \
     "$3" "$vars" "$WORK/$1.json"
+}
+
+# same_answers A B [TEXT]: the first three variable sets answer the same bytes from
+# run A's document and, twice, from B's (a cache's miss and hit), with TEXT in them.
+same_answers() {
+  python3 - "$WORK" "$1" "$2" "${3:-\"data\"}" <<'PY'
+import json, sys, urllib.request
+work, a, b, text = sys.argv[1:5]
+def answer(k, v):
+    doc = json.load(open(f"{work}/{k}.json"))
+    body = json.dumps({"query": doc["query"], "variables": doc["variables"][v]}).encode()
+    req = urllib.request.Request(open(f"{work}/{k}.url").read().strip(), body, {"content-type": "application/json"})
+    return urllib.request.urlopen(req).read()
+for v in (0, 1, 2):
+    first = answer(a, v)
+    assert text.encode() in first and first == answer(b, v) == answer(b, v), (v, first[:200])
+PY
 }
 
 cpu_ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$1/stat"; }

@@ -224,12 +224,16 @@ fn default_light_places(pool_size: usize, on_this_host: bool) -> usize {
 }
 
 /// The heavy lane for a pool of `pool_size` connections: all but a fifth of them
-/// (at least one kept back), or the one connection of a pool of one; requests wait
-/// at most `max_wait` in it.
-pub fn heavy_lane(pool_size: usize, max_wait: Duration) -> Gate {
+/// (at least one kept back), or the one connection of a pool of one. When light
+/// queries' statements are capped at `light` places (`--query-concurrency`), at
+/// most half of those, rounded up: heavy statements are what keeps PostgreSQL's
+/// cores busy, and the fewer run at once, the bigger the batches of those waiting.
+/// Requests wait at most `max_wait` in it.
+pub fn heavy_lane(pool_size: usize, light: Option<usize>, max_wait: Duration) -> Gate {
     let reserved = (pool_size / 5).max(1);
+    let places = pool_size.saturating_sub(reserved).max(1);
     Gate::new(
-        pool_size.saturating_sub(reserved).max(1),
+        light.map_or(places, |light| places.min(light.div_ceil(2)).max(1)),
         "heavy queries (estimated cost over 1000)",
     )
     .waiting_at_most(max_wait)
@@ -320,14 +324,25 @@ mod tests {
 
     #[test]
     fn the_heavy_lane_leaves_connections_for_light_requests() {
-        let lane = |n| heavy_lane(n, QUEUE_WAIT);
+        let lane = |n| heavy_lane(n, None, QUEUE_WAIT);
         assert_eq!(lane(10).size, 8);
         assert_eq!(lane(2).size, 1);
         assert_eq!(lane(1).size, 1);
         assert_eq!((lane(20).size, lane(20).queue), (16, 1024));
         assert_eq!(
-            heavy_lane(20, Duration::from_secs(9)).max_wait,
+            heavy_lane(20, None, Duration::from_secs(9)).max_wait,
             Duration::from_secs(9)
         );
+    }
+
+    #[test]
+    fn capped_light_queries_cap_the_heavy_lane_at_half() {
+        let lane = |pool, light| heavy_lane(pool, Some(light), QUEUE_WAIT).size;
+        // A 2-core machine's default: 5 light places, 3 heavy.
+        assert_eq!(lane(10, 5), 3);
+        assert_eq!(lane(10, 1), 1);
+        assert_eq!(lane(20, 8), 4);
+        // Never more than the lane without the cap.
+        assert_eq!(lane(4, 7), 3);
     }
 }

@@ -74,7 +74,11 @@ impl Engine {
         ));
         let engine = Self {
             schemas: arc_swap::ArcSwap::from_pointee(schemas.count_in(&metrics.cache)),
-            heavy: crate::admission::heavy_lane(db.max_connections(), crate::admission::QUEUE_WAIT),
+            heavy: crate::admission::heavy_lane(
+                db.max_connections(),
+                None,
+                crate::admission::QUEUE_WAIT,
+            ),
             documents: crate::trusted::LocalDocuments::default(),
             shared: None,
             live: crate::live::Live::new(live, metrics.poll_seconds.clone(), cache.clone()),
@@ -82,7 +86,7 @@ impl Engine {
             recent: crate::reads::RecentWrites::new(std::time::Duration::ZERO),
             gathering: crate::gather::Groups::new(
                 crate::gather::DEFAULT_BATCH_SIZE,
-                crate::admission::light_gate(&db, None, crate::admission::QUEUE_WAIT),
+                None,
                 metrics.gather.clone(),
             ),
             metrics,
@@ -95,7 +99,24 @@ impl Engine {
             db,
         };
         engine.live.set_enum_tables(enum_tables);
-        engine
+        let max_wait = crate::admission::QUEUE_WAIT;
+        engine.with_lanes(crate::gather::DEFAULT_BATCH_SIZE, None, max_wait)
+    }
+
+    /// Batches of at most `max`; light queries' statements at most `places` at once
+    /// (`None`: the default where the database runs), heavy ones at most half of
+    /// those; either waits at most `max_wait`.
+    fn with_lanes(
+        mut self,
+        max: usize,
+        places: Option<usize>,
+        max_wait: std::time::Duration,
+    ) -> Self {
+        let light = crate::admission::light_gate(&self.db, places, max_wait);
+        self.gathering = crate::gather::Groups::new(max, light, self.metrics.gather.clone());
+        let light = self.gathering.places();
+        self.heavy = crate::admission::heavy_lane(self.db.max_connections(), light, max_wait);
+        self
     }
 
     /// Whether an action or a remote schema served forwards the client's headers
@@ -120,13 +141,11 @@ impl Engine {
     }
 
     /// Heavy queries wait at most `max_wait` for their lane (`--queue-timeout`).
-    pub fn with_queue_timeout(mut self, max_wait: std::time::Duration) -> Self {
-        self.heavy = crate::admission::heavy_lane(self.db.max_connections(), max_wait);
-        let light = (self.gathering.places())
-            .and_then(|p| crate::admission::light_gate(&self.db, Some(p), max_wait));
-        self.gathering =
-            crate::gather::Groups::new(self.gathering.max(), light, self.metrics.gather.clone());
-        self
+    pub fn with_queue_timeout(self, max_wait: std::time::Duration) -> Self {
+        // The same places: none when there is no gate (a cap at the pool is none).
+        let places = self.gathering.places().unwrap_or(usize::MAX);
+        let max = self.gathering.max();
+        self.with_lanes(max, Some(places), max_wait)
     }
 
     /// How live queries poll (`--live-query-interval` and friends).
@@ -190,14 +209,19 @@ impl Engine {
         self.gathering.places()
     }
 
+    /// How many heavy queries' statements run at once (the heavy lane's places).
+    pub fn heavy_concurrency(&self) -> usize {
+        self.heavy.size()
+    }
+
     /// Queries of one shape waiting for a connection are answered by one statement
     /// of at most `max` of them (`--query-batch-size`; 1: each runs alone), and
     /// light queries' statements run at most `places` at once (`--query-concurrency`;
-    /// `None`: the default, see [`light_gate`](crate::admission::light_gate)).
-    pub fn with_query_batch_size(mut self, max: usize, places: Option<usize>) -> Self {
-        let light = crate::admission::light_gate(&self.db, places, self.heavy.max_wait());
-        self.gathering = crate::gather::Groups::new(max, light, self.metrics.gather.clone());
-        self
+    /// `None`: the default, see [`light_gate`](crate::admission::light_gate)), heavy
+    /// ones at most half of those (see [`heavy_lane`](crate::admission::heavy_lane)).
+    pub fn with_query_batch_size(self, max: usize, places: Option<usize>) -> Self {
+        let max_wait = self.heavy.max_wait();
+        self.with_lanes(max, places, max_wait)
     }
 
     /// Data changed in ways no table names (SQL run through the metadata API):

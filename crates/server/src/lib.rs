@@ -329,6 +329,7 @@ pub async fn start(options: &ServeOptions) -> Result<Running, StartError> {
         // A default that depends on where the database runs (README, multiplexed
         // queries): none when the pool is the cap.
         query_concurrency = engine.query_concurrency(),
+        heavy_concurrency = engine.heavy_concurrency(),
         elapsed_ms = started.elapsed().as_millis() as u64,
         "schema loaded; serving"
     );

@@ -86,18 +86,18 @@ async fn counter(server: &Running, name: &str) -> f64 {
 type Request = (Option<String>, &'static str, Value);
 
 /// Each request's answer alone, then all of them sent at once while `holders` slow
-/// requests hold every connection (or place); returns both lists.
+/// requests (`hold`) hold every connection (or place); returns both lists.
 async fn alone_and_together(
     server: &Running,
     requests: &[Request],
-    holders: usize,
+    (holders, hold): (usize, &str),
 ) -> (Vec<String>, Vec<String>) {
     let mut alone = Vec::new();
     for (user, query, variables) in requests {
         alone.push(ask(server, user.as_deref(), query, variables).await);
     }
     let holders =
-        futures_util::future::join_all((0..holders).map(|_| ask(server, None, HOLD, &NONE)));
+        futures_util::future::join_all((0..holders).map(|_| ask(server, None, hold, &NONE)));
     let together = async {
         // Both holders have their connections by now (each sleeps 900 ms).
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -118,14 +118,14 @@ async fn alone_and_together(
 /// Checks that every request answers data, and the same bytes alone and together;
 /// returns the answers and how many requests batches answered.
 async fn same_answers_together(server: &Running, requests: &[Request]) -> (Vec<String>, f64) {
-    same_answers_held_by(server, requests, 2).await
+    same_answers_held_by(server, requests, (2, HOLD)).await
 }
 
-/// [`same_answers_together`] while `holders` slow requests run.
+/// [`same_answers_together`] while `holders` slow requests (`hold`) run.
 async fn same_answers_held_by(
     server: &Running,
     requests: &[Request],
-    holders: usize,
+    holders: (usize, &str),
 ) -> (Vec<String>, f64) {
     let before = counter(server, "grafton_query_batched_requests_total").await;
     let (alone, together) = alone_and_together(server, requests, holders).await;
@@ -149,7 +149,7 @@ async fn requests_past_the_query_concurrency_are_multiplexed() {
         .map(|k| (Some((k % 5).to_string()), ITEMS, json!({"id_gt": k * 11})))
         .collect();
     // One slow request holds the one place; three connections stay free.
-    let (_, batched) = same_answers_held_by(&server, &requests, 1).await;
+    let (_, batched) = same_answers_held_by(&server, &requests, (1, HOLD)).await;
     assert!(
         batched >= 10.0,
         "only {batched} requests answered in batches"
@@ -195,7 +195,7 @@ async fn a_request_failing_its_batch_fails_alone() {
         .map(|re| (None, MATCHING, json!({ "re": re })))
         .collect();
     let before = counter(&server, "grafton_query_batch_retries_total").await;
-    let (alone, together) = alone_and_together(&server, &requests, 2).await;
+    let (alone, together) = alone_and_together(&server, &requests, (2, HOLD)).await;
     for ((request, alone), together) in requests.iter().zip(&alone).zip(&together) {
         assert_eq!(alone, together, "{request:?}");
     }
@@ -248,5 +248,28 @@ async fn heavy_queries_are_gathered_in_the_heavy_lane() {
     assert!(
         batched >= 2.0,
         "heavy queries were not gathered ({batched})"
+    );
+}
+
+/// Heavy queries' statements take at most half the light queries' places, rounded
+/// up: with two places, one slow heavy statement fills the heavy lane, so heavy
+/// requests that come meanwhile wait and are multiplexed though three connections
+/// are free (the lane would have three places without the cap).
+#[tokio::test]
+async fn heavy_queries_past_half_the_query_concurrency_are_multiplexed() {
+    let server = server_with("mux_heavy_places", 4, Some(2)).await;
+    // No limit: heavy, as in `heavy_queries_are_gathered_in_the_heavy_lane`.
+    const HOLD_HEAVY: &str = "query hold_heavy { slow_items(args: {ms: 900}) { id } }";
+    const ALL: &str =
+        "query all($id_gt: Int!) { item(where: {id: {_gt: $id_gt}}, order_by: {id: asc}) { id } }";
+    let requests: Vec<Request> = (0..6)
+        .map(|k| (Some((k % 5).to_string()), ALL, json!({"id_gt": 150 + k})))
+        .collect();
+    let (_, batched) = same_answers_held_by(&server, &requests, (1, HOLD_HEAVY)).await;
+    // Without the cap two would find a place free and run alone.
+    let all = requests.len() as f64;
+    assert!(
+        batched >= all,
+        "only {batched} of {all} heavy requests were batched"
     );
 }
