@@ -7,10 +7,13 @@
 # DURATION s per run. Per run: req/s (tps for pgbench), p50, p95, Grafton's CPU per
 # request (utime+stime from /proc over the run), the statements PostgreSQL ran per
 # second (pg_stat_database's commits) and the mean batch. Both servers answer the
-# same bytes (checked first). Medians, and batched/alone and batched/best.
+# same bytes (checked first). Medians, and batched/alone and batched/best. pgbench
+# also runs the best SQL over BEST_FEW connections (default 5; empty: not), since
+# PostgreSQL on few cores answers more over few connections than over one per
+# client: `best_few`, and batched/best_few, the ceiling at its best concurrency.
 #   bench/quick/multiplexed.sh
 #   GRAFTON=… LOADGEN=… ROWS=100000 CLIENTS="1 20 50" QUERIES="venues venue_meetups meetups_members" \
-#     ROUNDS=3 DURATION=8 POOL=10 [QUERY_CONCURRENCY=5] bench/quick/multiplexed.sh
+#     ROUNDS=3 DURATION=8 POOL=10 [QUERY_CONCURRENCY=5] BEST_FEW=5 bench/quick/multiplexed.sh
 set -euo pipefail
 ROWS=${ROWS:-100000}
 CLIENTS=${CLIENTS:-1 20 50}
@@ -18,6 +21,7 @@ QUERIES=${QUERIES:-venues venue_meetups meetups_members}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-8}
 POOL=${POOL:-10}
+BEST_FEW=${BEST_FEW-5}
 source "$(dirname "$0")/events_pg.sh"
 LOADGEN=${LOADGEN:-$TARGET/release/loadgen}
 [[ -x $LOADGEN ]] || (cd "$ROOT" && cargo build --release -p grafton-bench-loadgen)
@@ -41,9 +45,9 @@ serve() { # NAME BATCH
 serve alone 1
 serve batched 32
 
-python3 - "$WORK" "$URL" "$LOADGEN" "$ROOT" "$CLIENTS" "$QUERIES" "$ROUNDS" "$DURATION" "${AS_PG[*]:-}" <<'PY'
+python3 - "$WORK" "$URL" "$LOADGEN" "$ROOT" "$CLIENTS" "$QUERIES" "$ROUNDS" "$DURATION" "${AS_PG[*]:-}" "$BEST_FEW" <<'PY'
 import json, os, random, re, statistics as st, subprocess, sys, urllib.request
-work, url, loadgen, root, clients, queries, rounds, duration, as_pg = sys.argv[1:10]
+work, url, loadgen, root, clients, queries, rounds, duration, as_pg, best_few = sys.argv[1:11]
 clients = [int(c) for c in clients.split()]
 queries, rounds, duration = queries.split(), int(rounds), float(duration)
 sys.path.insert(0, os.path.join(root, "bench/pgbench"))
@@ -75,7 +79,8 @@ def metric(s, name):
 
 def run(system, q, c):
     before_x, before_cpu = commits(), cpu(pid[system]) if system in pid else 0
-    if system == "best":
+    if system.startswith("best"):
+        c = int(best_few) if system == "best_few" else c
         cmd = (as_pg.split() if as_pg else []) + ["pgbench", "-n", "-M", "prepared", "-c", str(c), "-j", str(min(c, 2)),
                "-T", str(int(duration)), "-f", os.path.join(root, f"bench/pgbench/best/{q}.sql"), url]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -98,7 +103,7 @@ def run(system, q, c):
     return row
 
 results = {}
-systems = ["alone", "batched", "best"]
+systems = ["alone", "batched", "best"] + (["best_few"] if best_few else [])
 for c in clients:
     for q in queries:
         print(f"\n{q}, {c} client(s); {duration:.0f} s per run; {rounds} rounds")
@@ -119,6 +124,7 @@ print("\nratios of medians")
 for c in clients:
     for q in queries:
         b, a, h = (med(c, q, s, "rps") for s in ("batched", "alone", "best"))
+        few = f"  batched/best_few {b / med(c, q, 'best_few', 'rps'):.2f}" if best_few else ""
         print(f"{c:7} {q:16} batched/alone {b / a:.2f}  batched/best {b / h:.2f}  alone/best {a / h:.2f}  "
-              f"p95 batched/alone {med(c, q, 'batched', 'p95') / med(c, q, 'alone', 'p95'):.2f}")
+              f"p95 batched/alone {med(c, q, 'batched', 'p95') / med(c, q, 'alone', 'p95'):.2f}{few}")
 PY
