@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Multiplexed queries (issue 35): the seed queries on a throwaway PostgreSQL with
-# the demo data (ROWS rows), served by two `grafton serve` side by side — `alone`
-# (--query-batch-size 1: one statement per request, as before) and `batched` (the
-# default, 32, and the default --query-concurrency, or QUERY_CONCURRENCY) — and pgbench on the best hand-written SQL for the same answers
-# (bench/pgbench/best/), at each of CLIENTS, ROUNDS rounds in alternating order,
-# DURATION s per run. Per run: req/s (tps for pgbench), p50, p95, Grafton's CPU per
-# request (utime+stime from /proc over the run), the statements PostgreSQL ran per
-# second (pg_stat_database's commits) and the mean batch. Both servers answer the
-# same bytes (checked first). Medians, and batched/alone and batched/best. pgbench
-# also runs the best SQL over BEST_FEW connections (default 5; empty: not), since
-# PostgreSQL on few cores answers more over few connections than over one per
-# client: `best_few`, and batched/best_few, the ceiling at its best concurrency.
+# the demo data (ROWS rows), served by two `grafton serve` side by side: `alone`
+# (--query-batch-size 1: one statement per request, as before; it also turns off
+# the caps of --query-concurrency, so batched/alone is multiplexing whole against
+# none) and `batched` (the default, 32, and the default --query-concurrency, or
+# QUERY_CONCURRENCY); and pgbench on the best hand-written SQL for the same answers
+# (bench/pgbench/best/), over as many connections as clients and over BEST_FEW
+# (default 5, at most the clients; empty or 0: not), since PostgreSQL on few cores
+# answers more over a few connections than over one per client (`best_few`: the
+# ceiling at its best concurrency). At each of CLIENTS, ROUNDS rounds in
+# alternating order, DURATION s per run. Per run: req/s (tps for pgbench), p50,
+# p95, Grafton's CPU per request (utime+stime from /proc over the run), the
+# statements PostgreSQL ran per second (pg_stat_database's commits) and the mean
+# batch. Both servers answer the same bytes (checked first). Medians, and
+# batched/alone, batched/best and batched/best_few.
 #   bench/quick/multiplexed.sh
 #   GRAFTON=… LOADGEN=… ROWS=100000 CLIENTS="1 20 50" QUERIES="venues venue_meetups meetups_members" \
 #     ROUNDS=3 DURATION=8 POOL=10 [QUERY_CONCURRENCY=5] BEST_FEW=5 bench/quick/multiplexed.sh
@@ -80,7 +83,7 @@ def metric(s, name):
 def run(system, q, c):
     before_x, before_cpu = commits(), cpu(pid[system]) if system in pid else 0
     if system.startswith("best"):
-        c = int(best_few) if system == "best_few" else c
+        c = min(c, int(best_few)) if system == "best_few" else c
         cmd = (as_pg.split() if as_pg else []) + ["pgbench", "-n", "-M", "prepared", "-c", str(c), "-j", str(min(c, 2)),
                "-T", str(int(duration)), "-f", os.path.join(root, f"bench/pgbench/best/{q}.sql"), url]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -103,6 +106,7 @@ def run(system, q, c):
     return row
 
 results = {}
+best_few = best_few if best_few.strip() not in ("", "0") else ""
 systems = ["alone", "batched", "best"] + (["best_few"] if best_few else [])
 for c in clients:
     for q in queries:

@@ -37,6 +37,9 @@ pub struct Gate {
     places: Arc<Semaphore>,
     size: usize,
     waiting: AtomicUsize,
+    /// Of those, the ones riding along in a waiting batch ([`Gate::ride`]): they take
+    /// no place of their own, so they count against the queue's cap, not its wait.
+    riding: AtomicUsize,
     /// The most requests that may wait, whatever their expected wait.
     queue: usize,
     /// The longest a request waits, expected or actual.
@@ -82,6 +85,7 @@ impl Gate {
             places: Arc::new(Semaphore::new(size.max(1))),
             size: size.max(1),
             waiting: AtomicUsize::new(0),
+            riding: AtomicUsize::new(0),
             queue,
             max_wait: QUEUE_WAIT,
             held_us: Arc::new(AtomicU64::new(0)),
@@ -131,10 +135,34 @@ impl Gate {
     /// Takes a place in the queue, or refuses at once when it is full or its wait
     /// is expected to be too long. The place is left when the guard is dropped.
     pub fn queue(&self) -> Result<Waiting<'_>, Overloaded> {
+        self.wait_in_queue(false)
+    }
+
+    /// Counts a request that waits here inside a batch (whose leader waits for the
+    /// batch's one place) while the guard lives: refused at once when the queue is
+    /// at its cap, or when its leader, one of those ahead that need a place, may
+    /// wait too long.
+    pub fn ride(&self) -> Result<Waiting<'_>, Overloaded> {
+        self.wait_in_queue(true)
+    }
+
+    fn wait_in_queue(&self, riding: bool) -> Result<Waiting<'_>, Overloaded> {
         let ahead = self.waiting.fetch_add(1, Ordering::AcqRel);
         // Leaves the queue however the wait ends (admitted, refused, timed out, dropped).
-        let waiting = Waiting(&self.waiting);
-        let expected = self.expected_wait(ahead + 1);
+        let (waiting, riders) = match riding {
+            true => {
+                let riders = self.riding.fetch_add(1, Ordering::AcqRel);
+                (Waiting(&self.waiting, Some(&self.riding)), riders)
+            }
+            false => (
+                Waiting(&self.waiting, None),
+                self.riding.load(Ordering::Acquire),
+            ),
+        };
+        // Those riding in a batch wait for its one place: only the others need one.
+        // A rider gets in with its leader, one of them; anyone else after them.
+        let places_ahead = ahead.saturating_sub(riders) + usize::from(!riding);
+        let expected = self.expected_wait(places_ahead);
         if ahead >= self.queue || expected > self.max_wait {
             return Err(Overloaded(format!(
                 "{} requests already run and {ahead} wait, about {} ms ahead ({})",
@@ -164,12 +192,16 @@ impl Gate {
     }
 }
 
-/// A request counted as waiting at a gate while it lives.
+/// A request counted as waiting at a gate (and, riding in a batch, as riding)
+/// while it lives.
 #[derive(Debug)]
-pub struct Waiting<'a>(&'a AtomicUsize);
+pub struct Waiting<'a>(&'a AtomicUsize, Option<&'a AtomicUsize>);
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
+        if let Some(riding) = self.1 {
+            riding.fetch_sub(1, Ordering::AcqRel);
+        }
         self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -333,6 +365,23 @@ mod tests {
             heavy_lane(20, None, Duration::from_secs(9)).max_wait,
             Duration::from_secs(9)
         );
+    }
+
+    #[test]
+    fn riders_count_against_the_cap_not_the_wait() {
+        let gate = Gate::with_queue(1, 7, "test").waiting_at_most(Duration::from_millis(100));
+        // A place is held 60 ms: one request ahead makes the next wait 120 ms.
+        gate.held_us.store(60_000, Ordering::Relaxed);
+        let riders: Vec<_> = (0..5).map(|_| gate.ride().expect("room")).collect();
+        let leader = gate.queue().expect("riders are not ahead of it");
+        let refused = gate.queue().expect_err("a second leader would wait 120 ms");
+        assert!(refused.0.contains("about 120 ms ahead"), "{refused}");
+        // The cap counts everyone: 6 riders and a leader fill it.
+        let seventh = gate.ride().expect("room for a seventh");
+        assert!(gate.ride().is_err());
+        drop((riders, leader, seventh));
+        assert_eq!(gate.waiting.load(Ordering::Acquire), 0);
+        assert_eq!(gate.riding.load(Ordering::Acquire), 0);
     }
 
     #[test]

@@ -125,10 +125,11 @@ impl Groups {
             if let Some(group) = open.get(&key) {
                 let mut members = lock(&group.0);
                 if members.len() + 1 < self.max {
-                    // A heavy query rides along only where the lane's queue would take
-                    // it, counted as waiting there: its refusals hold as without batches.
-                    // A light one is queued as its batch is, by its leader.
-                    let queued = q.lane.filter(|_| heavy).map(Gate::queue).transpose()?;
+                    // A heavy query rides along counted as waiting in the lane's queue
+                    // (its cap bounds the memory of those waiting), though not in its
+                    // expected wait: the batch needs one place, its leader's. A light
+                    // one is queued as its batch is, by its leader.
+                    let queued = q.lane.filter(|_| heavy).map(Gate::ride).transpose()?;
                     let (answer, rx) = oneshot::channel();
                     members.push(Member {
                         values: values.clone(),

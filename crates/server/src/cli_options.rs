@@ -111,9 +111,10 @@ pub(crate) struct ListenOptions {
           value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) query_batch_size: u16,
     /// Statements of light queries running at once, past which they wait and are
-    /// multiplexed (PostgreSQL; off with --query-batch-size 1) [default:
-    /// --pool-size, or, for a database on this machine with no replicas, 2 × cores
-    /// + 1 when that is fewer].
+    /// multiplexed, and of heavy ones half of it, rounded up, when that is below
+    /// the pool (PostgreSQL; off with --query-batch-size 1) [default: --pool-size,
+    /// or, for a database on this machine with no replicas, 2 × cores + 1 when that
+    /// is fewer].
     #[arg(long, env = "GRAFTON_QUERY_CONCURRENCY",
           value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) query_concurrency: Option<u16>,

@@ -29,14 +29,11 @@ pub(super) async fn run(
     };
     info.plan = Some(plan.clone());
     let heavy = prepared.cost > crate::admission::LIGHT_COST;
-    // A heavy plan with calls out (actions, remotes, remote joins) holds its lane
-    // place across them too, and runs alone; a heavy plan of the database alone
-    // waits for the lane with its statement (`gather`: its batch takes one place).
+    // A heavy plan waits for the lane with its statement, and holds its place while
+    // the statement runs (`gather`: a batch takes one place), not across calls out
+    // (actions, remotes, remote joins), which use no connection; a heavy plan with
+    // calls out runs alone.
     let calls_out = plan.has_actions || plan.has_remotes || !plan.joins.is_empty();
-    let _lane = match statement {
-        Some(_) if heavy && calls_out => Some(engine.heavy.enter().await?),
-        _ => None,
-    };
     let db_started = std::time::Instant::now();
     info.planning = Some(db_started - started);
     let db_json = async {
@@ -46,7 +43,7 @@ pub(super) async fn run(
                     plan: Arc::as_ptr(plan) as usize,
                     single: statement,
                     multiplexed: plan.gathered.as_ref().filter(|_| !(heavy && calls_out)),
-                    lane: (heavy && !calls_out).then_some(&engine.heavy),
+                    lane: heavy.then_some(&engine.heavy),
                     queue_wait: engine.heavy.max_wait(),
                     variables: &prepared.variables,
                     budget: planner.budget(),

@@ -39,6 +39,8 @@ async fn cheap_queries_keep_answering_while_heavy_ones_fill_their_lane() {
             // for cheap requests. Heavy requests run 3 s at most.
             let mut o = options(db);
             o.pool_size = 5;
+            // The lanes as counted here on any machine (no cap from its cores).
+            o.query_concurrency = Some(5);
             o.limits.request_timeout = Duration::from_secs(3);
             let url = start(o);
             let heavy: Vec<_> = (0..10)
@@ -74,8 +76,11 @@ async fn cheap_queries_keep_answering_while_heavy_ones_fill_their_lane() {
                 "{db:?}: {codes:?}"
             );
             // The lane now knows a place is held about 3 s: of a second wave, the first
-            // two waiters expect 0.75 and 1.5 s and queue; the rest would wait over 2 s
-            // and are refused at once instead of after their 2 s.
+            // two waiters expect 0.75 and 1.5 s and queue; on SQLite the rest would
+            // wait over 2 s and are refused at once instead of after their 2 s. On
+            // PostgreSQL the second and later ride in the first waiter's batch (one
+            // statement for all of them, multiplexed): they need no place of their
+            // own, so they wait with it, and share its refusal after its 2 s.
             let wave: Vec<_> = (0..10)
                 .map(|_| {
                     let url = url.clone();
@@ -96,9 +101,13 @@ async fn cheap_queries_keep_answering_while_heavy_ones_fill_their_lane() {
                 codes.push(code);
             }
             let count = |c: &str| codes.iter().filter(|x| *x == c).count();
+            let refused_at_once = match db {
+                Db::Sqlite => 4,
+                _ => 0,
+            };
             assert_eq!(
                 (count("timeout"), count("overloaded"), quick),
-                (4, 6, 4),
+                (4, 6, refused_at_once),
                 "{db:?}: {codes:?}"
             );
         }
