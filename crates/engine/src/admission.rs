@@ -38,7 +38,8 @@ pub struct Gate {
     size: usize,
     waiting: AtomicUsize,
     /// Of those, the ones riding along in a waiting batch ([`Gate::ride`]): they take
-    /// no place of their own, so they count against the queue's cap, not its wait.
+    /// no place of their own, so they count against the queue's cap but are ahead of
+    /// no one in its expected wait.
     riding: AtomicUsize,
     /// The most requests that may wait, whatever their expected wait.
     queue: usize,
@@ -368,7 +369,7 @@ mod tests {
     }
 
     #[test]
-    fn riders_count_against_the_cap_not_the_wait() {
+    fn riders_count_against_the_cap_not_in_the_wait() {
         let gate = Gate::with_queue(1, 7, "test").waiting_at_most(Duration::from_millis(100));
         // A place is held 60 ms: one request ahead makes the next wait 120 ms.
         gate.held_us.store(60_000, Ordering::Relaxed);
